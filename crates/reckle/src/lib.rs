@@ -1,0 +1,1 @@
+//! Reckle trees (work in progress).
