@@ -1,0 +1,2 @@
+# Unit, property and integration tests of every crate in the workspace.
+cargo test --workspace --locked
