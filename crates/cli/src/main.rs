@@ -1,1 +1,33 @@
-fn main() {}
+//! `prover`: the command-line entry point of the proving platform.
+//!
+//! Each family of subcommands lives in its own module; this file only wires them together.
+
+use clap::{Parser, Subcommand};
+
+mod dev;
+mod reckle;
+mod util;
+
+#[derive(Parser)]
+#[command(name = "prover", version, about = "Kubernetes-native proving platform: Reckle, Hekaton and Pari proofs")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Embedded demo: build a tree, prove a batch, update a leaf, verify both.
+    Dev(dev::DevArgs),
+    /// Reckle-tree batch proofs: prove, update, verify.
+    #[command(subcommand)]
+    Reckle(reckle::ReckleCommand),
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Dev(args) => dev::run(args),
+        Command::Reckle(cmd) => reckle::run(cmd),
+    }
+}

@@ -1,0 +1,272 @@
+//! `prover reckle prove | update | verify`: Reckle-tree batch proofs on the local machine.
+//!
+//! A proof directory holds `statement.json` (C, d, the batch with its values, sum, count),
+//! `proof.bin` (the root proof), and, for later updates, `lambda.bin` (Λ_I) and `leaves.bin`
+//! (every leaf value). `verify` needs only the first two.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use rand::rngs::StdRng;
+use rand::seq::index::sample;
+use rand::{Rng, SeedableRng};
+use reckle::{files, BatchProof, Change, Circuits, NodeProof, Params, Statement, Tree};
+
+use crate::util::{parse_u64, secs, timed, write_dir_atomically};
+
+#[derive(Subcommand)]
+pub enum ReckleCommand {
+    /// Commit to a vector and prove a batch of its leaves.
+    Prove(ProveArgs),
+    /// Refresh a batch proof after leaf changes or batch changes, re-proving O(ℓ) nodes each.
+    Update(UpdateArgs),
+    /// Verify a proof directory: exits 0 and prints `verified`, or fails with the reason.
+    Verify { dir: PathBuf },
+}
+
+#[derive(Args)]
+pub struct ProveArgs {
+    /// Text file with one leaf value per line (decimal or 0x-hex; blank lines and `#` comments
+    /// ignored); the number of values must be a power of two.
+    #[arg(long, conflicts_with = "random_leaves", required_unless_present = "random_leaves")]
+    pub leaves_file: Option<PathBuf>,
+    /// Use N random leaf values instead (N a power of two).
+    #[arg(long)]
+    pub random_leaves: Option<u64>,
+    /// Batch indices, comma separated.
+    #[arg(long, value_delimiter = ',', conflicts_with = "random_batch", required_unless_present = "random_batch")]
+    pub batch: Vec<String>,
+    /// Use K distinct random indices instead.
+    #[arg(long)]
+    pub random_batch: Option<u64>,
+    /// q: leaves per bucket circuit = 2^q (capped at ℓ).
+    #[arg(long, default_value_t = 3)]
+    pub log_bucket: u32,
+    /// Seed for --random-leaves / --random-batch.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Output directory (must not exist, or be empty).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+#[derive(Args)]
+pub struct UpdateArgs {
+    /// Directory written by `prove` or an earlier `update`.
+    #[arg(long)]
+    pub state: PathBuf,
+    /// Set a leaf: INDEX=VALUE (VALUE decimal or 0x-hex). Repeatable.
+    #[arg(long = "set")]
+    pub set: Vec<String>,
+    /// Add an index to the batch. Repeatable.
+    #[arg(long = "add")]
+    pub add: Vec<String>,
+    /// Remove an index from the batch. Repeatable.
+    #[arg(long = "remove")]
+    pub remove: Vec<String>,
+    /// Output directory for the refreshed state (must not exist, or be empty).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+pub fn run(cmd: ReckleCommand) -> anyhow::Result<()> {
+    match cmd {
+        ReckleCommand::Prove(a) => prove(a),
+        ReckleCommand::Update(a) => update(a),
+        ReckleCommand::Verify { dir } => {
+            let report = verify_dir(&dir)?;
+            println!("{report}");
+            println!("verified");
+            Ok(())
+        }
+    }
+}
+
+/// log2 of `n`, which must be a power of two ≥ 2.
+fn log2_exact(n: u64, what: &str) -> anyhow::Result<u32> {
+    if n < 2 || !n.is_power_of_two() {
+        bail!("{what}: the number of leaves must be a power of two ≥ 2, got {n}");
+    }
+    Ok(n.trailing_zeros())
+}
+
+fn read_leaves_file(path: &Path) -> anyhow::Result<Vec<u64>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("--leaves-file {}", path.display()))?;
+    let mut values = Vec::new();
+    for (no, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let v = parse_u64(line).with_context(|| format!("--leaves-file {} line {}", path.display(), no + 1))?;
+        values.push(v);
+    }
+    Ok(values)
+}
+
+/// Builds the circuits for `params`, reporting the time taken.
+pub fn build_circuits(params: Params) -> anyhow::Result<Circuits> {
+    eprintln!(
+        "building circuits for ℓ = {}, q = {} ({} levels)…",
+        params.log_n,
+        params.log_bucket,
+        params.log_n - params.log_bucket + 1
+    );
+    let (c, t) = timed(|| Circuits::build(params));
+    let c = c?;
+    eprintln!("circuits built in {}", secs(t));
+    Ok(c)
+}
+
+fn progress_bar(len: u64, what: &str) -> ProgressBar {
+    let pb = ProgressBar::new(len);
+    pb.set_style(
+        ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} nodes, {elapsed}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    pb.set_message(what.to_string());
+    pb
+}
+
+/// Writes a complete proof directory.
+pub fn write_state(out: &Path, circuits: &Circuits, tree: &Tree, lambda: &BatchProof) -> anyhow::Result<Statement> {
+    let statement = lambda.statement(circuits, tree)?;
+    write_dir_atomically(out, |dir| {
+        std::fs::write(dir.join(files::STATEMENT), serde_json::to_vec_pretty(&statement)?)?;
+        std::fs::write(dir.join(files::PROOF), lambda.root_proof().to_bytes())?;
+        std::fs::write(dir.join(files::LAMBDA), lambda.to_bytes())?;
+        std::fs::write(dir.join(files::LEAVES), reckle::encode_values(tree.values()))?;
+        Ok(())
+    })?;
+    Ok(statement)
+}
+
+pub fn prove(a: ProveArgs) -> anyhow::Result<()> {
+    let mut rng = StdRng::seed_from_u64(a.seed);
+    let values = match (&a.leaves_file, a.random_leaves) {
+        (Some(path), _) => read_leaves_file(path)?,
+        (None, Some(n)) => {
+            log2_exact(n, "--random-leaves")?;
+            (0..n).map(|_| rng.gen()).collect()
+        }
+        (None, None) => bail!("give --leaves-file or --random-leaves"),
+    };
+    let log_n = log2_exact(values.len() as u64, "leaves")?;
+    let params = Params::new(log_n, a.log_bucket.min(log_n))?;
+    let batch: Vec<u64> = match a.random_batch {
+        Some(k) => {
+            if k == 0 || k > params.num_leaves() {
+                bail!("--random-batch must be in 1..={}, got {k}", params.num_leaves());
+            }
+            let mut b: Vec<u64> =
+                sample(&mut rng, params.num_leaves() as usize, k as usize).into_iter().map(|i| i as u64).collect();
+            b.sort_unstable();
+            b
+        }
+        None => a.batch.iter().map(|s| parse_u64(s).context("--batch")).collect::<anyhow::Result<_>>()?,
+    };
+    reckle::plan_batch(params, &batch).context("--batch")?;
+    let circuits = build_circuits(params)?;
+    let (tree, t_tree) = timed(|| Tree::build(params, values));
+    let tree = tree?;
+    eprintln!("committed {} leaves in {}: C = {}", params.num_leaves(), secs(t_tree), tree.root());
+    let plan = reckle::plan_batch(params, &batch)?;
+    let pb = progress_bar(plan.len() as u64, "proving");
+    let (lambda, t) = timed(|| BatchProof::aggregate_with_progress(&circuits, &tree, &batch, |_| pb.inc(1)));
+    pb.finish_and_clear();
+    let lambda = lambda?;
+    eprintln!("proved |I| = {} with {} node proofs in {}", batch.len(), lambda.num_nodes(), secs(t));
+    let st = write_state(&a.out, &circuits, &tree, &lambda)?;
+    println!("wrote {} (C = {}, d = {}, sum = {}, count = {})", a.out.display(), st.root, st.digest, st.sum, st.count);
+    Ok(())
+}
+
+fn read_file(dir: &Path, name: &str) -> anyhow::Result<Vec<u8>> {
+    let p = dir.join(name);
+    std::fs::read(&p).with_context(|| format!("state directory {}: cannot read {name}", dir.display()))
+}
+
+fn read_statement(dir: &Path) -> anyhow::Result<Statement> {
+    let bytes = read_file(dir, files::STATEMENT)?;
+    serde_json::from_slice(&bytes)
+        .with_context(|| format!("{}: {} is not a valid statement", dir.display(), files::STATEMENT))
+}
+
+/// Verifies a proof directory; returns a one-line summary.
+pub fn verify_dir(dir: &Path) -> anyhow::Result<String> {
+    let st = read_statement(dir)?;
+    let params = st.params().context("statement")?;
+    let circuits = build_circuits(params)?;
+    let proof_bytes = read_file(dir, files::PROOF)?;
+    let (res, t) = timed(|| {
+        let proof = NodeProof::from_bytes(&circuits, &proof_bytes)?;
+        st.verify(&circuits, &proof)
+    });
+    res.context("verification failed")?;
+    Ok(format!(
+        "batch of {} leaves, sum {}, in C = {} (ℓ = {}, q = {}); proof {} bytes, checked in {}",
+        st.count,
+        st.sum,
+        st.root,
+        st.log_n,
+        st.log_bucket,
+        proof_bytes.len(),
+        secs(t)
+    ))
+}
+
+/// Loads a full state directory (statement, Λ_I, leaves), checking them against each other.
+pub fn load_state(dir: &Path, circuits: &Circuits) -> anyhow::Result<(Tree, BatchProof)> {
+    let values = reckle::decode_values(&read_file(dir, files::LEAVES)?)
+        .with_context(|| format!("{}: {}", dir.display(), files::LEAVES))?;
+    let tree = Tree::build(circuits.params(), values).with_context(|| format!("{}: {}", dir.display(), files::LEAVES))?;
+    let lambda = BatchProof::from_bytes(circuits, &read_file(dir, files::LAMBDA)?)
+        .with_context(|| format!("{}: {}", dir.display(), files::LAMBDA))?;
+    lambda
+        .check_against(circuits, &tree)
+        .with_context(|| format!("{}: {} does not match {}", dir.display(), files::LAMBDA, files::LEAVES))?;
+    Ok((tree, lambda))
+}
+
+fn parse_changes(a: &UpdateArgs) -> anyhow::Result<Vec<Change>> {
+    let mut changes = Vec::new();
+    for s in &a.set {
+        let (i, v) = s.split_once('=').with_context(|| format!("--set {s:?}: expected INDEX=VALUE"))?;
+        changes.push(Change::Set {
+            index: parse_u64(i).with_context(|| format!("--set {s:?}: INDEX"))?,
+            value: parse_u64(v).with_context(|| format!("--set {s:?}: VALUE"))?,
+        });
+    }
+    for s in &a.add {
+        changes.push(Change::Add(parse_u64(s).with_context(|| format!("--add {s:?}"))?));
+    }
+    for s in &a.remove {
+        changes.push(Change::Remove(parse_u64(s).with_context(|| format!("--remove {s:?}"))?));
+    }
+    if changes.is_empty() {
+        bail!("nothing to update: give --set, --add or --remove");
+    }
+    Ok(changes)
+}
+
+pub fn update(a: UpdateArgs) -> anyhow::Result<()> {
+    let changes = parse_changes(&a)?;
+    let st = read_statement(&a.state)?;
+    let params = st.params().context("statement")?;
+    let circuits = build_circuits(params)?;
+    let (mut tree, mut lambda) = load_state(&a.state, &circuits)?;
+    let (report, t) = timed(|| lambda.update(&circuits, &mut tree, &changes));
+    let report = report?;
+    eprintln!(
+        "re-proved {} nodes ({} dropped) in {}",
+        report.reproved.len(),
+        report.dropped.len(),
+        secs(t)
+    );
+    let st = write_state(&a.out, &circuits, &tree, &lambda)?;
+    println!("wrote {} (C = {}, d = {}, sum = {}, count = {})", a.out.display(), st.root, st.digest, st.sum, st.count);
+    Ok(())
+}

@@ -1,0 +1,426 @@
+//! The batch structure `Λ_I` (Fig. 1, Fig. 3, §3.4): aggregate a batch into a root proof,
+//! verify it against `(C, {(i, a_i)}_{i∈I})`, and update it in `O(ℓ)` node proofs.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rayon::prelude::*;
+
+use crate::circuits::Circuits;
+use crate::hash::{canonical_digest, limbs, Digest};
+use crate::node::{prove_bucket, prove_node, Child, NodeId, NodeProof};
+use crate::tree::Tree;
+use crate::{Error, Params};
+
+/// Every node that needs a proof for batch `I`: the nodes of `T'_I` at levels `q ..= ℓ`,
+/// children before parents (level ascending, then index).
+pub fn plan_batch(params: Params, batch: &[u64]) -> Result<Vec<NodeId>, Error> {
+    params.check()?;
+    let set = check_batch(params, batch)?;
+    Ok(plan_set(params, &set).into_iter().collect())
+}
+
+fn check_batch(params: Params, batch: &[u64]) -> Result<BTreeSet<u64>, Error> {
+    if batch.is_empty() {
+        return Err(Error::input("batch: must contain at least one index"));
+    }
+    let mut set = BTreeSet::new();
+    for &i in batch {
+        if i >= params.num_leaves() {
+            return Err(Error::input(format!(
+                "batch: index {i} is outside the tree of {} leaves",
+                params.num_leaves()
+            )));
+        }
+        if !set.insert(i) {
+            return Err(Error::input(format!("batch: index {i} appears twice")));
+        }
+    }
+    Ok(set)
+}
+
+fn plan_set(params: Params, batch: &BTreeSet<u64>) -> BTreeSet<NodeId> {
+    let mut nodes = BTreeSet::new();
+    for &i in batch {
+        for level in params.log_bucket..=params.log_n {
+            nodes.insert(NodeId::new(level, i >> level));
+        }
+    }
+    nodes
+}
+
+/// What a verifier is given: the commitment `C`, the batch leaves, and the claimed canonical
+/// digest and map/reduce results (sum and count of the batch values).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Statement {
+    pub version: u32,
+    pub log_n: u32,
+    pub log_bucket: u32,
+    /// `C`, 64 hex digits.
+    pub root: String,
+    /// `d = d(root, I)`, 64 hex digits.
+    pub digest: String,
+    /// The batch `I` with the values, sorted by index.
+    pub batch: Vec<BatchLeaf>,
+    /// Σ of the batch values (decimal; exact, up to 94 bits).
+    pub sum: String,
+    pub count: u64,
+    /// Digest of the root circuit's key the proof was made with (hex).
+    pub root_circuit_digest: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BatchLeaf {
+    pub index: u64,
+    pub value: u64,
+}
+
+impl Statement {
+    /// Builds the statement for `batch` of `tree`, computing `d` natively.
+    pub fn new(circuits: &Circuits, root: Digest, batch: &[(u64, u64)]) -> Result<Self, Error> {
+        let params = circuits.params();
+        let d = canonical_digest(params.log_n, batch)?;
+        let mut leaves: Vec<BatchLeaf> = batch.iter().map(|&(index, value)| BatchLeaf { index, value }).collect();
+        leaves.sort_by_key(|l| l.index);
+        let sum: u128 = batch.iter().map(|&(_, v)| v as u128).sum();
+        Ok(Self {
+            version: 1,
+            log_n: params.log_n,
+            log_bucket: params.log_bucket,
+            root: root.to_hex(),
+            digest: d.to_hex(),
+            batch: leaves,
+            sum: sum.to_string(),
+            count: batch.len() as u64,
+            root_circuit_digest: circuits.root_circuit_digest(),
+        })
+    }
+
+    pub fn params(&self) -> Result<Params, Error> {
+        Params::new(self.log_n, self.log_bucket)
+    }
+
+    /// `Ver_pp(C, (a_i)_{i∈I}, π_I)` of Fig. 3, plus the Reckle+ results: recomputes `d`, the
+    /// sum and the count from the batch leaves, checks that the statement claims exactly those,
+    /// and verifies the root proof against the root key derived from `(ℓ, q)`.
+    pub fn verify(&self, circuits: &Circuits, root_proof: &NodeProof) -> Result<(), Error> {
+        let params = self.params()?;
+        if params != circuits.params() {
+            return Err(Error::input("statement: log_n/log_bucket differ from the circuits'"));
+        }
+        if self.version != 1 {
+            return Err(Error::input(format!("statement: unsupported version {}", self.version)));
+        }
+        if self.batch.is_empty() {
+            return Err(Error::input("statement: batch is empty"));
+        }
+        let pairs: Vec<(u64, u64)> = self.batch.iter().map(|l| (l.index, l.value)).collect();
+        let d = canonical_digest(params.log_n, &pairs)?;
+        let root = Digest::from_hex(&self.root)?;
+        let claimed_d = Digest::from_hex(&self.digest)?;
+        if claimed_d != d {
+            return Err(Error::Verification(
+                "statement: digest is not the canonical digest of the batch leaves".into(),
+            ));
+        }
+        let (mut sum_lo, mut sum_hi) = (0u64, 0u64);
+        for &(_, v) in &pairs {
+            let (lo, hi) = limbs(v);
+            sum_lo += lo;
+            sum_hi += hi;
+        }
+        let sum = ((sum_hi as u128) << 32) + sum_lo as u128;
+        if self.sum != sum.to_string() {
+            return Err(Error::Verification(format!(
+                "statement: sum {} is not the sum of the batch values ({sum})",
+                self.sum
+            )));
+        }
+        if self.count != pairs.len() as u64 {
+            return Err(Error::Verification("statement: count is not the batch size".into()));
+        }
+        if self.root_circuit_digest != circuits.root_circuit_digest() {
+            return Err(Error::Verification(
+                "statement: root circuit digest differs from the key derived for (log_n, log_bucket)".into(),
+            ));
+        }
+        if root_proof.id != NodeId::new(params.log_n, 0) {
+            return Err(Error::Verification(format!("proof is for node {}, not the root", root_proof.id)));
+        }
+        let pv = root_proof.public_values();
+        if pv.c != root {
+            return Err(Error::Verification("proof is for another commitment C".into()));
+        }
+        if pv.d != d {
+            return Err(Error::Verification("proof is for another batch (canonical digest differs)".into()));
+        }
+        if (pv.sum_lo, pv.sum_hi, pv.count) != (sum_lo, sum_hi, pairs.len() as u64) {
+            return Err(Error::Verification("proof's sum/count differ from the batch's".into()));
+        }
+        root_proof.verify(circuits)
+    }
+}
+
+/// One change applied by [`BatchProof::update`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// `a_index := value` (inside or outside the batch).
+    Set { index: u64, value: u64 },
+    /// Add `index` to the batch.
+    Add(u64),
+    /// Remove `index` from the batch.
+    Remove(u64),
+}
+
+/// What an update did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UpdateReport {
+    /// Nodes re-proved, children before parents.
+    pub reproved: Vec<NodeId>,
+    /// Nodes dropped from `Λ_I` (no batch leaf below them any more).
+    pub dropped: Vec<NodeId>,
+}
+
+/// `Λ_I`: for every node of `T'_I` at level `≥ q` its proof (which carries `C_v`, `d_v`,
+/// `out_v`), and the Merkle hash of every sibling of such a node that has no batch leaf.
+#[derive(Clone, Debug)]
+pub struct BatchProof {
+    pub(crate) params: Params,
+    pub(crate) batch: BTreeSet<u64>,
+    pub(crate) nodes: BTreeMap<NodeId, NodeProof>,
+    pub(crate) siblings: BTreeMap<NodeId, Digest>,
+}
+
+impl BatchProof {
+    /// `Agg_pp`: proves every node of `T'_I` level by level (nodes of a level in parallel).
+    pub fn aggregate(circuits: &Circuits, tree: &Tree, batch: &[u64]) -> Result<Self, Error> {
+        let params = circuits.params();
+        if tree.params() != params {
+            return Err(Error::input("tree and circuits have different parameters"));
+        }
+        let batch = check_batch(params, batch)?;
+        let mut this = Self { params, batch, nodes: BTreeMap::new(), siblings: BTreeMap::new() };
+        let plan = plan_set(params, &this.batch);
+        this.prove_nodes(circuits, tree, plan.into_iter().collect(), |_| {})?;
+        Ok(this)
+    }
+
+    /// Like [`BatchProof::aggregate`], calling `progress(node)` after each node is proved.
+    pub fn aggregate_with_progress(
+        circuits: &Circuits,
+        tree: &Tree,
+        batch: &[u64],
+        progress: impl Fn(NodeId) + Sync,
+    ) -> Result<Self, Error> {
+        let params = circuits.params();
+        let batch = check_batch(params, batch)?;
+        let mut this = Self { params, batch, nodes: BTreeMap::new(), siblings: BTreeMap::new() };
+        let plan = plan_set(params, &this.batch);
+        this.prove_nodes(circuits, tree, plan.into_iter().collect(), progress)?;
+        Ok(this)
+    }
+
+    /// Proves `ids` (sorted by level) using `tree` for sibling hashes, storing proofs and
+    /// refreshing the sibling hashes of the structure.
+    fn prove_nodes(
+        &mut self,
+        circuits: &Circuits,
+        tree: &Tree,
+        ids: Vec<NodeId>,
+        progress: impl Fn(NodeId) + Sync,
+    ) -> Result<(), Error> {
+        let q = self.params.log_bucket;
+        let mut by_level: BTreeMap<u32, Vec<NodeId>> = BTreeMap::new();
+        for id in ids {
+            by_level.entry(id.level).or_default().push(id);
+        }
+        for (level, ids) in by_level {
+            let proved: Vec<NodeProof> = ids
+                .par_iter()
+                .map(|&id| {
+                    let p = if level == q {
+                        let start = id.index << q;
+                        let selected: Vec<u64> =
+                            self.batch.range(start..start + (1 << q)).map(|i| i - start).collect();
+                        prove_bucket(circuits, id.index, tree.bucket_values(id.index)?, &selected)?
+                    } else {
+                        let [l, r] = id.children();
+                        prove_node(circuits, id, &self.child(tree, l)?, &self.child(tree, r)?)?
+                    };
+                    progress(id);
+                    Ok(p)
+                })
+                .collect::<Result<_, Error>>()?;
+            for p in proved {
+                self.nodes.insert(p.id, p);
+            }
+        }
+        self.refresh_siblings(tree)
+    }
+
+    fn child(&self, tree: &Tree, id: NodeId) -> Result<Child, Error> {
+        match self.nodes.get(&id) {
+            Some(p) => Ok(Child::Proven(p.clone())),
+            None => Ok(Child::Hash(tree.hash(id.level, id.index)?)),
+        }
+    }
+
+    fn refresh_siblings(&mut self, tree: &Tree) -> Result<(), Error> {
+        self.siblings.clear();
+        for id in self.nodes.keys() {
+            if id.level < self.params.log_n {
+                let s = id.sibling();
+                if !self.nodes.contains_key(&s) {
+                    self.siblings.insert(s, tree.hash(s.level, s.index)?);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The batch proof `π_I`: the root node's proof.
+    pub fn root_proof(&self) -> &NodeProof {
+        self.nodes.get(&NodeId::new(self.params.log_n, 0)).expect("a non-empty batch has a root proof")
+    }
+
+    /// The batch `I`, ascending.
+    pub fn batch(&self) -> Vec<u64> {
+        self.batch.iter().copied().collect()
+    }
+
+    /// Number of node proofs held (`|T'_I|` above the buckets).
+    pub fn num_nodes(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// The statement `(C, {(i, a_i)}, d, sum, count)` this structure proves for `tree`.
+    pub fn statement(&self, circuits: &Circuits, tree: &Tree) -> Result<Statement, Error> {
+        let pairs: Vec<(u64, u64)> =
+            self.batch.iter().map(|&i| Ok((i, tree.value(i)?))).collect::<Result<_, Error>>()?;
+        Statement::new(circuits, tree.root(), &pairs)
+    }
+
+    /// `UpdBatchProof_pp` (§3.4): applies `changes` to `tree` and the batch, then re-proves
+    /// only the buckets and ancestors of the changed leaves that are in the new `T'_I`.
+    /// All changes are validated before anything is modified.
+    pub fn update(&mut self, circuits: &Circuits, tree: &mut Tree, changes: &[Change]) -> Result<UpdateReport, Error> {
+        let params = self.params;
+        if tree.params() != params || circuits.params() != params {
+            return Err(Error::input("tree, circuits and batch structure have different parameters"));
+        }
+        if changes.is_empty() {
+            return Err(Error::input("update: no changes given"));
+        }
+        let mut batch = self.batch.clone();
+        for c in changes {
+            let index = match *c {
+                Change::Set { index, .. } | Change::Add(index) | Change::Remove(index) => index,
+            };
+            if index >= params.num_leaves() {
+                return Err(Error::input(format!(
+                    "update: index {index} is outside the tree of {} leaves",
+                    params.num_leaves()
+                )));
+            }
+            match *c {
+                Change::Add(i) if !batch.insert(i) => {
+                    return Err(Error::input(format!("update: index {i} is already in the batch")))
+                }
+                Change::Remove(i) if !batch.remove(&i) => {
+                    return Err(Error::input(format!("update: index {i} is not in the batch")))
+                }
+                _ => {}
+            }
+        }
+        if batch.is_empty() {
+            return Err(Error::input("update: the batch would become empty"));
+        }
+        // Validated: apply.
+        for c in changes {
+            if let Change::Set { index, value } = *c {
+                tree.set(index, value)?;
+            }
+        }
+        self.batch = batch;
+        let plan = plan_set(params, &self.batch);
+        let dropped: Vec<NodeId> = self.nodes.keys().filter(|id| !plan.contains(id)).copied().collect();
+        for id in &dropped {
+            self.nodes.remove(id);
+        }
+        let mut affected = BTreeSet::new();
+        for c in changes {
+            let index = match *c {
+                Change::Set { index, .. } | Change::Add(index) | Change::Remove(index) => index,
+            };
+            for level in params.log_bucket..=params.log_n {
+                let id = NodeId::new(level, index >> level);
+                if plan.contains(&id) {
+                    affected.insert(id);
+                }
+            }
+        }
+        let reproved: Vec<NodeId> = affected.into_iter().collect();
+        self.prove_nodes(circuits, tree, reproved.clone(), |_| {})?;
+        Ok(UpdateReport { reproved, dropped })
+    }
+
+    pub fn to_bytes(&self) -> Vec<u8> {
+        crate::codec::encode_lambda(self)
+    }
+
+    /// Decodes `Λ_I`, checking every node proof's shape against `circuits` and that the nodes
+    /// are exactly `T'_I` for the stored batch.
+    pub fn from_bytes(circuits: &Circuits, bytes: &[u8]) -> Result<Self, Error> {
+        let this = crate::codec::decode_lambda(circuits, bytes)?;
+        if this.batch.is_empty() {
+            return Err(Error::Malformed("batch structure: empty batch".into()));
+        }
+        let plan = plan_set(this.params, &this.batch);
+        if this.nodes.keys().copied().collect::<BTreeSet<_>>() != plan {
+            return Err(Error::Malformed("batch structure: nodes do not match the batch".into()));
+        }
+        Ok(this)
+    }
+
+    /// Checks `Λ_I` against `tree`: every node proof verifies and carries the tree's Merkle
+    /// hash, and every sibling hash matches. Use after loading a stored structure.
+    pub fn check_against(&self, circuits: &Circuits, tree: &Tree) -> Result<(), Error> {
+        for (id, p) in &self.nodes {
+            p.verify(circuits)?;
+            if p.public_values().c != tree.hash(id.level, id.index)? {
+                return Err(Error::Verification(format!("batch structure: node {id} is for other leaves")));
+            }
+        }
+        for (id, c) in &self.siblings {
+            if *c != tree.hash(id.level, id.index)? {
+                return Err(Error::Verification(format!("batch structure: sibling {id} hash is stale")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// File names of a Reckle proof directory, as written by `prover reckle prove` and
+/// `prover fetch`, and read by `prover reckle verify` / `update`.
+pub mod files {
+    /// [`super::Statement`] as JSON.
+    pub const STATEMENT: &str = "statement.json";
+    /// The root [`crate::NodeProof`] (binary).
+    pub const PROOF: &str = "proof.bin";
+    /// `Λ_I` ([`super::BatchProof`], binary); needed only to update.
+    pub const LAMBDA: &str = "lambda.bin";
+    /// Every leaf value, `u64` little-endian ([`super::encode_values`]); needed only to update.
+    pub const LEAVES: &str = "leaves.bin";
+}
+
+/// Encodes leaf values as consecutive little-endian `u64`.
+pub fn encode_values(values: &[u64]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// Decodes [`encode_values`]; the length must be a multiple of 8.
+pub fn decode_values(bytes: &[u8]) -> Result<Vec<u64>, Error> {
+    if bytes.len() % 8 != 0 {
+        return Err(Error::Malformed(format!("leaf values: {} bytes is not a multiple of 8", bytes.len())));
+    }
+    Ok(bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect())
+}

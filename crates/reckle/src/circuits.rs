@@ -1,0 +1,295 @@
+//! The per-level circuits of Fig. 4 with the bucketing of §3.7, built once per [`Params`].
+//!
+//! * `B_0` ([`BucketCircuit`]) covers one bucket of `2^q` leaves with no recursion.
+//! * `B_i` ([`LevelCircuit`]) proves one node at level `i ∈ q+1 ..= ℓ` from its two children,
+//!   verifying each child's proof against the level-`(i−1)` key (a constant of the circuit)
+//!   when the child's canonical hash is non-zero, and a fixed padding proof otherwise.
+//!
+//! Building is the expensive part (about a second per level); callers build a [`Circuits`]
+//! once per `(ℓ, q)` and share it.
+
+use plonky2::field::types::Field;
+use plonky2::gates::gate::GateRef;
+use plonky2::gates::noop::NoopGate;
+use plonky2::hash::hash_types::{HashOutTarget, NUM_HASH_OUT_ELTS};
+use plonky2::hash::poseidon::PoseidonHash;
+use plonky2::iop::target::{BoolTarget, Target};
+use plonky2::plonk::circuit_builder::CircuitBuilder;
+use plonky2::plonk::circuit_data::{CircuitConfig, CircuitData, CommonCircuitData};
+use plonky2::plonk::proof::{ProofWithPublicInputs, ProofWithPublicInputsTarget};
+use plonky2::recursion::dummy_circuit::{dummy_circuit, dummy_proof};
+
+use crate::hash::LEAF_TAG;
+use crate::{Error, Params, C, D, F};
+
+/// Number of public inputs of every node proof: `C (4) ‖ d (4) ‖ Σlo ‖ Σhi ‖ count`.
+pub const NUM_PUBLIC_INPUTS: usize = 11;
+
+/// Targets of one node's public values inside a circuit.
+#[derive(Clone, Debug)]
+pub(crate) struct NodeTargets {
+    pub c: HashOutTarget,
+    pub d: HashOutTarget,
+    /// `(Σlo, Σhi, count)`.
+    pub out: [Target; 3],
+}
+
+impl NodeTargets {
+    fn register(&self, b: &mut CircuitBuilder<F, D>) {
+        b.register_public_inputs(&self.c.elements);
+        b.register_public_inputs(&self.d.elements);
+        b.register_public_inputs(&self.out);
+    }
+}
+
+/// `B_0`: a monolithic circuit over the `2^q` leaves of one bucket.
+pub struct BucketCircuit {
+    pub(crate) data: CircuitData<F, C, D>,
+    pub(crate) bucket_index: Target,
+    /// `(lo, hi)` limbs of every leaf value.
+    pub(crate) values: Vec<(Target, Target)>,
+    /// Whether each leaf is in the batch `I`.
+    pub(crate) selected: Vec<BoolTarget>,
+}
+
+/// One child slot of a level circuit.
+pub(crate) struct ChildTargets {
+    pub proof: ProofWithPublicInputsTarget<D>,
+    pub node: NodeTargets,
+}
+
+/// `B_i` for one level `i > q`.
+pub struct LevelCircuit {
+    pub(crate) data: CircuitData<F, C, D>,
+    pub(crate) children: [ChildTargets; 2],
+    /// A proof of the padding circuit (same shape as level `i−1`), supplied for a child with
+    /// `d = 0`; it has all-zero public inputs.
+    pub(crate) padding_proof: ProofWithPublicInputs<F, C, D>,
+}
+
+/// All circuits for one `(ℓ, q)`: `B_0` and `B_{q+1} … B_ℓ`.
+pub struct Circuits {
+    pub(crate) params: Params,
+    pub(crate) bucket: BucketCircuit,
+    /// `levels[k]` is the circuit of level `q + 1 + k`.
+    pub(crate) levels: Vec<LevelCircuit>,
+}
+
+fn config() -> CircuitConfig {
+    CircuitConfig::standard_recursion_config()
+}
+
+/// A builder whose gate set includes `NoopGate`, so that the padding circuit derived from a
+/// circuit's common data (which is made of no-op gates) has exactly the same common data.
+fn builder() -> CircuitBuilder<F, D> {
+    let mut b = CircuitBuilder::<F, D>::new(config());
+    b.add_gate_to_gate_set(GateRef::new(NoopGate));
+    b
+}
+
+/// `true` iff some element of `d` is non-zero.
+fn is_nonzero(b: &mut CircuitBuilder<F, D>, d: &HashOutTarget) -> BoolTarget {
+    let zero = b.zero();
+    let mut all_zero = b._true();
+    for &e in &d.elements {
+        let z = b.is_equal(e, zero);
+        all_zero = b.and(all_zero, z);
+    }
+    b.not(all_zero)
+}
+
+fn hash_pair(b: &mut CircuitBuilder<F, D>, x: &HashOutTarget, y: &HashOutTarget) -> HashOutTarget {
+    let input = x.elements.iter().chain(y.elements.iter()).copied().collect();
+    b.hash_n_to_hash_no_pad::<PoseidonHash>(input)
+}
+
+/// The canonical-hash rule in-circuit: `H(d_L ‖ d_R)` if both flags are set, else `d_L + d_R`.
+fn canonical_combine(
+    b: &mut CircuitBuilder<F, D>,
+    d_l: &HashOutTarget,
+    nz_l: BoolTarget,
+    d_r: &HashOutTarget,
+    nz_r: BoolTarget,
+) -> HashOutTarget {
+    let both = b.and(nz_l, nz_r);
+    let h = hash_pair(b, d_l, d_r);
+    let mut elements = [b.zero(); NUM_HASH_OUT_ELTS];
+    for i in 0..NUM_HASH_OUT_ELTS {
+        let sum = b.add(d_l.elements[i], d_r.elements[i]);
+        elements[i] = b.select(both, h.elements[i], sum);
+    }
+    HashOutTarget { elements }
+}
+
+impl BucketCircuit {
+    fn build(params: Params) -> Self {
+        let mut b = builder();
+        let size = params.bucket_size() as usize;
+        let bucket_index = b.add_virtual_target();
+        let index_bits = (params.log_n - params.log_bucket) as usize;
+        if index_bits == 0 {
+            b.assert_zero(bucket_index);
+        } else {
+            b.range_check(bucket_index, index_bits);
+        }
+        let tag = b.constant(F::from_canonical_u64(LEAF_TAG));
+        let base = b.mul_const(F::from_canonical_u64(size as u64), bucket_index);
+
+        let mut values = Vec::with_capacity(size);
+        let mut selected = Vec::with_capacity(size);
+        // (C_v, d_v, d_v ≠ 0) for the current level of the bucket's subtree.
+        let mut nodes: Vec<(HashOutTarget, HashOutTarget, BoolTarget)> = Vec::with_capacity(size);
+        let mut sum_lo = b.zero();
+        let mut sum_hi = b.zero();
+        let mut count = b.zero();
+        for j in 0..size {
+            let lo = b.add_virtual_target();
+            let hi = b.add_virtual_target();
+            b.range_check(lo, 32);
+            b.range_check(hi, 32);
+            let sel = b.add_virtual_bool_target_safe();
+            let index = b.add_const(base, F::from_canonical_u64(j as u64));
+            let c = b.hash_n_to_hash_no_pad::<PoseidonHash>(vec![tag, index, lo, hi]);
+            let d = HashOutTarget { elements: c.elements.map(|e| b.mul(e, sel.target)) };
+            sum_lo = b.mul_add(sel.target, lo, sum_lo);
+            sum_hi = b.mul_add(sel.target, hi, sum_hi);
+            count = b.add(count, sel.target);
+            values.push((lo, hi));
+            selected.push(sel);
+            nodes.push((c, d, sel));
+        }
+        // A leaf's flag is its selection bit; a node's flag is the OR of its children's, which
+        // equals `d_v ≠ 0` except with negligible probability (a Poseidon output of zero).
+        while nodes.len() > 1 {
+            nodes = nodes
+                .chunks(2)
+                .map(|p| {
+                    let (c_l, d_l, nz_l) = &p[0];
+                    let (c_r, d_r, nz_r) = &p[1];
+                    let c = hash_pair(&mut b, c_l, c_r);
+                    let d = canonical_combine(&mut b, d_l, *nz_l, d_r, *nz_r);
+                    let nz = b.or(*nz_l, *nz_r);
+                    (c, d, nz)
+                })
+                .collect();
+        }
+        let (c, d, _) = nodes.pop().expect("a bucket has at least one leaf");
+        NodeTargets { c, d, out: [sum_lo, sum_hi, count] }.register(&mut b);
+        let data = b.build::<C>();
+        Self { data, bucket_index, values, selected }
+    }
+}
+
+impl LevelCircuit {
+    fn build(level: u32, child: &CircuitData<F, C, D>) -> Result<Self, Error> {
+        let child_common: &CommonCircuitData<F, D> = &child.common;
+        let padding = dummy_circuit::<F, C, D>(child_common);
+        let padding_proof = dummy_proof::<F, C, D>(&padding, Default::default())
+            .map_err(|e| Error::Proving(format!("padding proof for level {level}: {e}")))?;
+
+        let mut b = builder();
+        let child_vk = b.constant_verifier_data(&child.verifier_only);
+        let padding_vk = b.constant_verifier_data(&padding.verifier_only);
+
+        let mut slots = Vec::with_capacity(2);
+        for _ in 0..2 {
+            let proof = b.add_virtual_proof_with_pis(child_common);
+            let node = NodeTargets {
+                c: b.add_virtual_hash(),
+                d: b.add_virtual_hash(),
+                out: [b.add_virtual_target(), b.add_virtual_target(), b.add_virtual_target()],
+            };
+            let nz = is_nonzero(&mut b, &node.d);
+            // When d ≠ 0 the child's values are exactly the public inputs of a proof that
+            // verifies under the level-(i−1) key; when d = 0 the child is just a Merkle hash.
+            let claimed: Vec<Target> = node
+                .c
+                .elements
+                .iter()
+                .chain(node.d.elements.iter())
+                .chain(node.out.iter())
+                .copied()
+                .collect();
+            for (w, pi) in claimed.iter().zip(proof.public_inputs.iter()) {
+                let diff = b.sub(*pi, *w);
+                let gated = b.mul(diff, nz.target);
+                b.assert_zero(gated);
+            }
+            let vk = b.select_verifier_data(nz, &child_vk, &padding_vk);
+            b.verify_proof::<C>(&proof, &vk, child_common);
+            slots.push((ChildTargets { proof, node }, nz));
+        }
+        let (right, nz_r) = slots.pop().expect("two children");
+        let (left, nz_l) = slots.pop().expect("two children");
+        let c = hash_pair(&mut b, &left.node.c, &right.node.c);
+        let d = canonical_combine(&mut b, &left.node.d, nz_l, &right.node.d, nz_r);
+        let mut out = [b.zero(); 3];
+        for k in 0..3 {
+            let l = b.mul(left.node.out[k], nz_l.target);
+            out[k] = b.mul_add(right.node.out[k], nz_r.target, l);
+        }
+        NodeTargets { c, d, out }.register(&mut b);
+        let data = b.build::<C>();
+        Ok(Self { data, children: [left, right], padding_proof })
+    }
+}
+
+impl Circuits {
+    /// Builds `B_0` and every `B_i`, `i = q+1 … ℓ`. Deterministic: the same `(ℓ, q)` always
+    /// gives the same keys, which is how a verifier obtains the root key.
+    pub fn build(params: Params) -> Result<Self, Error> {
+        params.check()?;
+        let bucket = BucketCircuit::build(params);
+        let mut levels: Vec<LevelCircuit> = Vec::new();
+        for level in params.log_bucket + 1..=params.log_n {
+            let child = levels.last().map(|l| &l.data).unwrap_or(&bucket.data);
+            let circuit = LevelCircuit::build(level, child)?;
+            levels.push(circuit);
+        }
+        Ok(Self { params, bucket, levels })
+    }
+
+    pub fn params(&self) -> Params {
+        self.params
+    }
+
+    /// Circuit data proving nodes of `level` (`q ≤ level ≤ ℓ`).
+    pub(crate) fn data(&self, level: u32) -> Result<&CircuitData<F, C, D>, Error> {
+        let q = self.params.log_bucket;
+        if level == q {
+            Ok(&self.bucket.data)
+        } else if level > q && level <= self.params.log_n {
+            Ok(&self.levels[(level - q - 1) as usize].data)
+        } else {
+            Err(Error::input(format!(
+                "level {level} has no proofs: proofs exist for levels {q}..={}",
+                self.params.log_n
+            )))
+        }
+    }
+
+    pub(crate) fn level(&self, level: u32) -> Result<&LevelCircuit, Error> {
+        let q = self.params.log_bucket;
+        if level > q && level <= self.params.log_n {
+            Ok(&self.levels[(level - q - 1) as usize])
+        } else {
+            Err(Error::input(format!(
+                "level {level} is not an internal proof level ({}..={})",
+                q + 1,
+                self.params.log_n
+            )))
+        }
+    }
+
+    /// Digest of the root circuit's verifying key (hex), recorded in statements so that a
+    /// verifier can tell it derived the same key.
+    pub fn root_circuit_digest(&self) -> String {
+        let data = self.data(self.params.log_n).expect("root level exists");
+        crate::hash::Digest::from_hash(data.verifier_only.circuit_digest).to_hex()
+    }
+
+    /// Number of gates (rows) of the circuit at `level`, as `2^degree_bits`.
+    pub fn degree_bits(&self, level: u32) -> Result<usize, Error> {
+        Ok(self.data(level)?.common.degree_bits())
+    }
+}

@@ -1,0 +1,198 @@
+//! Completeness, soundness and update tests for Reckle batch proofs on small trees.
+
+use std::sync::OnceLock;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use reckle::{BatchProof, Change, Circuits, NodeId, NodeProof, Params, Statement, Tree};
+
+fn circuits(log_n: u32, log_bucket: u32) -> &'static Circuits {
+    static C42: OnceLock<Circuits> = OnceLock::new();
+    static C31: OnceLock<Circuits> = OnceLock::new();
+    static C22: OnceLock<Circuits> = OnceLock::new();
+    let cell = match (log_n, log_bucket) {
+        (4, 2) => &C42,
+        (3, 1) => &C31,
+        (2, 2) => &C22,
+        _ => unreachable!("add a cell for new parameters"),
+    };
+    cell.get_or_init(|| Circuits::build(Params::new(log_n, log_bucket).unwrap()).unwrap())
+}
+
+fn random_tree(params: Params, seed: u64) -> Tree {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let values = (0..params.num_leaves()).map(|_| rng.gen::<u64>()).collect();
+    Tree::build(params, values).unwrap()
+}
+
+fn prove(c: &Circuits, tree: &Tree, batch: &[u64]) -> (BatchProof, Statement) {
+    let lambda = BatchProof::aggregate(c, tree, batch).unwrap();
+    let st = lambda.statement(c, tree).unwrap();
+    (lambda, st)
+}
+
+#[test]
+fn completeness_for_several_shapes_and_batches() {
+    for (log_n, log_bucket, batch) in [
+        (4u32, 2u32, vec![6u64]),                      // one leaf
+        (4, 2, (0..16).collect::<Vec<u64>>()),         // every leaf
+        (4, 2, vec![2, 4, 5, 15]),                     // the paper's Fig. 1 batch
+        (3, 1, vec![0, 7]),
+        (2, 2, vec![1, 2]),                            // the bucket is the root
+    ] {
+        let c = circuits(log_n, log_bucket);
+        let tree = random_tree(c.params(), 7);
+        let (lambda, st) = prove(c, &tree, &batch);
+        st.verify(c, lambda.root_proof())
+            .unwrap_or_else(|e| panic!("ℓ={log_n} q={log_bucket} I={batch:?}: {e}"));
+        let sum: u128 = batch.iter().map(|&i| tree.values()[i as usize] as u128).sum();
+        assert_eq!(st.sum, sum.to_string());
+        assert_eq!(st.count, batch.len() as u64);
+        assert_eq!(st.root, tree.root().to_hex());
+    }
+}
+
+#[test]
+fn soundness_wrong_inputs_are_rejected() {
+    let c = circuits(4, 2);
+    let tree = random_tree(c.params(), 1);
+    let (lambda, st) = prove(c, &tree, &[3, 9, 10]);
+    let proof = lambda.root_proof();
+    st.verify(c, proof).unwrap();
+
+    // Wrong leaf value.
+    let mut bad = st.clone();
+    bad.batch[1].value ^= 1;
+    assert!(bad.verify(c, proof).is_err(), "wrong leaf value accepted");
+    // Wrong leaf value with the digest, sum and count recomputed to match it.
+    let pairs: Vec<(u64, u64)> = bad.batch.iter().map(|l| (l.index, l.value)).collect();
+    let forged = Statement::new(c, tree.root(), &pairs).unwrap();
+    assert!(forged.verify(c, proof).is_err(), "consistent statement with a wrong value accepted");
+
+    // Index outside the tree.
+    let mut bad = st.clone();
+    bad.batch[2].index = 16;
+    assert!(bad.verify(c, proof).is_err(), "index outside the tree accepted");
+
+    // Canonical digest computed for another I (same leaves claimed).
+    let other = Statement::new(c, tree.root(), &[(3, tree.values()[3]), (9, tree.values()[9])]).unwrap();
+    let mut bad = st.clone();
+    bad.digest = other.digest.clone();
+    assert!(bad.verify(c, proof).is_err(), "digest of another batch accepted");
+    // ... and the whole statement for another I.
+    assert!(other.verify(c, proof).is_err(), "proof accepted for another batch");
+
+    // Wrong sum or count.
+    let mut bad = st.clone();
+    bad.sum = "1".into();
+    assert!(bad.verify(c, proof).is_err());
+    let mut bad = st.clone();
+    bad.count += 1;
+    assert!(bad.verify(c, proof).is_err());
+
+    // Proof from another tree, same batch.
+    let tree2 = random_tree(c.params(), 2);
+    let (lambda2, st2) = prove(c, &tree2, &[3, 9, 10]);
+    assert!(st.verify(c, lambda2.root_proof()).is_err(), "proof from another tree accepted");
+    // ... and a statement that claims the first tree's root with the second tree's values.
+    let mut bad = st2.clone();
+    bad.root = st.root.clone();
+    assert!(bad.verify(c, lambda2.root_proof()).is_err());
+
+    // A node proof that is not the root.
+    let inner = BatchProof::aggregate(c, &tree, &[3]).unwrap();
+    let bucket_only = NodeProof::from_bytes(c, &inner.root_proof().to_bytes()).unwrap();
+    assert_eq!(bucket_only.id, NodeId::new(4, 0));
+}
+
+#[test]
+fn soundness_flipped_proof_bytes_are_rejected() {
+    let c = circuits(4, 2);
+    let tree = random_tree(c.params(), 3);
+    let (lambda, st) = prove(c, &tree, &[0, 5]);
+    let bytes = lambda.root_proof().to_bytes();
+    let good = NodeProof::from_bytes(c, &bytes).unwrap();
+    st.verify(c, &good).unwrap();
+    // Every header byte, then a spread of positions across the plonky2 proof.
+    let positions: Vec<usize> = (0..21).chain((21..bytes.len()).step_by(409)).chain([bytes.len() - 1]).collect();
+    let mut rejected = 0;
+    for &pos in &positions {
+        for mask in [0x01u8, 0x80] {
+            let mut b = bytes.clone();
+            b[pos] ^= mask;
+            let outcome = NodeProof::from_bytes(c, &b).and_then(|p| st.verify(c, &p));
+            assert!(outcome.is_err(), "flipping bit {mask:#x} of byte {pos} was accepted");
+            rejected += 1;
+        }
+    }
+    assert!(rejected > 100);
+    // Truncated and extended encodings.
+    assert!(NodeProof::from_bytes(c, &bytes[..bytes.len() - 1]).is_err());
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert!(NodeProof::from_bytes(c, &longer).is_err());
+    assert!(NodeProof::from_bytes(c, b"").is_err());
+}
+
+#[test]
+fn bad_inputs_get_errors_not_panics() {
+    let c = circuits(4, 2);
+    let tree = random_tree(c.params(), 4);
+    assert!(BatchProof::aggregate(c, &tree, &[]).is_err(), "empty batch");
+    assert!(BatchProof::aggregate(c, &tree, &[16]).is_err(), "index ≥ n");
+    assert!(BatchProof::aggregate(c, &tree, &[1, 1]).is_err(), "repeated index");
+    assert!(Params::new(0, 0).is_err());
+    assert!(Params::new(4, 5).is_err());
+    assert!(Tree::build(c.params(), vec![0; 15]).is_err());
+    assert!(BatchProof::from_bytes(c, b"RKLI\x01garbage").is_err());
+    assert!(reckle::prove_bucket(c, 4, &[0; 4], &[]).is_err(), "bucket index out of range");
+    assert!(reckle::prove_bucket(c, 0, &[0; 3], &[]).is_err(), "wrong bucket size");
+    assert!(reckle::prove_bucket(c, 0, &[0; 4], &[4]).is_err(), "selected outside bucket");
+}
+
+/// Applies `changes` through `update` and checks the result against a from-scratch
+/// recomputation of C and d (and, for the first case, a from-scratch aggregation).
+#[test]
+fn updates_match_from_scratch_recomputation() {
+    let c = circuits(4, 2);
+    let params = c.params();
+    let mut tree = random_tree(params, 5);
+    let mut lambda = BatchProof::aggregate(c, &tree, &[1, 6, 13]).unwrap();
+    // Round-trip the structure through its encoding first, as a stored Λ_I would be.
+    lambda = BatchProof::from_bytes(c, &lambda.to_bytes()).unwrap();
+    lambda.check_against(c, &tree).unwrap();
+    let ell_minus_q_plus_1 = (params.log_n - params.log_bucket + 1) as usize;
+
+    let cases: Vec<(&str, Vec<Change>)> = vec![
+        ("leaf inside I", vec![Change::Set { index: 6, value: 42 }]),
+        ("leaf outside I", vec![Change::Set { index: 10, value: u64::MAX }]),
+        ("leaf outside I, bucket in T'_I", vec![Change::Set { index: 12, value: 7 }]),
+        ("add index", vec![Change::Add(9)]),
+        ("remove index", vec![Change::Remove(1)]),
+    ];
+    for (name, changes) in cases {
+        let report = lambda.update(c, &mut tree, &changes).unwrap();
+        assert!(report.reproved.len() <= ell_minus_q_plus_1 * changes.len(), "{name}: re-proved {:?}", report.reproved);
+        // From scratch: rebuild the tree from the values and recompute the statement natively.
+        let fresh_tree = Tree::build(params, tree.values().to_vec()).unwrap();
+        let st = lambda.statement(c, &fresh_tree).unwrap();
+        let pv = lambda.root_proof().public_values();
+        assert_eq!(pv.c.to_hex(), st.root, "{name}: C differs");
+        assert_eq!(pv.d.to_hex(), st.digest, "{name}: d differs");
+        st.verify(c, lambda.root_proof()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        lambda.check_against(c, &fresh_tree).unwrap();
+    }
+    // The updated structure equals a from-scratch aggregation over the final batch.
+    let scratch = BatchProof::aggregate(c, &tree, &lambda.batch()).unwrap();
+    assert_eq!(scratch.root_proof().public_values(), lambda.root_proof().public_values());
+    assert_eq!(scratch.num_nodes(), lambda.num_nodes());
+
+    // Invalid updates leave everything untouched.
+    let before = (tree.root(), lambda.batch());
+    assert!(lambda.update(c, &mut tree, &[Change::Set { index: 3, value: 1 }, Change::Add(99)]).is_err());
+    assert!(lambda.update(c, &mut tree, &[Change::Remove(0)]).is_err());
+    assert!(lambda.update(c, &mut tree, &[Change::Add(6)]).is_err());
+    let all: Vec<Change> = lambda.batch().into_iter().map(Change::Remove).collect();
+    assert!(lambda.update(c, &mut tree, &all).is_err(), "emptying the batch");
+    assert_eq!(before, (tree.root(), lambda.batch()));
+}
