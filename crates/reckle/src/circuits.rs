@@ -10,12 +10,13 @@
 
 use plonky2::field::types::Field;
 use plonky2::gates::gate::GateRef;
+use plonky2::gates::constant::ConstantGate;
 use plonky2::gates::noop::NoopGate;
 use plonky2::hash::hash_types::{HashOutTarget, NUM_HASH_OUT_ELTS};
 use plonky2::hash::poseidon::PoseidonHash;
 use plonky2::iop::target::{BoolTarget, Target};
 use plonky2::plonk::circuit_builder::CircuitBuilder;
-use plonky2::plonk::circuit_data::{CircuitConfig, CircuitData, CommonCircuitData};
+use plonky2::plonk::circuit_data::{CircuitConfig, CircuitData, CommonCircuitData, VerifierOnlyCircuitData};
 use plonky2::plonk::proof::{ProofWithPublicInputs, ProofWithPublicInputsTarget};
 use plonky2::recursion::dummy_circuit::{dummy_circuit, dummy_proof};
 
@@ -79,11 +80,14 @@ fn config() -> CircuitConfig {
     CircuitConfig::standard_recursion_config()
 }
 
-/// A builder whose gate set includes `NoopGate`, so that the padding circuit derived from a
+/// A builder whose gate set includes `NoopGate` and `ConstantGate`, so that the padding circuit derived from a
 /// circuit's common data (which is made of no-op gates) has exactly the same common data.
 fn builder() -> CircuitBuilder<F, D> {
-    let mut b = CircuitBuilder::<F, D>::new(config());
+    let config = config();
+    let num_constants = config.num_constants;
+    let mut b = CircuitBuilder::<F, D>::new(config);
     b.add_gate_to_gate_set(GateRef::new(NoopGate));
+    b.add_gate_to_gate_set(GateRef::new(ConstantGate::new(num_constants)));
     b
 }
 
@@ -181,11 +185,9 @@ impl BucketCircuit {
 }
 
 impl LevelCircuit {
-    fn build(level: u32, child: &CircuitData<F, C, D>) -> Result<Self, Error> {
+    fn build(child: &CircuitData<F, C, D>, padding: &Padding) -> Result<Self, Error> {
         let child_common: &CommonCircuitData<F, D> = &child.common;
-        let padding = dummy_circuit::<F, C, D>(child_common);
-        let padding_proof = dummy_proof::<F, C, D>(&padding, Default::default())
-            .map_err(|e| Error::Proving(format!("padding proof for level {level}: {e}")))?;
+        let padding_proof = padding.proof.clone();
 
         let mut b = builder();
         let child_vk = b.constant_verifier_data(&child.verifier_only);
@@ -234,6 +236,22 @@ impl LevelCircuit {
     }
 }
 
+/// The padding circuit for children of one shape, with its one proof (all-zero public inputs).
+struct Padding {
+    common: CommonCircuitData<F, D>,
+    verifier_only: VerifierOnlyCircuitData<C, D>,
+    proof: ProofWithPublicInputs<F, C, D>,
+}
+
+impl Padding {
+    fn build(common: &CommonCircuitData<F, D>) -> Result<Self, Error> {
+        let circuit = dummy_circuit::<F, C, D>(common);
+        let proof = dummy_proof::<F, C, D>(&circuit, Default::default())
+            .map_err(|e| Error::Proving(format!("padding proof: {e}")))?;
+        Ok(Self { common: common.clone(), verifier_only: circuit.verifier_only, proof })
+    }
+}
+
 impl Circuits {
     /// Builds `B_0` and every `B_i`, `i = q+1 … ℓ`. Deterministic: the same `(ℓ, q)` always
     /// gives the same keys, which is how a verifier obtains the root key.
@@ -241,9 +259,15 @@ impl Circuits {
         params.check()?;
         let bucket = BucketCircuit::build(params);
         let mut levels: Vec<LevelCircuit> = Vec::new();
+        // Levels above q+1 all verify children of the same shape, so they share one padding
+        // circuit: build it only when the child shape changes.
+        let mut padding: Option<Padding> = None;
         for level in params.log_bucket + 1..=params.log_n {
             let child = levels.last().map(|l| &l.data).unwrap_or(&bucket.data);
-            let circuit = LevelCircuit::build(level, child)?;
+            if padding.as_ref().map_or(true, |p| p.common != child.common) {
+                padding = Some(Padding::build(&child.common)?);
+            }
+            let circuit = LevelCircuit::build(child, padding.as_ref().expect("just built"))?;
             levels.push(circuit);
         }
         Ok(Self { params, bucket, levels })
