@@ -262,7 +262,7 @@ impl Circuits {
         // Levels above q+1 all verify children of the same shape, so they share one padding
         // circuit: build it only when the child shape changes.
         let mut padding: Option<Padding> = None;
-        for level in params.log_bucket + 1..=params.log_n {
+        for _ in params.log_bucket + 1..=params.log_n {
             let child = levels.last().map(|l| &l.data).unwrap_or(&bucket.data);
             if padding.as_ref().map_or(true, |p| p.common != child.common) {
                 padding = Some(Padding::build(&child.common)?);
