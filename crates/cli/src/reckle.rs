@@ -12,7 +12,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rand::rngs::StdRng;
 use rand::seq::index::sample;
 use rand::{Rng, SeedableRng};
-use reckle::{files, BatchProof, Change, Circuits, NodeProof, Params, Statement, Tree};
+use reckle::{files, BatchProof, Change, Circuits, NodeProof, Params, RootKey, Statement, Tree};
 
 use crate::util::{parse_u64, secs, timed, write_dir_atomically};
 
@@ -23,7 +23,13 @@ pub enum ReckleCommand {
     /// Refresh a batch proof after leaf changes or batch changes, re-proving O(ℓ) nodes each.
     Update(UpdateArgs),
     /// Verify a proof directory: exits 0 and prints `verified`, or fails with the reason.
-    Verify { dir: PathBuf },
+    Verify {
+        dir: PathBuf,
+        /// Derive the root key from (ℓ, q) now instead of using the one derived earlier and
+        /// kept in the cache directory ($PROVER_CACHE_DIR, default ~/.cache/prover).
+        #[arg(long)]
+        no_cache: bool,
+    },
 }
 
 #[derive(Args)]
@@ -75,8 +81,8 @@ pub fn run(cmd: ReckleCommand) -> anyhow::Result<()> {
     match cmd {
         ReckleCommand::Prove(a) => prove(a),
         ReckleCommand::Update(a) => update(a),
-        ReckleCommand::Verify { dir } => {
-            let report = verify_dir(&dir)?;
+        ReckleCommand::Verify { dir, no_cache } => {
+            let report = verify_dir(&dir, !no_cache)?;
             println!("{report}");
             println!("verified");
             Ok(())
@@ -195,15 +201,55 @@ fn read_statement(dir: &Path) -> anyhow::Result<Statement> {
         .with_context(|| format!("{}: {} is not a valid statement", dir.display(), files::STATEMENT))
 }
 
+fn cache_dir() -> PathBuf {
+    match std::env::var_os("PROVER_CACHE_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(".")).join(".cache/prover"),
+    }
+}
+
+/// The root key for `params`: derived by building the circuits (seconds to minutes), and kept
+/// in the local cache so that later verifications take milliseconds. The cache holds only keys
+/// this machine derived itself; a damaged entry is ignored and derived again.
+pub fn root_key(params: Params, use_cache: bool) -> anyhow::Result<RootKey> {
+    let path = cache_dir().join(format!(
+        "reckle/root-key-c{}-l{}-q{}.bin",
+        reckle::CIRCUIT_VERSION,
+        params.log_n,
+        params.log_bucket
+    ));
+    if use_cache {
+        if let Ok(bytes) = std::fs::read(&path) {
+            match RootKey::from_bytes(&bytes) {
+                Ok(k) if k.params() == params => return Ok(k),
+                _ => eprintln!("ignoring damaged cached key {}", path.display()),
+            }
+        }
+    }
+    let key = build_circuits(params)?.root_key().clone();
+    if use_cache {
+        let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+        let stored = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|_| std::fs::write(&tmp, key.to_bytes()))
+            .and_then(|_| std::fs::rename(&tmp, &path));
+        if let Err(e) = stored {
+            eprintln!("note: could not cache the root key in {}: {e}", path.display());
+        }
+    }
+    Ok(key)
+}
+
 /// Verifies a proof directory; returns a one-line summary.
-pub fn verify_dir(dir: &Path) -> anyhow::Result<String> {
+pub fn verify_dir(dir: &Path, use_cache: bool) -> anyhow::Result<String> {
     let st = read_statement(dir)?;
     let params = st.params().context("statement")?;
-    let circuits = build_circuits(params)?;
+    let key = root_key(params, use_cache)?;
     let proof_bytes = read_file(dir, files::PROOF)?;
     let (res, t) = timed(|| {
-        let proof = NodeProof::from_bytes(&circuits, &proof_bytes)?;
-        st.verify(&circuits, &proof)
+        let proof = NodeProof::root_from_bytes(&key, &proof_bytes)?;
+        st.verify_with_key(&key, &proof)
     });
     res.context("verification failed")?;
     Ok(format!(

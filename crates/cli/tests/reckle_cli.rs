@@ -4,8 +4,19 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+/// A cache directory of the tests' own, so that the first `verify` derives the root key and
+/// later ones load it.
+fn cache_dir() -> &'static Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
+}
+
 fn prover(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_prover")).args(args).output().expect("run prover")
+    Command::new(env!("CARGO_BIN_EXE_prover"))
+        .args(args)
+        .env("PROVER_CACHE_DIR", cache_dir())
+        .output()
+        .expect("run prover")
 }
 
 fn stderr(o: &Output) -> String {
@@ -35,6 +46,13 @@ fn prove_update_verify_and_tamper() {
     let o = prover(&["reckle", "verify", p(&out)]);
     assert!(o.status.success(), "verify failed: {}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("verified"));
+    // Second time from the cached key; then with the cached key damaged (ignored, re-derived).
+    let o = prover(&["reckle", "verify", p(&out)]);
+    assert!(o.status.success() && !stderr(&o).contains("building circuits"), "cached key not used: {}", stderr(&o));
+    let key = cache_dir().join("reckle").read_dir().unwrap().next().unwrap().unwrap().path();
+    std::fs::write(&key, b"RKVK\x01garbage").unwrap();
+    let o = prover(&["reckle", "verify", p(&out)]);
+    assert!(o.status.success() && stderr(&o).contains("ignoring damaged cached key"), "{}", stderr(&o));
     let st: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("statement.json")).unwrap()).unwrap();
     assert_eq!(st["sum"], (2u128 + 7 + u64::MAX as u128).to_string());
     assert_eq!(st["count"], 3);

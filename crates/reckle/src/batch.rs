@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rayon::prelude::*;
 
-use crate::circuits::Circuits;
+use crate::circuits::{Circuits, RootKey};
 use crate::hash::{canonical_digest, limbs, Digest};
 use crate::node::{prove_bucket, prove_node, Child, NodeId, NodeProof};
 use crate::tree::Tree;
@@ -103,8 +103,13 @@ impl Statement {
     /// sum and the count from the batch leaves, checks that the statement claims exactly those,
     /// and verifies the root proof against the root key derived from `(ℓ, q)`.
     pub fn verify(&self, circuits: &Circuits, root_proof: &NodeProof) -> Result<(), Error> {
+        self.verify_with_key(circuits.root_key(), root_proof)
+    }
+
+    /// [`Statement::verify`] with only the root key.
+    pub fn verify_with_key(&self, key: &RootKey, root_proof: &NodeProof) -> Result<(), Error> {
         let params = self.params()?;
-        if params != circuits.params() {
+        if params != key.params() {
             return Err(Error::input("statement: log_n/log_bucket differ from the circuits'"));
         }
         if self.version != 1 {
@@ -138,7 +143,7 @@ impl Statement {
         if self.count != pairs.len() as u64 {
             return Err(Error::Verification("statement: count is not the batch size".into()));
         }
-        if self.root_circuit_digest != circuits.root_circuit_digest() {
+        if self.root_circuit_digest != key.circuit_digest() {
             return Err(Error::Verification(
                 "statement: root circuit digest differs from the key derived for (log_n, log_bucket)".into(),
             ));
@@ -156,12 +161,15 @@ impl Statement {
         if (pv.sum_lo, pv.sum_hi, pv.count) != (sum_lo, sum_hi, pairs.len() as u64) {
             return Err(Error::Verification("proof's sum/count differ from the batch's".into()));
         }
-        root_proof.verify(circuits)
+        key.data
+            .verify(root_proof.proof.clone())
+            .map_err(|e| Error::Verification(format!("root proof does not verify: {e}")))
     }
 }
 
 /// One change applied by [`BatchProof::update`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Change {
     /// `a_index := value` (inside or outside the batch).
     Set { index: u64, value: u64 },
@@ -169,6 +177,71 @@ pub enum Change {
     Add(u64),
     /// Remove `index` from the batch.
     Remove(u64),
+}
+
+impl Change {
+    /// The leaf index the change is about.
+    pub fn index(&self) -> u64 {
+        match *self {
+            Change::Set { index, .. } | Change::Add(index) | Change::Remove(index) => index,
+        }
+    }
+}
+
+/// What an update will do, computed without proving anything (for planners).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UpdatePlan {
+    /// The batch after the update, ascending.
+    pub batch: Vec<u64>,
+    /// Nodes to re-prove, children before parents: every node of the new `T'_I` on the path
+    /// from a changed leaf to the root (its bucket and `ℓ − q` ancestors at most).
+    pub reprove: Vec<NodeId>,
+    /// Nodes of the old `T'_I` that leave the structure.
+    pub dropped: Vec<NodeId>,
+}
+
+/// Validates `changes` against the batch `old_batch` and plans the update (§3.4). Pure.
+pub fn plan_update(params: Params, old_batch: &[u64], changes: &[Change]) -> Result<UpdatePlan, Error> {
+    params.check()?;
+    let old = check_batch(params, old_batch)?;
+    if changes.is_empty() {
+        return Err(Error::input("update: no changes given"));
+    }
+    let mut batch = old.clone();
+    for c in changes {
+        let index = c.index();
+        if index >= params.num_leaves() {
+            return Err(Error::input(format!(
+                "update: index {index} is outside the tree of {} leaves",
+                params.num_leaves()
+            )));
+        }
+        match *c {
+            Change::Add(i) if !batch.insert(i) => {
+                return Err(Error::input(format!("update: index {i} is already in the batch")))
+            }
+            Change::Remove(i) if !batch.remove(&i) => {
+                return Err(Error::input(format!("update: index {i} is not in the batch")))
+            }
+            _ => {}
+        }
+    }
+    if batch.is_empty() {
+        return Err(Error::input("update: the batch would become empty"));
+    }
+    let old_nodes = plan_set(params, &old);
+    let new_nodes = plan_set(params, &batch);
+    let dropped = old_nodes.difference(&new_nodes).copied().collect();
+    let mut reprove = BTreeSet::new();
+    for c in changes {
+        for level in params.log_bucket..=params.log_n {
+            let id = NodeId::new(level, c.index() >> level);
+            if new_nodes.contains(&id) {
+                reprove.insert(id);
+            }
+        }
+    }
+    Ok(UpdatePlan { batch: batch.into_iter().collect(), reprove: reprove.into_iter().collect(), dropped })
 }
 
 /// What an update did.
@@ -307,60 +380,20 @@ impl BatchProof {
         if tree.params() != params || circuits.params() != params {
             return Err(Error::input("tree, circuits and batch structure have different parameters"));
         }
-        if changes.is_empty() {
-            return Err(Error::input("update: no changes given"));
-        }
-        let mut batch = self.batch.clone();
-        for c in changes {
-            let index = match *c {
-                Change::Set { index, .. } | Change::Add(index) | Change::Remove(index) => index,
-            };
-            if index >= params.num_leaves() {
-                return Err(Error::input(format!(
-                    "update: index {index} is outside the tree of {} leaves",
-                    params.num_leaves()
-                )));
-            }
-            match *c {
-                Change::Add(i) if !batch.insert(i) => {
-                    return Err(Error::input(format!("update: index {i} is already in the batch")))
-                }
-                Change::Remove(i) if !batch.remove(&i) => {
-                    return Err(Error::input(format!("update: index {i} is not in the batch")))
-                }
-                _ => {}
-            }
-        }
-        if batch.is_empty() {
-            return Err(Error::input("update: the batch would become empty"));
-        }
+        let old: Vec<u64> = self.batch.iter().copied().collect();
+        let plan = plan_update(params, &old, changes)?;
         // Validated: apply.
         for c in changes {
             if let Change::Set { index, value } = *c {
                 tree.set(index, value)?;
             }
         }
-        self.batch = batch;
-        let plan = plan_set(params, &self.batch);
-        let dropped: Vec<NodeId> = self.nodes.keys().filter(|id| !plan.contains(id)).copied().collect();
-        for id in &dropped {
+        self.batch = plan.batch.iter().copied().collect();
+        for id in &plan.dropped {
             self.nodes.remove(id);
         }
-        let mut affected = BTreeSet::new();
-        for c in changes {
-            let index = match *c {
-                Change::Set { index, .. } | Change::Add(index) | Change::Remove(index) => index,
-            };
-            for level in params.log_bucket..=params.log_n {
-                let id = NodeId::new(level, index >> level);
-                if plan.contains(&id) {
-                    affected.insert(id);
-                }
-            }
-        }
-        let reproved: Vec<NodeId> = affected.into_iter().collect();
-        self.prove_nodes(circuits, tree, reproved.clone(), |_| {})?;
-        Ok(UpdateReport { reproved, dropped })
+        self.prove_nodes(circuits, tree, plan.reprove.clone(), |_| {})?;
+        Ok(UpdateReport { reproved: plan.reprove, dropped: plan.dropped })
     }
 
     pub fn to_bytes(&self) -> Vec<u8> {

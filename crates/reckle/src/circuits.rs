@@ -16,7 +16,10 @@ use plonky2::hash::hash_types::{HashOutTarget, NUM_HASH_OUT_ELTS};
 use plonky2::hash::poseidon::PoseidonHash;
 use plonky2::iop::target::{BoolTarget, Target};
 use plonky2::plonk::circuit_builder::CircuitBuilder;
-use plonky2::plonk::circuit_data::{CircuitConfig, CircuitData, CommonCircuitData, VerifierOnlyCircuitData};
+use plonky2::plonk::circuit_data::{
+    CircuitConfig, CircuitData, CommonCircuitData, VerifierCircuitData, VerifierOnlyCircuitData,
+};
+use plonky2::util::serialization::DefaultGateSerializer;
 use plonky2::plonk::proof::{ProofWithPublicInputs, ProofWithPublicInputsTarget};
 use plonky2::recursion::dummy_circuit::{dummy_circuit, dummy_proof};
 
@@ -74,6 +77,59 @@ pub struct Circuits {
     pub(crate) bucket: BucketCircuit,
     /// `levels[k]` is the circuit of level `q + 1 + k`.
     pub(crate) levels: Vec<LevelCircuit>,
+    pub(crate) root_key: RootKey,
+}
+
+/// The verifying key of the root circuit (`B_ℓ`, or `B_0` when `q = ℓ`): everything a verifier
+/// needs. Obtained from [`Circuits::root_key`]; it can be stored and reloaded so that a verifier
+/// derives it once per `(ℓ, q)` instead of building every circuit each time.
+#[derive(Clone, Debug)]
+pub struct RootKey {
+    pub(crate) params: Params,
+    pub(crate) data: VerifierCircuitData<F, C, D>,
+}
+
+const ROOT_KEY_MAGIC: &[u8; 4] = b"RKVK";
+
+impl RootKey {
+    pub fn params(&self) -> Params {
+        self.params
+    }
+
+    /// Digest of the key (hex), as recorded in statements.
+    pub fn circuit_digest(&self) -> String {
+        crate::hash::Digest::from_hash(self.data.verifier_only.circuit_digest).to_hex()
+    }
+
+    pub(crate) fn common(&self) -> &CommonCircuitData<F, D> {
+        &self.data.common
+    }
+
+    /// `"RKVK" ‖ version:u8 ‖ ℓ:u32 ‖ q:u32 ‖ plonky2 verifier circuit data`.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(ROOT_KEY_MAGIC);
+        out.push(1);
+        out.extend_from_slice(&self.params.log_n.to_le_bytes());
+        out.extend_from_slice(&self.params.log_bucket.to_le_bytes());
+        let body = self.data.to_bytes(&DefaultGateSerializer).expect("standard gates serialize");
+        out.extend_from_slice(&body);
+        out
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        if bytes.len() < 13 || &bytes[..4] != ROOT_KEY_MAGIC || bytes[4] != 1 {
+            return Err(Error::Malformed("root key: wrong magic, version or length".into()));
+        }
+        let log_n = u32::from_le_bytes(bytes[5..9].try_into().expect("4 bytes"));
+        let log_bucket = u32::from_le_bytes(bytes[9..13].try_into().expect("4 bytes"));
+        let params = Params::new(log_n, log_bucket)?;
+        let body = bytes[13..].to_vec();
+        let data = std::panic::catch_unwind(|| VerifierCircuitData::from_bytes(body, &DefaultGateSerializer))
+            .map_err(|_| Error::Malformed("root key: malformed verifier data".into()))?
+            .map_err(|e| Error::Malformed(format!("root key: {e:?}")))?;
+        Ok(Self { params, data })
+    }
 }
 
 fn config() -> CircuitConfig {
@@ -270,7 +326,14 @@ impl Circuits {
             let circuit = LevelCircuit::build(child, padding.as_ref().expect("just built"))?;
             levels.push(circuit);
         }
-        Ok(Self { params, bucket, levels })
+        let root = levels.last().map(|l| &l.data).unwrap_or(&bucket.data);
+        let root_key = RootKey { params, data: root.verifier_data() };
+        Ok(Self { params, bucket, levels, root_key })
+    }
+
+    /// The root verifying key (see [`RootKey`]).
+    pub fn root_key(&self) -> &RootKey {
+        &self.root_key
     }
 
     pub fn params(&self) -> Params {
@@ -308,8 +371,7 @@ impl Circuits {
     /// Digest of the root circuit's verifying key (hex), recorded in statements so that a
     /// verifier can tell it derived the same key.
     pub fn root_circuit_digest(&self) -> String {
-        let data = self.data(self.params.log_n).expect("root level exists");
-        crate::hash::Digest::from_hash(data.verifier_only.circuit_digest).to_hex()
+        self.root_key.circuit_digest()
     }
 
     /// Number of gates (rows) of the circuit at `level`, as `2^degree_bits`.

@@ -9,13 +9,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use plonky2::plonk::circuit_data::CommonCircuitData;
 use plonky2::plonk::proof::ProofWithPublicInputs;
 
 use crate::batch::BatchProof;
 use crate::circuits::{Circuits, NUM_PUBLIC_INPUTS};
 use crate::hash::Digest;
 use crate::node::{NodeId, NodeProof};
-use crate::{Error, Params};
+use crate::{Error, Params, D, F};
 
 const NODE_MAGIC: &[u8; 4] = b"RKNP";
 const LAMBDA_MAGIC: &[u8; 4] = b"RKLI";
@@ -75,14 +76,23 @@ pub(crate) fn encode_node_proof(p: &NodeProof) -> Vec<u8> {
 }
 
 pub(crate) fn decode_node_proof(circuits: &Circuits, bytes: &[u8]) -> Result<NodeProof, Error> {
+    decode_node_proof_with(circuits.params, bytes, |level| Ok(&circuits.data(level)?.common))
+}
+
+/// Decodes a node proof, taking the common circuit data of its level from `common_for`.
+pub(crate) fn decode_node_proof_with<'a>(
+    params: Params,
+    bytes: &[u8],
+    common_for: impl Fn(u32) -> Result<&'a CommonCircuitData<F, D>, Error>,
+) -> Result<NodeProof, Error> {
     let mut r = Reader { bytes, what: "node proof" };
     r.header(NODE_MAGIC)?;
     let id = NodeId { level: r.u32()?, index: r.u64()? };
-    id.check(&circuits.params)?;
+    id.check(&params)?;
     let len = r.u32()? as usize;
     let body = r.take(len)?.to_vec();
     r.finish()?;
-    let common = &circuits.data(id.level)?.common;
+    let common = common_for(id.level)?;
     // plonky2's reader validates lengths against the circuit's common data; guard against a
     // panic deep inside it anyway, since these bytes come from outside.
     let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| ProofWithPublicInputs::from_bytes(body, common)))

@@ -60,6 +60,20 @@ impl Digest {
     }
 }
 
+/// Digests serialize as their 64-digit hex form, so JSON task inputs stay readable.
+impl serde::Serialize for Digest {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_hex())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Digest {
+    fn deserialize<De: serde::Deserializer<'de>>(d: De) -> Result<Self, De::Error> {
+        let s = <String as serde::Deserialize>::deserialize(d)?;
+        Digest::from_hex(&s).map_err(serde::de::Error::custom)
+    }
+}
+
 impl std::fmt::Display for Digest {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.to_hex())
@@ -172,6 +186,9 @@ mod tests {
     fn hex_round_trip() {
         let d = leaf_hash(1, 2);
         assert_eq!(Digest::from_hex(&d.to_hex()).unwrap(), d);
+        let json = serde_json::to_string(&d).unwrap();
+        assert_eq!(serde_json::from_str::<Digest>(&json).unwrap(), d);
+        assert!(serde_json::from_str::<Digest>("\"00\"").is_err());
         assert!(Digest::from_hex("zz").is_err());
         assert!(Digest::from_hex(&"f".repeat(64)).is_err()); // not canonical
     }

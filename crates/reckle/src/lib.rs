@@ -66,8 +66,11 @@ pub mod hash;
 pub mod node;
 pub mod tree;
 
-pub use batch::{decode_values, encode_values, files, plan_batch, BatchLeaf, BatchProof, Change, Statement, UpdateReport};
-pub use circuits::Circuits;
+pub use batch::{
+    decode_values, encode_values, files, plan_batch, plan_update, BatchLeaf, BatchProof, Change, Statement, UpdatePlan,
+    UpdateReport,
+};
+pub use circuits::{Circuits, RootKey};
 pub use hash::Digest;
 pub use node::{prove_bucket, prove_node, Child, NodeId, NodeProof, PublicValues};
 pub use tree::Tree;
@@ -81,6 +84,10 @@ pub type F = GoldilocksField;
 pub type C = PoseidonGoldilocksConfig;
 /// Extension degree used by plonky2's FRI.
 pub const D: usize = 2;
+
+/// Version of the circuit definitions; bump it whenever a circuit changes, so that stored
+/// root keys of the old circuits are not mistaken for the new ones.
+pub const CIRCUIT_VERSION: u32 = 1;
 
 /// Largest supported tree height `ℓ` (limb sums must not wrap the field; see the crate doc).
 pub const MAX_LOG_N: u32 = 30;

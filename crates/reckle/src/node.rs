@@ -9,7 +9,7 @@ use plonky2::field::types::{Field, PrimeField64};
 use plonky2::iop::witness::{PartialWitness, WitnessWrite};
 use plonky2::plonk::proof::ProofWithPublicInputs;
 
-use crate::circuits::{Circuits, NUM_PUBLIC_INPUTS};
+use crate::circuits::{Circuits, RootKey, NUM_PUBLIC_INPUTS};
 use crate::hash::{limbs, Digest};
 use crate::{Error, Params, C, D, F};
 
@@ -134,6 +134,18 @@ impl NodeProof {
     /// [`NodeProof::verify`]).
     pub fn from_bytes(circuits: &Circuits, bytes: &[u8]) -> Result<Self, Error> {
         crate::codec::decode_node_proof(circuits, bytes)
+    }
+
+    /// Decodes a root proof with only the root key (what an offline verifier holds).
+    pub fn root_from_bytes(key: &RootKey, bytes: &[u8]) -> Result<Self, Error> {
+        let root = key.params.log_n;
+        crate::codec::decode_node_proof_with(key.params, bytes, |level| {
+            if level == root {
+                Ok(key.common())
+            } else {
+                Err(Error::input(format!("expected a root proof (level {root}), got level {level}")))
+            }
+        })
     }
 }
 

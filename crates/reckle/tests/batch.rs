@@ -99,6 +99,20 @@ fn soundness_wrong_inputs_are_rejected() {
     bad.root = st.root.clone();
     assert!(bad.verify(c, lambda2.root_proof()).is_err());
 
+    // The stored root key verifies alone; a damaged key does not accept the proof.
+    let key = reckle::RootKey::from_bytes(&c.root_key().to_bytes()).unwrap();
+    let root = NodeProof::root_from_bytes(&key, &proof.to_bytes()).unwrap();
+    st.verify_with_key(&key, &root).unwrap();
+    let mut kb = c.root_key().to_bytes();
+    let at = kb.len() - 40;
+    kb[at] ^= 1;
+    if let Ok(bad_key) = reckle::RootKey::from_bytes(&kb) {
+        assert!(st.verify_with_key(&bad_key, &root).is_err(), "damaged root key accepted the proof");
+    }
+    assert!(reckle::RootKey::from_bytes(&kb[..100]).is_err());
+    // A root key for other parameters.
+    assert!(st.verify_with_key(circuits(3, 1).root_key(), &root).is_err());
+
     // A node proof that is not the root.
     let inner = BatchProof::aggregate(c, &tree, &[3]).unwrap();
     let bucket_only = NodeProof::from_bytes(c, &inner.root_proof().to_bytes()).unwrap();
