@@ -5,6 +5,7 @@
 use clap::{Parser, Subcommand};
 
 mod dev;
+mod pari;
 mod reckle;
 mod util;
 
@@ -22,6 +23,9 @@ enum Command {
     /// Reckle-tree batch proofs: prove, update, verify.
     #[command(subcommand)]
     Reckle(reckle::ReckleCommand),
+    /// Pari proofs: setup, prove, verify, batch-verify.
+    #[command(subcommand)]
+    Pari(pari::PariCommand),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -29,5 +33,6 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Dev(args) => dev::run(args),
         Command::Reckle(cmd) => reckle::run(cmd),
+        Command::Pari(cmd) => pari::run(cmd),
     }
 }

@@ -1,0 +1,201 @@
+//! The prover (zero-knowledge; see the crate doc for the blinding).
+
+use ark_ec::pairing::Pairing;
+use ark_ec::CurveGroup;
+use ark_ff::{AdditiveGroup, FftField, Field, PrimeField, UniformRand, Zero};
+use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
+use ark_relations::gr1cs::ConstraintSynthesizer;
+use rand::{CryptoRng, RngCore};
+
+use crate::data_structures::{Proof, ProvingKey};
+use crate::msm::msm;
+use crate::r1cs::{eval_row, synthesize_assignment};
+use crate::transcript::{digest_of, Transcript};
+use crate::Error;
+
+/// Evaluates `f` at `r` (Horner).
+pub fn evaluate<F: Field>(f: &[F], r: F) -> F {
+    f.iter().rev().fold(F::zero(), |acc, c| acc * r + c)
+}
+
+/// Divides `f` by `(X − r)`: returns the quotient `(f − f(r))/(X − r)` and `f(r)`, in `O(deg f)`
+/// (synthetic division).
+pub fn divide_by_linear<F: Field>(f: &[F], r: F) -> (Vec<F>, F) {
+    if f.is_empty() {
+        return (Vec::new(), F::zero());
+    }
+    let mut q = vec![F::zero(); f.len() - 1];
+    let mut acc = F::zero();
+    for k in (0..f.len()).rev() {
+        acc = acc * r + f[k];
+        if k > 0 {
+            q[k - 1] = acc;
+        }
+    }
+    (q, acc)
+}
+
+/// Proves that `circuit`'s assignment satisfies the circuit keyed by `pk`.
+pub fn prove<E, C, R>(pk: &ProvingKey<E>, circuit: C, rng: &mut R) -> Result<Proof<E>, Error>
+where
+    E: Pairing,
+    C: ConstraintSynthesizer<E::ScalarField>,
+    R: RngCore + CryptoRng,
+{
+    let (instance, witness) = synthesize_assignment::<E::ScalarField, C>(circuit)?;
+    prove_with_assignment(pk, &instance, &witness, rng)
+}
+
+/// [`prove`] from an R1CS assignment: `instance` with its leading 1, and the witness.
+pub fn prove_with_assignment<E: Pairing, R: RngCore + CryptoRng>(
+    pk: &ProvingKey<E>,
+    instance: &[E::ScalarField],
+    witness: &[E::ScalarField],
+    rng: &mut R,
+) -> Result<Proof<E>, Error> {
+    prove_inner(pk, instance, witness, rng, true)
+}
+
+/// The prover; `check` = false skips the satisfiability check (only for soundness tests,
+/// which play a cheating prover).
+fn prove_inner<E: Pairing, R: RngCore + CryptoRng>(
+    pk: &ProvingKey<E>,
+    instance: &[E::ScalarField],
+    witness: &[E::ScalarField],
+    rng: &mut R,
+    check: bool,
+) -> Result<Proof<E>, Error> {
+    type F<E> = <E as Pairing>::ScalarField;
+    let sr = &pk.sr1cs;
+    let l = sr.num_instance as usize;
+    if instance.len() != l || witness.len() != sr.r1cs_witness as usize {
+        return Err(Error::KeyMismatch(format!(
+            "the circuit has {} public inputs and {} witnesses, the key expects {} and {}",
+            instance.len().saturating_sub(1),
+            witness.len(),
+            l - 1,
+            sr.r1cs_witness
+        )));
+    }
+    if instance[0] != F::<E>::ONE {
+        return Err(Error::PublicInput("the first instance variable must be 1".into()));
+    }
+    let sr_witness = sr.witness(instance, witness);
+    let mut z = instance.to_vec();
+    z.extend_from_slice(&sr_witness);
+
+    let domain = Radix2EvaluationDomain::<F<E>>::new(pk.vk.domain_size as usize).ok_or(Error::DomainTooLarge)?;
+    let n = domain.size();
+    // Evaluations on K: w_A (witness part of A·z), x_A (instance part), z_B = w_B.
+    let mut wa = vec![F::<E>::zero(); n];
+    let mut xa = vec![F::<E>::zero(); n];
+    let mut zb = vec![F::<E>::zero(); n];
+    for j in 0..sr.num_rows() {
+        for &(c, i) in &sr.a[j] {
+            if i < l {
+                xa[j] += c * z[i];
+            } else {
+                wa[j] += c * z[i];
+            }
+        }
+        zb[j] = eval_row(&sr.b[j], &z);
+        let za = wa[j] + xa[j];
+        if check && za.square() != zb[j] {
+            return Err(Error::Unsatisfied(j));
+        }
+    }
+    // Coefficients.
+    domain.ifft_in_place(&mut wa);
+    domain.ifft_in_place(&mut xa);
+    domain.ifft_in_place(&mut zb);
+    let za: Vec<F<E>> = wa.iter().zip(&xa).map(|(w, x)| *w + x).collect();
+    // q = (z_A² − z_B)/v_K on a coset where v_K is the constant g^n − 1 (q has degree ≤ n − 2).
+    let coset = domain.get_coset(F::<E>::GENERATOR).ok_or(Error::DomainTooLarge)?;
+    let mut za_c = coset.fft(&za);
+    let zb_c = coset.fft(&zb);
+    let vk_inv = (F::<E>::GENERATOR.pow([n as u64]) - F::<E>::ONE).inverse().expect("g^n ≠ 1");
+    for (a, b) in za_c.iter_mut().zip(&zb_c) {
+        *a = (a.square() - b) * vk_inv;
+    }
+    let q = coset.ifft(&za_c);
+
+    // Blinding: w_A' = w_A + η_a v_K, w_B' = w_B + (η_b + η_b' X) v_K,
+    // q' = q + 2 η_a z_A + η_a² v_K − (η_b + η_b' X), so that z_A'² − z_B' = q' v_K.
+    let (eta_a, eta_b, eta_b2) = (F::<E>::rand(rng), F::<E>::rand(rng), F::<E>::rand(rng));
+    let mut wa_b = wa;
+    wa_b.resize(n + 1, F::<E>::zero());
+    wa_b[0] -= eta_a;
+    wa_b[n] += eta_a;
+    let mut wb_b = zb;
+    wb_b.resize(n + 2, F::<E>::zero());
+    wb_b[0] -= eta_b;
+    wb_b[1] -= eta_b2;
+    wb_b[n] += eta_b;
+    wb_b[n + 1] += eta_b2;
+    let mut q_b = q;
+    q_b.resize(n + 1, F::<E>::zero());
+    let two_eta_a = eta_a.double();
+    for (qk, zk) in q_b.iter_mut().zip(&za) {
+        *qk += two_eta_a * zk;
+    }
+    let eta_a_sq = eta_a.square();
+    q_b[0] -= eta_a_sq + eta_b;
+    q_b[n] += eta_a_sq;
+    q_b[1] -= eta_b2;
+
+    // T = −[(α w_A'(τ) + β w_B'(τ) + q'(τ))/δ]G.
+    let t_pos = msm::<E::G1>(&pk.sigma, &sr_witness)
+        + msm::<E::G1>(&[pk.zk_a, pk.zk_b, pk.zk_b_tau], &[eta_a, eta_b, eta_b2])
+        + msm::<E::G1>(&pk.sigma_q, &q_b);
+    let t = (-t_pos).into_affine();
+
+    let transcript = Transcript::new(&digest_of(&pk.vk.to_bytes()));
+    let r = transcript.challenge::<E>(&instance[1..], &t);
+    let (qa, v_a) = divide_by_linear(&wa_b, r);
+    let (qb, v_b) = divide_by_linear(&wb_b, r);
+    let (qq, _v_q) = divide_by_linear(&q_b, r);
+    let u = msm::<E::G1>(&pk.sigma_a, &qa) + msm::<E::G1>(&pk.sigma_b, &qb) + msm::<E::G1>(&pk.sigma_1, &qq);
+    Ok(Proof { t, u: u.into_affine(), v_a, v_b })
+}
+
+/// Convenience for callers holding field elements as `PrimeField` values.
+pub fn public_inputs_from_u64<F: PrimeField>(values: &[u64]) -> Vec<F> {
+    values.iter().map(|v| F::from(*v)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ark_bls12_381::Fr;
+
+    /// A cheating prover that ignores an unsatisfied constraint gets no verifying proof: the
+    /// quotient it commits to is not `(z_A² − z_B)/v_K`.
+    #[test]
+    fn unsatisfied_witness_gives_no_valid_proof() {
+        use crate::circuits::CircuitFamily;
+        use crate::r1cs::synthesize_assignment;
+        use rand::SeedableRng;
+        type E = ark_bls12_381::Bls12_381;
+        let family = CircuitFamily::Chain { steps: 6 };
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(5);
+        let (pk, vk) = crate::setup::<E, _, _>(family.blank::<Fr>(), &mut rng).unwrap();
+        let (circuit, x) = family.instance::<Fr>(1);
+        let (instance, mut witness) = synthesize_assignment::<Fr, _>(circuit).unwrap();
+        assert!(prove_inner(&pk, &instance, &witness, &mut rng, false).is_ok());
+        witness[2] += Fr::from(1u64);
+        assert!(matches!(prove_with_assignment(&pk, &instance, &witness, &mut rng), Err(Error::Unsatisfied(_))));
+        let forged = prove_inner(&pk, &instance, &witness, &mut rng, false).unwrap();
+        assert!(crate::verify(&vk.prepare(), &x, &forged).is_err());
+    }
+
+    #[test]
+    fn synthetic_division() {
+        let f = [Fr::from(3u64), Fr::from(2u64), Fr::from(5u64)]; // 3 + 2X + 5X²
+        let r = Fr::from(7u64);
+        let (q, v) = divide_by_linear(&f, r);
+        assert_eq!(v, evaluate(&f, r));
+        // f(X) = q(X)(X − r) + f(r) at a random point.
+        let x = Fr::from(11u64);
+        assert_eq!(evaluate(&f, x), evaluate(&q, x) * (x - r) + v);
+    }
+}
