@@ -144,9 +144,10 @@ fn prove_inner<E: Pairing, R: RngCore + CryptoRng>(
     q_b[1] -= eta_b2;
 
     // T = −[(α w_A'(τ) + β w_B'(τ) + q'(τ))/δ]G.
-    let t_pos = msm::<E::G1>(&pk.sigma, &sr_witness)
-        + msm::<E::G1>(&[pk.zk_a, pk.zk_b, pk.zk_b_tau], &[eta_a, eta_b, eta_b2])
-        + msm::<E::G1>(&pk.sigma_q, &q_b);
+    // One MSM over σ ‖ σ_q ‖ zk terms (one large Pippenger beats several small ones).
+    let t_bases = [&pk.sigma[..], &pk.sigma_q[..], &[pk.zk_a, pk.zk_b, pk.zk_b_tau][..]].concat();
+    let t_scalars = [&sr_witness[..], &q_b[..], &[eta_a, eta_b, eta_b2][..]].concat();
+    let t_pos = msm::<E::G1>(&t_bases, &t_scalars);
     let t = (-t_pos).into_affine();
 
     let transcript = Transcript::new(&digest_of(&pk.vk.to_bytes()));
@@ -154,7 +155,13 @@ fn prove_inner<E: Pairing, R: RngCore + CryptoRng>(
     let (qa, v_a) = divide_by_linear(&wa_b, r);
     let (qb, v_b) = divide_by_linear(&wb_b, r);
     let (qq, _v_q) = divide_by_linear(&q_b, r);
-    let u = msm::<E::G1>(&pk.sigma_a, &qa) + msm::<E::G1>(&pk.sigma_b, &qb) + msm::<E::G1>(&pk.sigma_1, &qq);
+    // U = MSM(σ_a, ŵ_A quotient) + MSM(σ_b, ŵ_B quotient) + MSM(σ_1, q quotient), as one MSM.
+    let mut u_scalars = vec![F::<E>::zero(); 3 * (n + 1)];
+    u_scalars[..qa.len()].copy_from_slice(&qa);
+    u_scalars[n + 1..n + 1 + qb.len()].copy_from_slice(&qb);
+    u_scalars[2 * (n + 1)..2 * (n + 1) + qq.len()].copy_from_slice(&qq);
+    let u_bases = [&pk.sigma_a[..], &pk.sigma_b[..], &pk.sigma_1[..]].concat();
+    let u = msm::<E::G1>(&u_bases, &u_scalars);
     Ok(Proof { t, u: u.into_affine(), v_a, v_b })
 }
 
