@@ -28,8 +28,18 @@ enum Command {
     Pari(pari::PariCommand),
 }
 
-fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
+fn main() -> std::process::ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            // The error chain on one line (no backtrace): these are user-facing messages.
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Dev(args) => dev::run(args),
         Command::Reckle(cmd) => reckle::run(cmd),

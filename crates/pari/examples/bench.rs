@@ -66,13 +66,29 @@ where
     let t = Instant::now();
     let (pk, vk): (ProvingKey<E>, VerifyingKey<E>) =
         setup(family.blank::<E::ScalarField>(), &mut ChaCha20Rng::seed_from_u64(1)).unwrap();
-    let items: Vec<(Vec<E::ScalarField>, Proof<E>)> = (0..max_n as u64)
-        .into_par_iter()
-        .map(|seed| {
-            let (c, x) = family.instance::<E::ScalarField>(seed);
-            (x, prove(&pk, c, &mut ChaCha20Rng::seed_from_u64(seed ^ 0xabcdef)).unwrap())
-        })
-        .collect();
+    // One plain OS thread per core, each proving its share in order. (A rayon `par_iter` over
+    // the proofs lets workers steal whole proofs while waiting inside arkworks' own parallel
+    // loops, nesting stacks until one overflows.)
+    let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let pk = &pk;
+    let items: Vec<(Vec<E::ScalarField>, Proof<E>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                scope.spawn(move || {
+                    (w as u64..max_n as u64)
+                        .step_by(workers)
+                        .map(|seed| {
+                            let (c, x) = family.instance::<E::ScalarField>(seed);
+                            (seed, x, prove(pk, c, &mut ChaCha20Rng::seed_from_u64(seed ^ 0xabcdef)).unwrap())
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let mut all: Vec<_> = handles.into_iter().flat_map(|h| h.join().unwrap()).collect();
+        all.sort_by_key(|(seed, _, _)| *seed);
+        all.into_iter().map(|(_, x, p)| (x, p)).collect()
+    });
     eprintln!("generated {max_n} {name} proofs in {}", fmt(t.elapsed().as_secs_f64()));
     let mut out = vk.to_bytes();
     let vk_len = out.len() as u64;

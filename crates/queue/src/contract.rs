@@ -1,0 +1,145 @@
+//! The contract every [`Queue`] implementation must meet. `tests/contract.rs` runs each case
+//! against [`crate::MemoryQueue`] and [`crate::RedisQueue`] (real Redis).
+//!
+//! Each case takes a queue built with [`contract_config`] and a fresh, unique task kind.
+
+use std::time::Duration;
+
+use crate::{FailOutcome, Queue, QueueConfig, QueueError, TaskMessage, MAX_PAYLOAD};
+
+/// Short timeouts so the cases run in well under a second each.
+pub fn contract_config() -> QueueConfig {
+    QueueConfig {
+        visibility_timeout: Duration::from_millis(300),
+        max_attempts: 3,
+        backoff_base: Duration::from_millis(100),
+        backoff_max: Duration::from_millis(400),
+    }
+}
+
+fn task(job: &str, n: u32) -> TaskMessage {
+    TaskMessage { job_id: job.into(), task_id: format!("t{n}"), payload: format!("{{\"n\":{n}}}"), failures: 0 }
+}
+
+const SHORT: Duration = Duration::from_millis(50);
+
+/// Enqueue, claim, complete; nothing left afterwards; stats follow.
+pub async fn claim_and_complete(q: &dyn Queue, kind: &str) {
+    q.enqueue(kind, task("j1", 1)).await.unwrap();
+    q.enqueue(kind, task("j1", 2)).await.unwrap();
+    let s = q.stats(kind).await.unwrap();
+    assert_eq!((s.pending, s.running), (2, 0), "{s:?}");
+    assert!(s.oldest_age.is_some());
+    let a = q.claim(kind, "w1", SHORT).await.unwrap().expect("first task");
+    assert_eq!(a.task.task_id, "t1", "FIFO order");
+    assert_eq!(a.attempt, 1);
+    let s = q.stats(kind).await.unwrap();
+    assert_eq!((s.pending, s.running), (1, 1), "{s:?}");
+    let b = q.claim(kind, "w2", SHORT).await.unwrap().expect("second task");
+    assert_eq!(b.task.task_id, "t2");
+    q.complete(&a).await.unwrap();
+    q.complete(&b).await.unwrap();
+    assert!(q.claim(kind, "w1", SHORT).await.unwrap().is_none());
+    let s = q.stats(kind).await.unwrap();
+    assert_eq!((s.pending, s.running, s.delayed, s.dead), (0, 0, 0, 0), "{s:?}");
+    // A lease cannot be completed twice.
+    assert!(matches!(q.complete(&a).await, Err(QueueError::StaleLease)));
+}
+
+/// A claim with a wait returns as soon as a message arrives.
+pub async fn claim_waits_for_enqueue(q: &'static dyn Queue, kind: &'static str) {
+    let waiter = tokio::spawn(async move { q.claim(kind, "w1", Duration::from_secs(5)).await });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    q.enqueue(kind, task("j", 7)).await.unwrap();
+    let lease = waiter.await.unwrap().unwrap().expect("woken by the enqueue");
+    assert_eq!(lease.task.task_id, "t7");
+    q.complete(&lease).await.unwrap();
+}
+
+/// An expired lease is redelivered to another worker; the stale holder's late completion and
+/// failure are refused; the new holder's completion is accepted.
+pub async fn stale_lease_is_fenced(q: &dyn Queue, kind: &str) {
+    q.enqueue(kind, task("j", 1)).await.unwrap();
+    let old = q.claim(kind, "slow", SHORT).await.unwrap().unwrap();
+    assert!(q.claim(kind, "fast", SHORT).await.unwrap().is_none(), "lease still valid");
+    tokio::time::sleep(contract_config().visibility_timeout + Duration::from_millis(100)).await;
+    let new = q.claim(kind, "fast", SHORT).await.unwrap().expect("redelivered after the visibility timeout");
+    assert_eq!(new.task.task_id, "t1");
+    assert_eq!(new.attempt, 2, "an expired lease counts as an attempt");
+    assert!(new.token > old.token);
+    assert!(matches!(q.complete(&old).await, Err(QueueError::StaleLease)));
+    assert!(matches!(q.fail(&old, "late").await, Err(QueueError::StaleLease)));
+    assert!(matches!(q.release(&old).await, Err(QueueError::StaleLease)));
+    q.complete(&new).await.unwrap();
+    assert!(q.claim(kind, "fast", SHORT).await.unwrap().is_none());
+}
+
+/// Failures retry with backoff, then go to the dead-letter queue with the reason.
+pub async fn retries_then_dead_letters(q: &dyn Queue, kind: &str) {
+    let cfg = contract_config();
+    q.enqueue(kind, task("j", 1)).await.unwrap();
+    for attempt in 1..=cfg.max_attempts {
+        let l = q.claim(kind, "w", Duration::from_secs(2)).await.unwrap().expect("delivered after backoff");
+        assert_eq!(l.attempt, attempt);
+        let out = q.fail(&l, &format!("boom {attempt}")).await.unwrap();
+        if attempt < cfg.max_attempts {
+            assert_eq!(out, FailOutcome::Retried { delay: cfg.backoff(attempt) });
+            // Not redelivered before its backoff.
+            assert!(q.claim(kind, "w", Duration::ZERO).await.unwrap().is_none(), "retried before backoff");
+            assert_eq!(q.stats(kind).await.unwrap().delayed, 1);
+        } else {
+            assert_eq!(out, FailOutcome::DeadLettered);
+        }
+    }
+    assert!(q.claim(kind, "w", Duration::from_millis(600)).await.unwrap().is_none());
+    let dead = q.dead_letters(kind).await.unwrap();
+    assert_eq!(dead.len(), 1);
+    assert_eq!(dead[0].0.task_id, "t1");
+    assert_eq!(dead[0].1, format!("boom {}", cfg.max_attempts));
+    assert_eq!(q.stats(kind).await.unwrap().dead, 1);
+}
+
+/// A message whose leases keep expiring is dead-lettered after `max_attempts` deliveries.
+pub async fn expired_leases_count_as_attempts(q: &dyn Queue, kind: &str) {
+    let cfg = contract_config();
+    q.enqueue(kind, task("j", 1)).await.unwrap();
+    for _ in 0..cfg.max_attempts {
+        assert!(q.claim(kind, "dies", Duration::from_millis(500)).await.unwrap().is_some());
+        tokio::time::sleep(cfg.visibility_timeout + Duration::from_millis(50)).await;
+    }
+    assert!(q.claim(kind, "w", SHORT).await.unwrap().is_none());
+    assert_eq!(q.dead_letters(kind).await.unwrap().len(), 1);
+}
+
+/// A released message is redelivered at once, without using up an attempt.
+pub async fn release_redelivers_without_penalty(q: &dyn Queue, kind: &str) {
+    q.enqueue(kind, task("j", 1)).await.unwrap();
+    let l = q.claim(kind, "draining", SHORT).await.unwrap().unwrap();
+    q.release(&l).await.unwrap();
+    let again = q.claim(kind, "other", SHORT).await.unwrap().expect("released message");
+    assert_eq!(again.task.task_id, "t1");
+    assert_eq!(again.attempt, 1);
+    q.complete(&again).await.unwrap();
+}
+
+/// Oversized payloads and bad kinds are refused and leave nothing behind.
+pub async fn bad_input_is_refused(q: &dyn Queue, kind: &str) {
+    let mut big = task("j", 1);
+    big.payload = "x".repeat(MAX_PAYLOAD + 1);
+    assert!(matches!(q.enqueue(kind, big).await, Err(QueueError::PayloadTooLarge(_))));
+    assert!(matches!(q.enqueue("bad kind!", task("j", 1)).await, Err(QueueError::InvalidKind(_))));
+    assert!(q.claim(kind, "w", SHORT).await.unwrap().is_none());
+    assert_eq!(q.stats(kind).await.unwrap().pending, 0);
+}
+
+/// Purging a job removes its waiting and delayed messages, not other jobs'.
+pub async fn purge_removes_a_jobs_waiting_tasks(q: &dyn Queue, kind: &str) {
+    q.enqueue(kind, task("cancel-me", 1)).await.unwrap();
+    q.enqueue(kind, task("keep", 2)).await.unwrap();
+    q.enqueue(kind, task("cancel-me", 3)).await.unwrap();
+    assert_eq!(q.purge_job(kind, "cancel-me").await.unwrap(), 2);
+    let l = q.claim(kind, "w", SHORT).await.unwrap().unwrap();
+    assert_eq!(l.task.job_id, "keep");
+    q.complete(&l).await.unwrap();
+    assert!(q.claim(kind, "w", SHORT).await.unwrap().is_none());
+}

@@ -1,0 +1,168 @@
+//! Task queues for the platform: one [`Queue`] trait, a Redis Streams implementation
+//! ([`RedisQueue`]) for clusters and an in-process one ([`MemoryQueue`]) for embedded mode, with
+//! the same semantics, checked by one contract suite ([`contract`]) run against both.
+//!
+//! ## Semantics
+//!
+//! * A queue per task kind. Messages carry references (ids, object keys, small JSON), never
+//!   blobs: payloads over [`MAX_PAYLOAD`] bytes are refused.
+//! * [`Queue::claim`] hands out a [`Lease`]: the message plus a **fencing token**, a number drawn
+//!   from a global counter each time the message is handed to a consumer. [`Queue::complete`],
+//!   [`Queue::fail`] and [`Queue::release`] must present the token and are refused with
+//!   [`QueueError::StaleLease`] once the message has been handed to someone else: a worker
+//!   that stalled past its lease cannot complete or fail a task another worker now holds.
+//! * A lease not completed within the **visibility timeout** expires; the next `claim` of that
+//!   kind redelivers the message (Redis: `XAUTOCLAIM`). Every delivery counts as an attempt.
+//! * [`Queue::fail`] retries with exponential backoff (the message waits in a delayed set)
+//!   until `max_attempts`; then, like an expired lease past `max_attempts`, the message goes to
+//!   the **dead-letter** queue with the reason.
+//!
+//! ## Redis layout
+//!
+//! Stream `prover:q:{kind}` with consumer group `workers`; dead letters in stream
+//! `prover:dlq:{kind}`; retries waiting for their backoff in sorted set
+//! `prover:delayed:{kind}` (score = due time in ms); current lease per message in hash
+//! `prover:lease:{kind}`; fencing counter `prover:fence`. Acknowledged entries are deleted,
+//! so **waiting work = `XLEN` − the group's `pending`** and **running work = `pending`**
+//! (`XINFO GROUPS`); the group's `lag` is not reliable after deletions. All state changes that
+//! must be atomic run as Lua scripts.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+pub mod contract;
+mod memory;
+mod redis_queue;
+
+pub use memory::MemoryQueue;
+pub use redis_queue::RedisQueue;
+
+/// Largest accepted payload: messages carry references, blobs go to object storage.
+pub const MAX_PAYLOAD: usize = 4096;
+
+/// A task as it travels through a queue.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TaskMessage {
+    pub job_id: String,
+    pub task_id: String,
+    /// Small JSON describing the task (object keys, indices), at most [`MAX_PAYLOAD`] bytes.
+    pub payload: String,
+    /// Failed attempts before this delivery (set by the queue).
+    #[serde(default)]
+    pub failures: u32,
+}
+
+/// A claimed message: hold it while working, present it to complete, fail or release.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lease {
+    pub kind: String,
+    pub message_id: String,
+    pub consumer: String,
+    /// The fencing token of this delivery.
+    pub token: u64,
+    /// Attempt number of this delivery, from 1.
+    pub attempt: u32,
+    pub task: TaskMessage,
+}
+
+/// What [`Queue::fail`] did with the message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FailOutcome {
+    /// Will be delivered again after `delay`.
+    Retried { delay: Duration },
+    /// Out of attempts: moved to the dead-letter queue.
+    DeadLettered,
+}
+
+/// Queue behaviour shared by all implementations.
+#[derive(Clone, Debug)]
+pub struct QueueConfig {
+    pub visibility_timeout: Duration,
+    pub max_attempts: u32,
+    pub backoff_base: Duration,
+    pub backoff_max: Duration,
+}
+
+impl Default for QueueConfig {
+    fn default() -> Self {
+        Self {
+            visibility_timeout: Duration::from_secs(60),
+            max_attempts: 5,
+            backoff_base: Duration::from_millis(500),
+            backoff_max: Duration::from_secs(30),
+        }
+    }
+}
+
+impl QueueConfig {
+    /// Backoff before retry number `failures` (1-based): `base · 2^(failures−1)`, capped.
+    pub fn backoff(&self, failures: u32) -> Duration {
+        let factor = 1u32.checked_shl(failures.saturating_sub(1).min(20)).unwrap_or(u32::MAX);
+        self.backoff_base.saturating_mul(factor).min(self.backoff_max)
+    }
+}
+
+/// Counts for one kind.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QueueStats {
+    /// Waiting for a worker (not delivered).
+    pub pending: u64,
+    /// Delivered, lease held.
+    pub running: u64,
+    /// Waiting for their retry backoff.
+    pub delayed: u64,
+    /// In the dead-letter queue.
+    pub dead: u64,
+    /// Age of the oldest message not yet completed (waiting or running).
+    pub oldest_age: Option<Duration>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum QueueError {
+    #[error("the lease is no longer held (the message was redelivered or finished)")]
+    StaleLease,
+    #[error("payload of {0} bytes exceeds the {MAX_PAYLOAD}-byte limit (put blobs in object storage)")]
+    PayloadTooLarge(usize),
+    #[error("invalid task kind {0:?}: use letters, digits, '.', '-' and '_'")]
+    InvalidKind(String),
+    #[error("queue backend: {0}")]
+    Backend(String),
+}
+
+pub(crate) fn check_kind(kind: &str) -> Result<(), QueueError> {
+    let ok = !kind.is_empty()
+        && kind.len() <= 64
+        && kind.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-' || b == b'_');
+    if ok {
+        Ok(())
+    } else {
+        Err(QueueError::InvalidKind(kind.to_string()))
+    }
+}
+
+pub(crate) fn check_payload(task: &TaskMessage) -> Result<(), QueueError> {
+    let size = task.payload.len() + task.job_id.len() + task.task_id.len();
+    if size > MAX_PAYLOAD {
+        return Err(QueueError::PayloadTooLarge(size));
+    }
+    Ok(())
+}
+
+/// A task queue with leases (see the crate doc for the semantics).
+#[async_trait]
+pub trait Queue: Send + Sync {
+    async fn enqueue(&self, kind: &str, task: TaskMessage) -> Result<(), QueueError>;
+    /// Waits up to `wait` for a message of `kind` (redelivering expired leases first).
+    async fn claim(&self, kind: &str, consumer: &str, wait: Duration) -> Result<Option<Lease>, QueueError>;
+    async fn complete(&self, lease: &Lease) -> Result<(), QueueError>;
+    async fn fail(&self, lease: &Lease, reason: &str) -> Result<FailOutcome, QueueError>;
+    /// Gives the message back for immediate redelivery without counting a failure (a draining
+    /// worker that will not finish it).
+    async fn release(&self, lease: &Lease) -> Result<(), QueueError>;
+    async fn stats(&self, kind: &str) -> Result<QueueStats, QueueError>;
+    /// Dead-lettered messages of `kind` with their reasons.
+    async fn dead_letters(&self, kind: &str) -> Result<Vec<(TaskMessage, String)>, QueueError>;
+    /// Removes every waiting or delayed message of `job_id` (cancellation). Returns how many.
+    async fn purge_job(&self, kind: &str, job_id: &str) -> Result<u64, QueueError>;
+}

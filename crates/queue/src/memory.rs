@@ -1,0 +1,200 @@
+//! In-process queue for embedded mode: the same semantics as Redis, behind a mutex.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use tokio::sync::Notify;
+
+use crate::{check_kind, check_payload, FailOutcome, Lease, Queue, QueueConfig, QueueError, QueueStats, TaskMessage};
+
+struct Held {
+    consumer: String,
+    token: u64,
+    since: Instant,
+    deliveries: u32,
+    enqueued: Instant,
+    task: TaskMessage,
+}
+
+#[derive(Default)]
+struct Kind {
+    ready: VecDeque<(u64, Instant, u32, TaskMessage)>,
+    held: HashMap<u64, Held>,
+    delayed: Vec<(Instant, TaskMessage)>,
+    dead: Vec<(TaskMessage, String)>,
+}
+
+#[derive(Default)]
+struct State {
+    kinds: HashMap<String, Kind>,
+    next_id: u64,
+    fence: u64,
+}
+
+/// The in-process [`Queue`].
+pub struct MemoryQueue {
+    config: QueueConfig,
+    state: Mutex<State>,
+    notify: Notify,
+}
+
+impl MemoryQueue {
+    pub fn new(config: QueueConfig) -> Self {
+        Self { config, state: Mutex::new(State::default()), notify: Notify::new() }
+    }
+
+    /// One non-blocking claim attempt.
+    fn try_claim(&self, kind: &str, consumer: &str) -> Option<Lease> {
+        let mut st = self.state.lock().expect("queue mutex");
+        let now = Instant::now();
+        st.fence += 1;
+        let token = st.fence;
+        let k = st.kinds.entry(kind.to_string()).or_default();
+        // Promote due retries.
+        let (due, waiting): (Vec<_>, Vec<_>) = k.delayed.drain(..).partition(|(t, _)| *t <= now);
+        k.delayed = waiting;
+        for (_, task) in due {
+            k.ready.push_back((u64::MAX, now, 0, task));
+        }
+        // Redeliver an expired lease first.
+        let expired = k
+            .held
+            .iter()
+            .filter(|(_, h)| now.duration_since(h.since) >= self.config.visibility_timeout)
+            .map(|(id, _)| *id)
+            .min();
+        let (id, enqueued, deliveries, task) = if let Some(id) = expired {
+            let h = k.held.remove(&id).expect("present");
+            (id, h.enqueued, h.deliveries, h.task)
+        } else {
+            k.ready.pop_front()?
+        };
+        let deliveries = deliveries + 1;
+        let attempt = task.failures + deliveries;
+        if attempt > self.config.max_attempts {
+            k.dead.push((task, "lease expired on the last attempt".to_string()));
+            drop(st);
+            return self.try_claim(kind, consumer);
+        }
+        let id = if id == u64::MAX {
+            st.next_id += 1;
+            st.next_id
+        } else {
+            id
+        };
+        let k = st.kinds.get_mut(kind).expect("present");
+        k.held.insert(
+            id,
+            Held { consumer: consumer.to_string(), token, since: now, deliveries, enqueued, task: task.clone() },
+        );
+        Some(Lease { kind: kind.to_string(), message_id: id.to_string(), consumer: consumer.to_string(), token, attempt, task })
+    }
+
+    /// Removes the held message of `lease` if the lease is current.
+    fn take_held(&self, st: &mut State, lease: &Lease) -> Result<Held, QueueError> {
+        let id: u64 = lease.message_id.parse().map_err(|_| QueueError::StaleLease)?;
+        let k = st.kinds.get_mut(&lease.kind).ok_or(QueueError::StaleLease)?;
+        match k.held.get(&id) {
+            Some(h) if h.token == lease.token && h.consumer == lease.consumer => Ok(k.held.remove(&id).expect("present")),
+            _ => Err(QueueError::StaleLease),
+        }
+    }
+}
+
+#[async_trait]
+impl Queue for MemoryQueue {
+    async fn enqueue(&self, kind: &str, task: TaskMessage) -> Result<(), QueueError> {
+        check_kind(kind)?;
+        check_payload(&task)?;
+        {
+            let mut st = self.state.lock().expect("queue mutex");
+            st.kinds.entry(kind.to_string()).or_default().ready.push_back((u64::MAX, Instant::now(), 0, task));
+        }
+        self.notify.notify_waiters();
+        Ok(())
+    }
+
+    async fn claim(&self, kind: &str, consumer: &str, wait: Duration) -> Result<Option<Lease>, QueueError> {
+        check_kind(kind)?;
+        let deadline = Instant::now() + wait;
+        loop {
+            let notified = self.notify.notified();
+            if let Some(l) = self.try_claim(kind, consumer) {
+                return Ok(Some(l));
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(None);
+            }
+            // Wake on enqueue, or poll for expiring leases and due retries.
+            let _ = tokio::time::timeout((deadline - now).min(Duration::from_millis(20)), notified).await;
+        }
+    }
+
+    async fn complete(&self, lease: &Lease) -> Result<(), QueueError> {
+        let mut st = self.state.lock().expect("queue mutex");
+        self.take_held(&mut st, lease).map(|_| ())
+    }
+
+    async fn fail(&self, lease: &Lease, reason: &str) -> Result<FailOutcome, QueueError> {
+        let outcome = {
+            let mut st = self.state.lock().expect("queue mutex");
+            let h = self.take_held(&mut st, lease)?;
+            let k = st.kinds.get_mut(&lease.kind).expect("present");
+            if lease.attempt >= self.config.max_attempts {
+                k.dead.push((h.task, reason.to_string()));
+                FailOutcome::DeadLettered
+            } else {
+                let mut task = h.task;
+                task.failures = lease.attempt;
+                let delay = self.config.backoff(lease.attempt);
+                k.delayed.push((Instant::now() + delay, task));
+                FailOutcome::Retried { delay }
+            }
+        };
+        Ok(outcome)
+    }
+
+    async fn release(&self, lease: &Lease) -> Result<(), QueueError> {
+        {
+            let mut st = self.state.lock().expect("queue mutex");
+            let h = self.take_held(&mut st, lease)?;
+            let mut task = h.task;
+            // The released delivery does not count as an attempt.
+            task.failures = lease.attempt - 1;
+            st.kinds.get_mut(&lease.kind).expect("present").ready.push_front((u64::MAX, h.enqueued, 0, task));
+        }
+        self.notify.notify_waiters();
+        Ok(())
+    }
+
+    async fn stats(&self, kind: &str) -> Result<QueueStats, QueueError> {
+        let st = self.state.lock().expect("queue mutex");
+        let Some(k) = st.kinds.get(kind) else { return Ok(QueueStats::default()) };
+        let now = Instant::now();
+        let oldest = k.ready.iter().map(|r| r.1).chain(k.held.values().map(|h| h.enqueued)).min();
+        Ok(QueueStats {
+            pending: k.ready.len() as u64,
+            running: k.held.len() as u64,
+            delayed: k.delayed.len() as u64,
+            dead: k.dead.len() as u64,
+            oldest_age: oldest.map(|t| now.duration_since(t)),
+        })
+    }
+
+    async fn dead_letters(&self, kind: &str) -> Result<Vec<(TaskMessage, String)>, QueueError> {
+        let st = self.state.lock().expect("queue mutex");
+        Ok(st.kinds.get(kind).map(|k| k.dead.clone()).unwrap_or_default())
+    }
+
+    async fn purge_job(&self, kind: &str, job_id: &str) -> Result<u64, QueueError> {
+        let mut st = self.state.lock().expect("queue mutex");
+        let Some(k) = st.kinds.get_mut(kind) else { return Ok(0) };
+        let before = k.ready.len() + k.delayed.len();
+        k.ready.retain(|r| r.3.job_id != job_id);
+        k.delayed.retain(|d| d.1.job_id != job_id);
+        Ok((before - k.ready.len() - k.delayed.len()) as u64)
+    }
+}

@@ -1,0 +1,414 @@
+//! The Redis Streams implementation of [`Queue`] (layout in the crate doc).
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use redis::aio::{ConnectionManager, MultiplexedConnection};
+use redis::{AsyncCommands, Script, Value};
+use tokio::sync::Mutex;
+
+use crate::{check_kind, check_payload, FailOutcome, Lease, Queue, QueueConfig, QueueError, QueueStats, TaskMessage};
+
+const GROUP: &str = "workers";
+
+fn err(e: impl std::fmt::Display) -> QueueError {
+    QueueError::Backend(e.to_string())
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+fn stream(kind: &str) -> String {
+    format!("prover:q:{kind}")
+}
+fn dlq(kind: &str) -> String {
+    format!("prover:dlq:{kind}")
+}
+fn delayed(kind: &str) -> String {
+    format!("prover:delayed:{kind}")
+}
+fn leases(kind: &str) -> String {
+    format!("prover:lease:{kind}")
+}
+const FENCE: &str = "prover:fence";
+
+/// Hands message ARGV[2] to consumer ARGV[3] if the group says it owns it: a fresh fencing token.
+/// Returns {token, delivery count} or nil.
+const ASSIGN: &str = r#"
+local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1)
+if #p == 0 or p[1][2] ~= ARGV[3] then return nil end
+local t = redis.call('INCR', KEYS[3])
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3] .. ':' .. t)
+return {t, p[1][4]}
+"#;
+
+/// Ends lease ARGV[2] held as ARGV[3] ('consumer:token'): only if the token is current and the
+/// group still assigns the message to that consumer. ARGV[4]: 'ack' | 'dead' | 'delay' | 'requeue',
+/// ARGV[5]: message JSON for dead/delay/requeue, ARGV[6]: due ms or reason.
+const FINISH: &str = r#"
+local cur = redis.call('HGET', KEYS[2], ARGV[2])
+if cur ~= ARGV[3] then return 0 end
+local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1)
+local consumer = string.sub(ARGV[3], 1, string.find(ARGV[3], ':[^:]*$') - 1)
+if #p == 0 or p[1][2] ~= consumer then return 0 end
+redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
+redis.call('XDEL', KEYS[1], ARGV[2])
+redis.call('HDEL', KEYS[2], ARGV[2])
+if ARGV[4] == 'dead' then
+  redis.call('XADD', KEYS[3], '*', 'm', ARGV[5], 'reason', ARGV[6])
+elseif ARGV[4] == 'delay' then
+  redis.call('ZADD', KEYS[4], ARGV[6], ARGV[5])
+elseif ARGV[4] == 'requeue' then
+  redis.call('XADD', KEYS[1], '*', 'm', ARGV[5])
+end
+return 1
+"#;
+
+/// Moves retries whose backoff is over (score ≤ ARGV[1]) from the delayed set to the stream.
+const PROMOTE: &str = r#"
+local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, 100)
+for _, m in ipairs(due) do
+  redis.call('XADD', KEYS[1], '*', 'm', m)
+  redis.call('ZREM', KEYS[2], m)
+end
+return #due
+"#;
+
+/// Moves an expired message that is out of attempts to the dead-letter stream.
+const BURY: &str = r#"
+redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
+redis.call('XDEL', KEYS[1], ARGV[2])
+redis.call('HDEL', KEYS[2], ARGV[2])
+redis.call('XADD', KEYS[3], '*', 'm', ARGV[3], 'reason', ARGV[4])
+return 1
+"#;
+
+/// The Redis Streams [`Queue`].
+pub struct RedisQueue {
+    config: QueueConfig,
+    conn: ConnectionManager,
+    /// Blocking reads (`XREADGROUP BLOCK`) get their own connection so they never stall the
+    /// multiplexed one.
+    blocking: Mutex<MultiplexedConnection>,
+    assign: Script,
+    finish: Script,
+    promote: Script,
+    bury: Script,
+}
+
+impl RedisQueue {
+    /// Connects, and refuses a server whose `maxmemory-policy` is not `noeviction` (an evicted
+    /// stream entry is a lost task).
+    pub async fn connect(url: &str, config: QueueConfig) -> Result<Self, QueueError> {
+        let client = redis::Client::open(url).map_err(err)?;
+        let mut conn = ConnectionManager::new(client.clone()).await.map_err(err)?;
+        let policy: Vec<String> =
+            redis::cmd("CONFIG").arg("GET").arg("maxmemory-policy").query_async(&mut conn).await.map_err(err)?;
+        if policy.get(1).map(String::as_str) != Some("noeviction") {
+            return Err(QueueError::Backend(format!(
+                "Redis at {url} has maxmemory-policy {:?}; the queue needs noeviction (evicted entries are lost tasks)",
+                policy.get(1)
+            )));
+        }
+        let blocking = client.get_multiplexed_async_connection().await.map_err(err)?;
+        Ok(Self {
+            config,
+            conn,
+            blocking: Mutex::new(blocking),
+            assign: Script::new(ASSIGN),
+            finish: Script::new(FINISH),
+            promote: Script::new(PROMOTE),
+            bury: Script::new(BURY),
+        })
+    }
+
+    async fn ensure_group(&self, kind: &str) -> Result<(), QueueError> {
+        let mut c = self.conn.clone();
+        let r: redis::RedisResult<()> =
+            redis::cmd("XGROUP").arg("CREATE").arg(stream(kind)).arg(GROUP).arg("0").arg("MKSTREAM").query_async(&mut c).await;
+        match r {
+            Ok(()) => Ok(()),
+            Err(e) if e.to_string().contains("BUSYGROUP") => Ok(()),
+            Err(e) => Err(err(e)),
+        }
+    }
+
+    /// Gives message `id` a fencing token for `consumer`, or dead-letters it when the delivery
+    /// exceeds `max_attempts`. `None` if the message is not (or no longer) this consumer's.
+    async fn lease(&self, kind: &str, consumer: &str, id: String, fields: &Value) -> Result<Option<Lease>, QueueError> {
+        let json = field_m(fields).ok_or_else(|| err(format!("message {id} has no 'm' field")))?;
+        let task: TaskMessage = serde_json::from_str(&json).map_err(err)?;
+        let mut c = self.conn.clone();
+        let r: Option<(u64, u64)> = self
+            .assign
+            .key(stream(kind))
+            .key(leases(kind))
+            .key(FENCE)
+            .arg(GROUP)
+            .arg(&id)
+            .arg(consumer)
+            .invoke_async(&mut c)
+            .await
+            .map_err(err)?;
+        let Some((token, deliveries)) = r else { return Ok(None) };
+        let attempt = task.failures + deliveries as u32;
+        if attempt > self.config.max_attempts {
+            let _: i64 = self
+                .bury
+                .key(stream(kind))
+                .key(leases(kind))
+                .key(dlq(kind))
+                .arg(GROUP)
+                .arg(&id)
+                .arg(&json)
+                .arg("lease expired on the last attempt")
+                .invoke_async(&mut c)
+                .await
+                .map_err(err)?;
+            return Ok(None);
+        }
+        Ok(Some(Lease { kind: kind.into(), message_id: id, consumer: consumer.into(), token, attempt, task }))
+    }
+
+    async fn finish(&self, lease: &Lease, action: &str, message: &str, extra: &str) -> Result<(), QueueError> {
+        let mut c = self.conn.clone();
+        let ok: i64 = self
+            .finish
+            .key(stream(&lease.kind))
+            .key(leases(&lease.kind))
+            .key(dlq(&lease.kind))
+            .key(delayed(&lease.kind))
+            .arg(GROUP)
+            .arg(&lease.message_id)
+            .arg(format!("{}:{}", lease.consumer, lease.token))
+            .arg(action)
+            .arg(message)
+            .arg(extra)
+            .invoke_async(&mut c)
+            .await
+            .map_err(err)?;
+        if ok == 1 {
+            Ok(())
+        } else {
+            Err(QueueError::StaleLease)
+        }
+    }
+}
+
+/// The `m` field of a stream entry's field list.
+fn field_m(fields: &Value) -> Option<String> {
+    let Value::Array(items) = fields else { return None };
+    let mut it = items.iter();
+    while let (Some(k), Some(v)) = (it.next(), it.next()) {
+        let key: String = redis::from_redis_value(k.clone()).ok()?;
+        if key == "m" {
+            return redis::from_redis_value(v.clone()).ok();
+        }
+    }
+    None
+}
+
+/// The first `(id, fields)` of an `XAUTOCLAIM` / `XREADGROUP` entry list.
+fn first_entry(entries: &Value) -> Option<(String, Value)> {
+    let Value::Array(list) = entries else { return None };
+    for e in list {
+        if let Value::Array(pair) = e {
+            if pair.len() == 2 {
+                let id: String = redis::from_redis_value(pair[0].clone()).ok()?;
+                if matches!(pair[1], Value::Nil) {
+                    continue; // deleted entry
+                }
+                return Some((id, pair[1].clone()));
+            }
+        }
+    }
+    None
+}
+
+#[async_trait]
+impl Queue for RedisQueue {
+    async fn enqueue(&self, kind: &str, task: TaskMessage) -> Result<(), QueueError> {
+        check_kind(kind)?;
+        check_payload(&task)?;
+        self.ensure_group(kind).await?;
+        let json = serde_json::to_string(&task).map_err(err)?;
+        let mut c = self.conn.clone();
+        let _: String = c.xadd(stream(kind), "*", &[("m", json)]).await.map_err(err)?;
+        Ok(())
+    }
+
+    async fn claim(&self, kind: &str, consumer: &str, wait: Duration) -> Result<Option<Lease>, QueueError> {
+        check_kind(kind)?;
+        self.ensure_group(kind).await?;
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let mut c = self.conn.clone();
+            let _: i64 = self.promote.key(stream(kind)).key(delayed(kind)).arg(now_ms()).invoke_async(&mut c).await.map_err(err)?;
+            // Expired leases first.
+            let claimed: Value = redis::cmd("XAUTOCLAIM")
+                .arg(stream(kind))
+                .arg(GROUP)
+                .arg(consumer)
+                .arg(self.config.visibility_timeout.as_millis() as u64)
+                .arg("0-0")
+                .arg("COUNT")
+                .arg(1)
+                .query_async(&mut c)
+                .await
+                .map_err(err)?;
+            if let Value::Array(parts) = &claimed {
+                if let Some((id, fields)) = parts.get(1).and_then(first_entry) {
+                    if let Some(l) = self.lease(kind, consumer, id, &fields).await? {
+                        return Ok(Some(l));
+                    }
+                    continue;
+                }
+            }
+            // New messages, blocking until something arrives, a retry falls due, or the deadline.
+            let now = tokio::time::Instant::now();
+            if now >= deadline && !wait.is_zero() {
+                return Ok(None);
+            }
+            let block = (deadline.saturating_duration_since(now)).min(Duration::from_millis(250)).as_millis().max(1) as u64;
+            let read: Value = {
+                let mut b = self.blocking.lock().await;
+                let mut cmd = redis::cmd("XREADGROUP");
+                cmd.arg("GROUP").arg(GROUP).arg(consumer).arg("COUNT").arg(1);
+                if !wait.is_zero() {
+                    cmd.arg("BLOCK").arg(block);
+                }
+                cmd.arg("STREAMS").arg(stream(kind)).arg(">").query_async(&mut *b).await.map_err(err)?
+            };
+            if let Value::Array(streams) = &read {
+                if let Some(Value::Array(s)) = streams.first() {
+                    if let Some((id, fields)) = s.get(1).and_then(first_entry) {
+                        if let Some(l) = self.lease(kind, consumer, id, &fields).await? {
+                            return Ok(Some(l));
+                        }
+                        continue;
+                    }
+                }
+            }
+            if wait.is_zero() || tokio::time::Instant::now() >= deadline {
+                return Ok(None);
+            }
+        }
+    }
+
+    async fn complete(&self, lease: &Lease) -> Result<(), QueueError> {
+        self.finish(lease, "ack", "", "").await
+    }
+
+    async fn fail(&self, lease: &Lease, reason: &str) -> Result<FailOutcome, QueueError> {
+        if lease.attempt >= self.config.max_attempts {
+            let json = serde_json::to_string(&lease.task).map_err(err)?;
+            self.finish(lease, "dead", &json, reason).await?;
+            return Ok(FailOutcome::DeadLettered);
+        }
+        let mut task = lease.task.clone();
+        task.failures = lease.attempt;
+        let delay = self.config.backoff(lease.attempt);
+        let json = serde_json::to_string(&task).map_err(err)?;
+        self.finish(lease, "delay", &json, &(now_ms() + delay.as_millis() as u64).to_string()).await?;
+        Ok(FailOutcome::Retried { delay })
+    }
+
+    async fn release(&self, lease: &Lease) -> Result<(), QueueError> {
+        let mut task = lease.task.clone();
+        task.failures = lease.attempt - 1;
+        let json = serde_json::to_string(&task).map_err(err)?;
+        self.finish(lease, "requeue", &json, "").await
+    }
+
+    async fn stats(&self, kind: &str) -> Result<QueueStats, QueueError> {
+        check_kind(kind)?;
+        self.ensure_group(kind).await?;
+        let mut c = self.conn.clone();
+        let len: u64 = c.xlen(stream(kind)).await.map_err(err)?;
+        let summary: Value = redis::cmd("XPENDING").arg(stream(kind)).arg(GROUP).query_async(&mut c).await.map_err(err)?;
+        let running: u64 = match &summary {
+            Value::Array(v) if !v.is_empty() => redis::from_redis_value(v[0].clone()).unwrap_or(0),
+            _ => 0,
+        };
+        let delayed_n: u64 = c.zcard(delayed(kind)).await.map_err(err)?;
+        let dead: u64 = c.xlen(dlq(kind)).await.map_err(err)?;
+        let first: Value = redis::cmd("XRANGE").arg(stream(kind)).arg("-").arg("+").arg("COUNT").arg(1).query_async(&mut c).await.map_err(err)?;
+        let oldest_age = first_entry(&first).and_then(|(id, _)| {
+            let ms: u64 = id.split('-').next()?.parse().ok()?;
+            Some(Duration::from_millis(now_ms().saturating_sub(ms)))
+        });
+        Ok(QueueStats { pending: len.saturating_sub(running), running, delayed: delayed_n, dead, oldest_age })
+    }
+
+    async fn dead_letters(&self, kind: &str) -> Result<Vec<(TaskMessage, String)>, QueueError> {
+        let mut c = self.conn.clone();
+        let all: Value = redis::cmd("XRANGE").arg(dlq(kind)).arg("-").arg("+").query_async(&mut c).await.map_err(err)?;
+        let mut out = Vec::new();
+        if let Value::Array(entries) = all {
+            for e in entries {
+                if let Value::Array(pair) = e {
+                    if let (Some(fields), true) = (pair.get(1), pair.len() == 2) {
+                        let m = field_m(fields).ok_or_else(|| err("dead letter without 'm'"))?;
+                        let task: TaskMessage = serde_json::from_str(&m).map_err(err)?;
+                        let reason = match fields {
+                            Value::Array(items) => items
+                                .chunks(2)
+                                .find(|kv| redis::from_redis_value::<String>(kv[0].clone()).ok().as_deref() == Some("reason"))
+                                .and_then(|kv| redis::from_redis_value::<String>(kv[1].clone()).ok())
+                                .unwrap_or_default(),
+                            _ => String::new(),
+                        };
+                        out.push((task, reason));
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    async fn purge_job(&self, kind: &str, job_id: &str) -> Result<u64, QueueError> {
+        check_kind(kind)?;
+        self.ensure_group(kind).await?;
+        let mut c = self.conn.clone();
+        let mut removed = 0u64;
+        // Waiting entries: not yet delivered to any consumer (delivered ones are running and
+        // finish or fail on their own; the executor ignores their results for a cancelled job).
+        let summary: Value = redis::cmd("XPENDING").arg(stream(kind)).arg(GROUP).arg("-").arg("+").arg(100_000).query_async(&mut c).await.map_err(err)?;
+        let mut delivered = std::collections::HashSet::new();
+        if let Value::Array(v) = summary {
+            for p in v {
+                if let Value::Array(f) = p {
+                    if let Some(id) = f.first().and_then(|x| redis::from_redis_value::<String>(x.clone()).ok()) {
+                        delivered.insert(id);
+                    }
+                }
+            }
+        }
+        let all: Value = redis::cmd("XRANGE").arg(stream(kind)).arg("-").arg("+").query_async(&mut c).await.map_err(err)?;
+        if let Value::Array(entries) = all {
+            for e in entries {
+                let Value::Array(pair) = e else { continue };
+                let (Some(idv), Some(fields)) = (pair.first(), pair.get(1)) else { continue };
+                let id: String = redis::from_redis_value(idv.clone()).map_err(err)?;
+                if delivered.contains(&id) {
+                    continue;
+                }
+                if let Some(m) = field_m(fields) {
+                    if serde_json::from_str::<TaskMessage>(&m).map(|t| t.job_id == job_id).unwrap_or(false) {
+                        let n: u64 = c.xdel(stream(kind), &[&id]).await.map_err(err)?;
+                        removed += n;
+                    }
+                }
+            }
+        }
+        let members: Vec<String> = c.zrange(delayed(kind), 0, -1).await.map_err(err)?;
+        for m in members {
+            if serde_json::from_str::<TaskMessage>(&m).map(|t| t.job_id == job_id).unwrap_or(false) {
+                let n: u64 = c.zrem(delayed(kind), &m).await.map_err(err)?;
+                removed += n;
+            }
+        }
+        Ok(removed)
+    }
+}

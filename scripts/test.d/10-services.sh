@@ -1,0 +1,47 @@
+# Real Redis and a real S3-compatible server (MinIO) for the queue, blob-store and platform
+# tests. Installs what is missing, starts both on loopback ports of their own, exports their
+# addresses, and stops them when the test command exits.
+
+export PATH="$HOME/go/bin:/usr/local/go/bin:$PATH"
+if ! command -v redis-server >/dev/null 2>&1; then
+  echo "installing redis-server (apt)"
+  (apt-get update -qq && apt-get install -y -qq redis-server) >/dev/null
+fi
+if ! command -v minio >/dev/null 2>&1; then
+  echo "installing MinIO (go install, about 3 minutes the first time)"
+  (cd /tmp && GOFLAGS=-mod=mod go install github.com/minio/minio@latest)
+fi
+
+PROVER_TEST_TMP="$(mktemp -d)"
+REDIS_PORT=6391
+MINIO_PORT=9191
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no \
+  --maxmemory-policy noeviction --daemonize yes --pidfile "$PROVER_TEST_TMP/redis.pid" \
+  --logfile "$PROVER_TEST_TMP/redis.log"
+export AWS_ACCESS_KEY_ID=prover-test-key
+export AWS_SECRET_ACCESS_KEY=prover-test-secret-key
+MINIO_ROOT_USER="$AWS_ACCESS_KEY_ID" MINIO_ROOT_PASSWORD="$AWS_SECRET_ACCESS_KEY" \
+  minio server "$PROVER_TEST_TMP/minio" --address "127.0.0.1:$MINIO_PORT" \
+  --console-address "127.0.0.1:$((MINIO_PORT + 1))" >"$PROVER_TEST_TMP/minio.log" 2>&1 &
+MINIO_PID=$!
+cleanup_services() {
+  kill "$MINIO_PID" 2>/dev/null || true
+  [ -f "$PROVER_TEST_TMP/redis.pid" ] && kill "$(cat "$PROVER_TEST_TMP/redis.pid")" 2>/dev/null || true
+}
+trap cleanup_services EXIT
+
+for _ in $(seq 1 100); do
+  if redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 \
+     && curl -sf "http://127.0.0.1:$MINIO_PORT/minio/health/live" >/dev/null 2>&1; then
+    break
+  fi
+  sleep 0.2
+done
+redis-cli -p "$REDIS_PORT" ping >/dev/null
+curl -sf "http://127.0.0.1:$MINIO_PORT/minio/health/live" >/dev/null || { cat "$PROVER_TEST_TMP/minio.log"; false; }
+
+export PROVER_TEST_REDIS_URL="redis://127.0.0.1:$REDIS_PORT/"
+export PROVER_TEST_S3_ENDPOINT="http://127.0.0.1:$MINIO_PORT"
+export PROVER_TEST_S3_BUCKET=prover-test
+export PROVER_TEST_REQUIRE_SERVICES=1
+echo "Redis at $PROVER_TEST_REDIS_URL, MinIO at $PROVER_TEST_S3_ENDPOINT"
