@@ -292,6 +292,28 @@ impl BatchProof {
         Ok(this)
     }
 
+    /// Assembles `Λ_I` from node proofs made elsewhere (by workers): they must be exactly the
+    /// nodes of `T'_I` for `batch`, each must verify and carry `tree`'s Merkle hash.
+    pub fn from_node_proofs(circuits: &Circuits, tree: &Tree, batch: &[u64], proofs: Vec<NodeProof>) -> Result<Self, Error> {
+        let params = circuits.params();
+        let batch = check_batch(params, batch)?;
+        let plan = plan_set(params, &batch);
+        let mut nodes = BTreeMap::new();
+        for p in proofs {
+            if !plan.contains(&p.id) {
+                return Err(Error::input(format!("node {} is not in T'_I of the batch", p.id)));
+            }
+            nodes.insert(p.id, p);
+        }
+        if nodes.len() != plan.len() {
+            return Err(Error::input(format!("{} of {} node proofs given", nodes.len(), plan.len())));
+        }
+        let mut this = Self { params, batch, nodes, siblings: BTreeMap::new() };
+        this.refresh_siblings(tree)?;
+        this.check_against(circuits, tree)?;
+        Ok(this)
+    }
+
     /// Proves `ids` (sorted by level) using `tree` for sibling hashes, storing proofs and
     /// refreshing the sibling hashes of the structure.
     fn prove_nodes(
