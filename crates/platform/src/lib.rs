@@ -83,6 +83,7 @@ pub struct Platform {
     queue: Arc<dyn Queue>,
     blobs: Arc<dyn BlobStore>,
     circuits: Mutex<HashMap<Params, Arc<Circuits>>>,
+    building: tokio::sync::Mutex<()>,
     jobs: Mutex<HashMap<String, Arc<(ReckleJobSpec, Tree)>>>,
     progress: Mutex<HashMap<String, watch::Sender<JobOutcome>>>,
     /// Parents this executor has already released (a redelivered report must not release a
@@ -97,6 +98,7 @@ impl Platform {
             queue,
             blobs,
             circuits: Mutex::new(HashMap::new()),
+            building: tokio::sync::Mutex::new(()),
             jobs: Mutex::new(HashMap::new()),
             progress: Mutex::new(HashMap::new()),
             released: Mutex::new(Default::default()),
@@ -105,6 +107,11 @@ impl Platform {
 
     /// Circuit data per `(ℓ, q)`, built once per process.
     async fn circuits(&self, params: Params) -> Result<Arc<Circuits>, PlatformError> {
+        if let Some(c) = self.circuits.lock().expect("mutex").get(&params) {
+            return Ok(c.clone());
+        }
+        // One build at a time: concurrent workers wait for the first instead of building again.
+        let _building = self.building.lock().await;
         if let Some(c) = self.circuits.lock().expect("mutex").get(&params) {
             return Ok(c.clone());
         }
