@@ -189,8 +189,7 @@ impl Platform {
         let circuits = self.circuits(params).await?;
         let plan: BTreeSet<NodeId> = reckle::plan_batch(params, &j.0.batch)?.into_iter().collect();
         let proof = if id.level == params.log_bucket {
-            let start = id.index << params.log_bucket;
-            let selected: Vec<u64> = j.0.batch.iter().filter(|i| (start..start + params.bucket_size()).contains(i)).map(|i| i - start).collect();
+            let selected = reckle::selected_in_bucket(params, &j.0.batch, id.index);
             let (c, j2) = (circuits.clone(), j.clone());
             tokio::task::spawn_blocking(move || reckle::prove_bucket(&c, id.index, j2.1.bucket_values(id.index)?, &selected))
                 .await

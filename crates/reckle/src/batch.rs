@@ -38,6 +38,16 @@ fn check_batch(params: Params, batch: &[u64]) -> Result<BTreeSet<u64>, Error> {
     Ok(set)
 }
 
+/// Positions within bucket `bucket` (`0 .. 2^q`) of the batch indices that fall in it: the
+/// `selected` argument of [`prove_bucket`].
+pub fn selected_in_bucket<'a>(params: Params, batch: impl IntoIterator<Item = &'a u64>, bucket: u64) -> Vec<u64> {
+    let start = bucket << params.log_bucket;
+    let end = start + params.bucket_size();
+    let mut out: Vec<u64> = batch.into_iter().filter(|&&i| i >= start && i < end).map(|i| i - start).collect();
+    out.sort_unstable();
+    out
+}
+
 fn plan_set(params: Params, batch: &BTreeSet<u64>) -> BTreeSet<NodeId> {
     let mut nodes = BTreeSet::new();
     for &i in batch {
@@ -333,9 +343,7 @@ impl BatchProof {
                 .par_iter()
                 .map(|&id| {
                     let p = if level == q {
-                        let start = id.index << q;
-                        let selected: Vec<u64> =
-                            self.batch.range(start..start + (1 << q)).map(|i| i - start).collect();
+                        let selected = selected_in_bucket(self.params, &self.batch, id.index);
                         prove_bucket(circuits, id.index, tree.bucket_values(id.index)?, &selected)?
                     } else {
                         let [l, r] = id.children();

@@ -67,7 +67,7 @@ pub mod node;
 pub mod tree;
 
 pub use batch::{
-    decode_values, encode_values, files, plan_batch, plan_update, BatchLeaf, BatchProof, Change, Statement, UpdatePlan,
+    decode_values, encode_values, files, plan_batch, plan_update, selected_in_bucket, BatchLeaf, BatchProof, Change, Statement, UpdatePlan,
     UpdateReport,
 };
 pub use circuits::{Circuits, RootKey};

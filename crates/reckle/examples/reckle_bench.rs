@@ -1,7 +1,7 @@
 //! Reckle benchmark: prints markdown tables.
 //!
 //! ```text
-//! cargo run --release -p reckle --example bench -- [--q 4] [--node-qs 2,3,4,5] \
+//! cargo run --release -p reckle --example reckle_bench -- [--q 4] [--node-qs 2,3,4,5] \
 //!     [--batches 10:4,10:16,16:4,16:16,16:64,20:4,20:16]
 //! ```
 //!

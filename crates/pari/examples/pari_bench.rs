@@ -1,7 +1,7 @@
 //! Pari benchmark: prints markdown tables.
 //!
 //! ```text
-//! cargo run --release -p pari --example bench -- [--batch-sizes 2,32,512,4096,65536]
+//! cargo run --release -p pari --example pari_bench -- [--batch-sizes 2,32,512,4096,65536]
 //!     [--individual-cap 4096] [--prove-logs 12,14,16] [--curves bls12-381,bn254]
 //! ```
 //!
