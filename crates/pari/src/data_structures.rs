@@ -2,7 +2,6 @@
 //! (on-curve and subgroup checks by arkworks, lengths, magic and version tag, key consistency).
 
 use ark_ec::pairing::Pairing;
-use ark_ff::PrimeField;
 use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize, Compress, Validate};
 
@@ -184,9 +183,4 @@ impl<E: Pairing> ProvingKey<E> {
         }
         Ok(pk)
     }
-}
-
-/// Interprets a public-input element given as bytes or decimal elsewhere; helper for callers.
-pub fn field_from_u64<F: PrimeField>(v: u64) -> F {
-    F::from(v)
 }

@@ -2,7 +2,7 @@
 
 use ark_ec::pairing::Pairing;
 use ark_ec::CurveGroup;
-use ark_ff::{AdditiveGroup, FftField, Field, PrimeField, UniformRand, Zero};
+use ark_ff::{AdditiveGroup, FftField, Field, UniformRand, Zero};
 use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
 use ark_relations::gr1cs::ConstraintSynthesizer;
 use rand::{CryptoRng, RngCore};
@@ -163,11 +163,6 @@ fn prove_inner<E: Pairing, R: RngCore + CryptoRng>(
     let u_bases = [&pk.sigma_a[..], &pk.sigma_b[..], &pk.sigma_1[..]].concat();
     let u = msm::<E::G1>(&u_bases, &u_scalars);
     Ok(Proof { t, u: u.into_affine(), v_a, v_b })
-}
-
-/// Convenience for callers holding field elements as `PrimeField` values.
-pub fn public_inputs_from_u64<F: PrimeField>(values: &[u64]) -> Vec<F> {
-    values.iter().map(|v| F::from(*v)).collect()
 }
 
 #[cfg(test)]

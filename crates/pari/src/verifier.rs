@@ -29,7 +29,6 @@ fn open_all<E: Pairing>(
 ) -> Vec<Option<Opened<E::ScalarField>>> {
     let vk = &pvk.vk;
     let l = vk.num_instance as usize;
-    let n = pvk.domain.size();
     let n_inv = pvk.domain.size_inv();
     let omega_start = pvk.domain.element(vk.instance_row_start as usize);
     let omega = pvk.domain.group_gen();
@@ -78,7 +77,6 @@ fn open_all<E: Pairing>(
         x_a *= v_k * n_inv;
         let v_q = ((x_a + proof.v_a).square() - proof.v_b) * inv[l];
         out.push(Some(Opened { r, v_q }));
-        let _ = n;
     }
     out
 }
