@@ -271,14 +271,14 @@ impl Queue for RedisQueue {
                 return Ok(None);
             }
             let block = (deadline.saturating_duration_since(now)).min(Duration::from_millis(250)).as_millis().max(1) as u64;
-            let read: Value = {
+            let mut cmd = redis::cmd("XREADGROUP");
+            cmd.arg("GROUP").arg(GROUP).arg(consumer).arg("COUNT").arg(1);
+            let read: Value = if wait.is_zero() {
+                // Non-blocking: the shared multiplexed connection is fine.
+                cmd.arg("STREAMS").arg(stream(kind)).arg(">").query_async(&mut c).await.map_err(err)?
+            } else {
                 let mut b = self.blocking.lock().await;
-                let mut cmd = redis::cmd("XREADGROUP");
-                cmd.arg("GROUP").arg(GROUP).arg(consumer).arg("COUNT").arg(1);
-                if !wait.is_zero() {
-                    cmd.arg("BLOCK").arg(block);
-                }
-                cmd.arg("STREAMS").arg(stream(kind)).arg(">").query_async(&mut *b).await.map_err(err)?
+                cmd.arg("BLOCK").arg(block).arg("STREAMS").arg(stream(kind)).arg(">").query_async(&mut *b).await.map_err(err)?
             };
             if let Value::Array(streams) = &read {
                 if let Some(Value::Array(s)) = streams.first() {
