@@ -192,5 +192,5 @@ fn locate<E: Pairing, R: RngCore + CryptoRng>(
         locate(pvk, left, offset, rng, bad, false);
     }
     // If the left half is fine, the failure is in the right half: skip re-checking it whole.
-    locate(pvk, right, offset + mid, rng, bad, left_ok == false);
+    locate(pvk, right, offset + mid, rng, bad, !left_ok);
 }
