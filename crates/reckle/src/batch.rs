@@ -276,15 +276,7 @@ pub struct BatchProof {
 impl BatchProof {
     /// `Agg_pp`: proves every node of `T'_I` level by level (nodes of a level in parallel).
     pub fn aggregate(circuits: &Circuits, tree: &Tree, batch: &[u64]) -> Result<Self, Error> {
-        let params = circuits.params();
-        if tree.params() != params {
-            return Err(Error::input("tree and circuits have different parameters"));
-        }
-        let batch = check_batch(params, batch)?;
-        let mut this = Self { params, batch, nodes: BTreeMap::new(), siblings: BTreeMap::new() };
-        let plan = plan_set(params, &this.batch);
-        this.prove_nodes(circuits, tree, plan.into_iter().collect(), |_| {})?;
-        Ok(this)
+        Self::aggregate_with_progress(circuits, tree, batch, |_| {})
     }
 
     /// Like [`BatchProof::aggregate`], calling `progress(node)` after each node is proved.
@@ -295,6 +287,9 @@ impl BatchProof {
         progress: impl Fn(NodeId) + Sync,
     ) -> Result<Self, Error> {
         let params = circuits.params();
+        if tree.params() != params {
+            return Err(Error::input("tree and circuits have different parameters"));
+        }
         let batch = check_batch(params, batch)?;
         let mut this = Self { params, batch, nodes: BTreeMap::new(), siblings: BTreeMap::new() };
         let plan = plan_set(params, &this.batch);
