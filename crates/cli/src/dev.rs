@@ -1,8 +1,9 @@
 //! `prover dev`: the embedded, single-process demo. Runs the platform's planner, executor, two
 //! workers and the aggregator in this process, over the in-process queue and a filesystem
 //! object store (the same code that runs over Redis and S3), to prove a batch of a random
-//! vector; verifies the published proof offline; then updates one leaf of the batch, re-proving
-//! only its path, and verifies again. Prints progress and the timing of every step.
+//! vector; verifies the published proof offline; then submits an update job for one leaf of the
+//! batch, which re-proves only its path, and verifies again. Prints progress and the timing of
+//! every step.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,12 +11,13 @@ use std::time::Duration;
 use anyhow::{bail, ensure, Context};
 use blobstore::{BlobStore, FsStore};
 use clap::Args;
-use platform::{JobOutcome, Platform, ReckleJobSpec};
+use jobs::MemoryJobStore;
+use platform::{JobOutcome, JobRequest, Leaves, Platform};
 use queue::{MemoryQueue, QueueConfig};
 use rand::rngs::StdRng;
 use rand::seq::index::sample;
 use rand::{Rng, SeedableRng};
-use reckle::{files, BatchProof, Change, NodeProof, Params, Statement, Tree};
+use reckle::{files, Change, NodeProof, Params, Statement};
 
 use crate::reckle::build_circuits;
 use crate::util::{secs, timed};
@@ -58,7 +60,8 @@ async fn demo(a: DevArgs, params: Params, data: std::path::PathBuf) -> anyhow::R
     );
     println!("   object store: {} (filesystem), queue: in-process", data.display());
     let blobs: Arc<dyn BlobStore> = Arc::new(FsStore::new(&data)?);
-    let platform = Platform::new(Arc::new(MemoryQueue::new(QueueConfig::default())), blobs.clone());
+    let platform =
+        Platform::new(Arc::new(MemoryQueue::new(QueueConfig::default())), blobs.clone(), Arc::new(MemoryJobStore::new()));
     let (stop, rx) = tokio::sync::watch::channel(false);
     tokio::spawn(platform.clone().run_executor("executor".into(), rx.clone()));
     tokio::spawn(platform.clone().run_aggregator("aggregator".into(), rx.clone()));
@@ -70,25 +73,19 @@ async fn demo(a: DevArgs, params: Params, data: std::path::PathBuf) -> anyhow::R
     let mut batch: Vec<u64> =
         sample(&mut rng, params.num_leaves() as usize, a.batch as usize).into_iter().map(|i| i as u64).collect();
     batch.sort_unstable();
-    let job = format!("dev-{}", a.seed);
-    let spec = ReckleJobSpec { log_n: a.log_n, log_bucket: a.log_bucket, batch: batch.clone() };
     let start = std::time::Instant::now();
-    let total = platform.submit_reckle(&job, spec, values.clone()).await?;
-    println!("1. submitted job {job}: batch I = {batch:?}, {total} node proofs planned");
+    let request = JobRequest::ReckleBatch {
+        log_n: a.log_n,
+        log_bucket: a.log_bucket,
+        batch: batch.clone(),
+        leaves: Leaves::Inline(values.clone()),
+    };
+    let (job, _) = platform.submit(request, None).await?;
+    println!("1. submitted job {job}: batch I = {batch:?}");
     println!("   (workers build the circuits for (ℓ, q) once, then prove nodes as their children land)");
-    let mut shown = 0;
-    let outcome = platform
-        .wait(&job, |o| {
-            if let JobOutcome::Running { done, total } = o {
-                if *done > shown {
-                    shown = *done;
-                    println!("   {done}/{total} nodes proven ({})", secs(start.elapsed()));
-                }
-            }
-        })
-        .await;
-    let _ = stop.send(true);
+    let outcome = follow(&platform, &job, start).await;
     if outcome != JobOutcome::Done {
+        let _ = stop.send(true);
         bail!("job {job} did not finish: {outcome:?}");
     }
     let t_prove = start.elapsed();
@@ -111,27 +108,47 @@ async fn demo(a: DevArgs, params: Params, data: std::path::PathBuf) -> anyhow::R
         secs(t)
     );
 
-    // Update one batch leaf from the published Λ_I, re-proving only its path.
-    let mut tree = Tree::build(params, values)?;
-    let mut lambda = BatchProof::from_bytes(&circuits, &blobs.get(&format!("{dir}/{}", files::LAMBDA)).await?)?;
+    // Update one batch leaf: an update job re-proves only the leaf's path, reusing the other
+    // node proofs of the first job.
     let index = batch[0];
     let value = rng.gen::<u64>();
-    let (report, t_update) = timed(|| lambda.update(&circuits, &mut tree, &[Change::Set { index, value }]));
-    let report = report?;
-    println!(
-        "4. set a[{index}] = {value}: re-proved {} of {} nodes in {}",
-        report.reproved.len(),
-        lambda.num_nodes(),
-        secs(t_update)
-    );
-    let st2 = lambda.statement(&circuits, &tree)?;
-    let (ok, t) = timed(|| st2.verify(&circuits, lambda.root_proof()));
+    let start = std::time::Instant::now();
+    let request = JobRequest::ReckleUpdate { base_job: job.clone(), changes: vec![Change::Set { index, value }] };
+    let (job2, _) = platform.submit(request, None).await?;
+    let rec = platform.job_store().get(&job2).await?.context("update job recorded")?;
+    println!("4. set a[{index}] = {value}: update job {job2} re-proves {} nodes", rec.progress().total);
+    let outcome = follow(&platform, &job2, start).await;
+    let _ = stop.send(true);
+    if outcome != JobOutcome::Done {
+        bail!("update job {job2} did not finish: {outcome:?}");
+    }
+    println!("   done in {}", secs(start.elapsed()));
+    let dir2 = format!("jobs/{job2}/proof");
+    let st2: Statement = serde_json::from_slice(&blobs.get(&format!("{dir2}/{}", files::STATEMENT)).await?)?;
+    let root2 = NodeProof::from_bytes(&circuits, &blobs.get(&format!("{dir2}/{}", files::PROOF)).await?)?;
+    let (ok, t) = timed(|| st2.verify(&circuits, &root2));
     ok.context("updated batch proof did not verify")?;
+    ensure!(st2.root != st.root, "the update did not change the commitment");
     println!("5. verified the updated proof against C' = {} in {}", st2.root, secs(t));
-    let stale = st.verify(&circuits, lambda.root_proof());
+    let stale = st.verify(&circuits, &root2);
     ensure!(stale.is_err(), "the updated proof verified against the old statement");
     println!("6. the updated proof is rejected for the old statement, as it must be: {}", stale.unwrap_err());
     tokio::time::sleep(Duration::from_millis(10)).await;
     println!("done");
     Ok(())
+}
+
+/// Waits for a job, printing progress.
+async fn follow(platform: &Platform, job: &str, start: std::time::Instant) -> JobOutcome {
+    let mut shown = 0;
+    platform
+        .wait(job, |o| {
+            if let JobOutcome::Running { done, total } = o {
+                if *done > shown {
+                    shown = *done;
+                    println!("   {done}/{total} nodes proven ({})", secs(start.elapsed()));
+                }
+            }
+        })
+        .await
 }

@@ -4,9 +4,11 @@
 
 use clap::{Parser, Subcommand};
 
+mod client;
 mod dev;
 mod pari;
 mod reckle;
+mod serve;
 mod util;
 
 #[derive(Parser)]
@@ -26,6 +28,55 @@ enum Command {
     /// Pari proofs: setup, prove, verify, batch-verify.
     #[command(subcommand)]
     Pari(pari::PariCommand),
+    /// Run platform services: one role against Redis and S3, or all of them with --embedded.
+    Serve(serve::ServeArgs),
+    /// Submit a job to the platform; prints its id.
+    Submit {
+        #[command(flatten)]
+        endpoint: client::Endpoint,
+        #[command(subcommand)]
+        job: client::SubmitCommand,
+    },
+    /// Follow a job with progress bars: exits 0 when it is done, 1 when it failed or was
+    /// cancelled.
+    Watch {
+        job: String,
+        #[command(flatten)]
+        endpoint: client::Endpoint,
+    },
+    /// Print a job's state and progress.
+    Status {
+        job: String,
+        #[command(flatten)]
+        endpoint: client::Endpoint,
+    },
+    /// List jobs, newest first.
+    Jobs {
+        #[arg(long, default_value_t = 50)]
+        page_size: u32,
+        #[command(flatten)]
+        endpoint: client::Endpoint,
+    },
+    /// Cancel a job.
+    Cancel {
+        job: String,
+        #[command(flatten)]
+        endpoint: client::Endpoint,
+    },
+    /// Download a done job's proof directory (then `prover reckle verify DIR`).
+    Fetch {
+        job: String,
+        #[arg(long)]
+        out: std::path::PathBuf,
+        #[command(flatten)]
+        endpoint: client::Endpoint,
+    },
+    /// Ask the platform to verify a done job's proof.
+    VerifyRemote {
+        job: String,
+        #[command(flatten)]
+        endpoint: client::Endpoint,
+    },
 }
 
 fn main() -> std::process::ExitCode {
@@ -44,5 +95,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Dev(args) => dev::run(args),
         Command::Reckle(cmd) => reckle::run(cmd),
         Command::Pari(cmd) => pari::run(cmd),
+        Command::Serve(args) => serve::run(args),
+        Command::Submit { endpoint, job } => client::submit(endpoint, job),
+        Command::Watch { job, endpoint } => client::watch(endpoint, job),
+        Command::Status { job, endpoint } => client::status(endpoint, job),
+        Command::Jobs { page_size, endpoint } => client::list(endpoint, page_size),
+        Command::Cancel { job, endpoint } => client::cancel(endpoint, job),
+        Command::Fetch { job, out, endpoint } => client::fetch(endpoint, job, out),
+        Command::VerifyRemote { job, endpoint } => client::verify_remote(endpoint, job),
     }
 }

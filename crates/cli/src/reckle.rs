@@ -91,14 +91,14 @@ pub fn run(cmd: ReckleCommand) -> anyhow::Result<()> {
 }
 
 /// log2 of `n`, which must be a power of two ≥ 2.
-fn log2_exact(n: u64, what: &str) -> anyhow::Result<u32> {
+pub fn log2_exact(n: u64, what: &str) -> anyhow::Result<u32> {
     if n < 2 || !n.is_power_of_two() {
         bail!("{what}: the number of leaves must be a power of two ≥ 2, got {n}");
     }
     Ok(n.trailing_zeros())
 }
 
-fn read_leaves_file(path: &Path) -> anyhow::Result<Vec<u64>> {
+pub fn read_leaves_file(path: &Path) -> anyhow::Result<Vec<u64>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("--leaves-file {}", path.display()))?;
     let mut values = Vec::new();
     for (no, line) in text.lines().enumerate() {
@@ -278,18 +278,23 @@ pub fn load_state(dir: &Path, circuits: &Circuits) -> anyhow::Result<(Tree, Batc
 }
 
 fn parse_changes(a: &UpdateArgs) -> anyhow::Result<Vec<Change>> {
+    parse_change_flags(&a.set, &a.add, &a.remove)
+}
+
+/// Changes from `--set I=V`, `--add I` and `--remove I` flags.
+pub fn parse_change_flags(set: &[String], add: &[String], remove: &[String]) -> anyhow::Result<Vec<Change>> {
     let mut changes = Vec::new();
-    for s in &a.set {
+    for s in set {
         let (i, v) = s.split_once('=').with_context(|| format!("--set {s:?}: expected INDEX=VALUE"))?;
         changes.push(Change::Set {
             index: parse_u64(i).with_context(|| format!("--set {s:?}: INDEX"))?,
             value: parse_u64(v).with_context(|| format!("--set {s:?}: VALUE"))?,
         });
     }
-    for s in &a.add {
+    for s in add {
         changes.push(Change::Add(parse_u64(s).with_context(|| format!("--add {s:?}"))?));
     }
-    for s in &a.remove {
+    for s in remove {
         changes.push(Change::Remove(parse_u64(s).with_context(|| format!("--remove {s:?}"))?));
     }
     if changes.is_empty() {

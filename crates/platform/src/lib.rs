@@ -1,63 +1,199 @@
-//! The platform's job pipeline for Reckle batch jobs, written against the [`Queue`] and
-//! [`BlobStore`] traits only, so that the same code runs embedded (in-process queue,
-//! filesystem store) and against Redis and S3.
+//! The platform's job pipeline, written against three traits only — [`Queue`] (tasks with
+//! leases), [`BlobStore`] (inputs, intermediate proofs, outputs) and [`JobStore`] (job records and
+//! DAG state) — so that the same code runs embedded (in-process queue and job store, filesystem
+//! blobs) and distributed (Redis and S3), with any number of processes per role.
 //!
 //! Roles (each a loop that can run in its own process or task):
 //!
-//! * **planner** ([`Platform::submit_reckle`]): validates the job, stores its inputs under
-//!   `jobs/<id>/inputs/`, and enqueues one `reckle.leaf` task per bucket of `T'_I`. Invalid jobs
-//!   are refused before anything is written.
+//! * **planner** ([`Platform::submit`]): validates a job, records it, stores its inputs under
+//!   `jobs/<id>/inputs/`, and dispatches the tasks that are ready from the start. For a Reckle
+//!   batch job the DAG is one task per node of `T'_I` (buckets first); for a Reckle update job it
+//!   is only the affected paths (`reckle::plan_update`), and the nodes it keeps are copied from
+//!   the base job's outputs. An invalid job is refused before anything is written; a job whose
+//!   planning fails half-way is removed again.
 //! * **worker** ([`Platform::run_worker`]): claims `reckle.leaf` / `reckle.node` tasks, proves the
-//!   node (a pure function of the job inputs and the children's proofs, read from the store),
-//!   writes the proof to `jobs/<id>/nodes/<level>-<index>.bin` (a fixed key, so a redelivered
-//!   task overwrites the same object), reports `reckle.done`, and completes its lease.
-//! * **executor** ([`Platform::run_executor`]): consumes `reckle.done` reports and enqueues a
-//!   parent once every child of it in `T'_I` is proven, closest to the root first in the sense
-//!   that a parent is released the moment its last child lands; the root releases
-//!   `reckle.finish`. DAG state is recomputed from the plan and the store (a node is done iff its
-//!   proof object exists), so an executor restarted mid-job resumes from the store.
+//!   node (a pure function of the job inputs and the children's proofs), writes it to
+//!   `jobs/<id>/nodes/<level>-<index>.bin` (a fixed key, so a redelivered task overwrites the
+//!   same object), reports `reckle.done`, and completes its lease. Tasks of a job that has ended
+//!   (cancelled, failed) are dropped unproved.
+//! * **executor** ([`Platform::run_executor`]): consumes `reckle.done` reports, marks the node done
+//!   in the job store (atomically, once), and dispatches a parent the moment its last child in
+//!   the plan is done — the work closest to the root is released first; the root releases
+//!   `reckle.finish`. All state lives in the job store, so several executors may run and a
+//!   restarted one resumes where the others are.
 //! * **aggregator** ([`Platform::run_aggregator`]): claims `reckle.finish`, assembles the
-//!   statement, **verifies** the root proof, and only then writes the proof directory
-//!   `jobs/<id>/proof/` (the files of `reckle::files`) and marks the job done.
+//!   statement and `Λ_I`, **verifies** the root proof, writes `jobs/<id>/proof/` (the files of
+//!   `reckle::files`) and only then marks the job done.
 //!
-//! Not built yet (see the platform issue): the gRPC API, DAG state in Redis shared by several
-//! executors, job cancellation, metrics, and the separate service binaries.
+//! Cancellation ([`Platform::cancel`]) moves the job to its final state first (so no role
+//! dispatches for it any more), then purges its waiting tasks and deletes its inputs and
+//! intermediate proofs; a proof a worker was still writing is deleted by the executor when its
+//! report arrives.
 
-use std::collections::{BTreeSet, HashMap};
+pub mod grpc;
+pub mod metrics;
+pub mod service;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use blobstore::{BlobError, BlobStore};
 use bytes::Bytes;
+use jobs::{Created, JobError, JobRecord, JobState, JobStore, TaskCounts};
 use queue::{Lease, Queue, QueueError, TaskMessage};
-use reckle::{files, BatchProof, Child, Circuits, NodeId, NodeProof, Params, Statement, Tree};
+use reckle::{files, BatchProof, Change, Child, Circuits, NodeId, NodeProof, Params, Statement, Tree};
 use tokio::sync::watch;
+use tracing::Instrument;
 
 pub const KIND_LEAF: &str = "reckle.leaf";
 pub const KIND_NODE: &str = "reckle.node";
 pub const KIND_DONE: &str = "reckle.done";
 pub const KIND_FINISH: &str = "reckle.finish";
+/// Every task kind, for purges and queue metrics.
+pub const TASK_KINDS: [&str; 4] = [KIND_LEAF, KIND_NODE, KIND_DONE, KIND_FINISH];
+
+pub const JOB_RECKLE_BATCH: &str = "reckle.batch";
+pub const JOB_RECKLE_UPDATE: &str = "reckle.update";
+
+/// Largest tree a job may ask for (2^24 leaves, 128 MiB of values).
+pub const MAX_LOG_N: u32 = 24;
+/// Largest batch (the job spec is kept in the job store, not the blob store).
+pub const MAX_BATCH: usize = 4096;
+/// Most changes in one update job.
+pub const MAX_CHANGES: usize = 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PlatformError {
-    #[error("invalid job: {0}")]
-    InvalidJob(String),
+    /// Bad input; the message names the field.
+    #[error("invalid {field}: {reason}")]
+    InvalidJob { field: &'static str, reason: String },
+    /// A valid request that cannot be served in the current state (idempotency key reuse, a
+    /// base job that is not done).
+    #[error("{0}")]
+    Precondition(String),
+    #[error("no job {0}")]
+    NotFound(String),
     #[error(transparent)]
     Queue(#[from] QueueError),
     #[error(transparent)]
     Blob(#[from] BlobError),
+    #[error(transparent)]
+    Jobs(JobError),
     #[error("proof system: {0}")]
     Proof(#[from] reckle::Error),
     #[error("corrupt job data: {0}")]
     Corrupt(String),
 }
 
-/// What a Reckle job proves.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+impl From<JobError> for PlatformError {
+    fn from(e: JobError) -> Self {
+        match e {
+            JobError::Invalid { field, reason } => PlatformError::InvalidJob { field, reason },
+            JobError::IdempotencyConflict { .. } => PlatformError::Precondition(e.to_string()),
+            JobError::NotFound(id) => PlatformError::NotFound(id),
+            e => PlatformError::Jobs(e),
+        }
+    }
+}
+
+fn invalid(field: &'static str, reason: impl Into<String>) -> PlatformError {
+    PlatformError::InvalidJob { field, reason: reason.into() }
+}
+
+/// Where a job's leaf values come from.
+#[derive(Clone, Debug)]
+pub enum Leaves {
+    Inline(Vec<u64>),
+    /// An object in the platform's blob store (`leaves.bin` format).
+    Object(String),
+}
+
+/// A job as submitted.
+#[derive(Clone, Debug)]
+pub enum JobRequest {
+    ReckleBatch { log_n: u32, log_bucket: u32, batch: Vec<u64>, leaves: Leaves },
+    ReckleUpdate { base_job: String, changes: Vec<Change> },
+}
+
+/// What a Reckle job proves, as recorded in the job store.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ReckleJobSpec {
     pub log_n: u32,
     pub log_bucket: u32,
+    /// The batch proved (after the update, for an update job).
     pub batch: Vec<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update: Option<UpdateSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct UpdateSpec {
+    pub base_job: String,
+    pub base_batch: Vec<u64>,
+    pub changes: Vec<Change>,
+}
+
+impl ReckleJobSpec {
+    pub fn params(&self) -> Result<Params, PlatformError> {
+        Params::new(self.log_n, self.log_bucket).map_err(|e| invalid("log_n", e.to_string()))
+    }
+
+    /// Nodes of `T'_I` (the whole proof structure).
+    pub fn plan(&self) -> Result<BTreeSet<NodeId>, PlatformError> {
+        Ok(reckle::plan_batch(self.params()?, &self.batch)?.into_iter().collect())
+    }
+
+    /// Nodes this job proves: all of `T'_I` for a batch job, the affected paths for an update.
+    pub fn todo(&self) -> Result<BTreeSet<NodeId>, PlatformError> {
+        match &self.update {
+            None => self.plan(),
+            Some(u) => Ok(reckle::plan_update(self.params()?, &u.base_batch, &u.changes)?.reprove.into_iter().collect()),
+        }
+    }
+}
+
+/// A job as [`Platform::wait`] reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JobOutcome {
+    Running { done: u64, total: u64 },
+    Done,
+    Failed(String),
+    Cancelled(String),
+}
+
+impl JobOutcome {
+    fn of(rec: &JobRecord) -> Self {
+        match rec.state {
+            JobState::Done => JobOutcome::Done,
+            JobState::Failed => JobOutcome::Failed(rec.message.clone()),
+            JobState::Cancelled => JobOutcome::Cancelled(rec.message.clone()),
+            _ => {
+                let p = rec.progress();
+                JobOutcome::Running { done: p.done, total: p.total }
+            }
+        }
+    }
+}
+
+pub fn node_key(job: &str, id: NodeId) -> String {
+    format!("jobs/{job}/nodes/{}-{}.bin", id.level, id.index)
+}
+
+pub fn proof_prefix(job: &str) -> String {
+    format!("jobs/{job}/proof/")
+}
+
+fn leaves_key(job: &str) -> String {
+    format!("jobs/{job}/inputs/leaves.bin")
+}
+
+fn task_kind(params: Params, id: NodeId) -> &'static str {
+    if id.level == params.log_bucket {
+        KIND_LEAF
+    } else {
+        KIND_NODE
+    }
 }
 
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -66,54 +202,53 @@ struct NodeTask {
     index: u64,
 }
 
-/// Final state of a job, as seen by [`Platform::wait`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum JobOutcome {
-    Running { done: usize, total: usize },
-    Done,
-    Failed(String),
-}
-
-fn node_key(job: &str, id: NodeId) -> String {
-    format!("jobs/{job}/nodes/{}-{}.bin", id.level, id.index)
+/// A job loaded once per process: spec, tree and plan.
+struct LoadedJob {
+    spec: ReckleJobSpec,
+    params: Params,
+    tree: Tree,
+    plan: BTreeSet<NodeId>,
+    todo: BTreeSet<NodeId>,
 }
 
 /// Shared state of one process running any of the roles.
 pub struct Platform {
     queue: Arc<dyn Queue>,
     blobs: Arc<dyn BlobStore>,
+    jobs: Arc<dyn JobStore>,
     circuits: Mutex<HashMap<Params, Arc<Circuits>>>,
     building: tokio::sync::Mutex<()>,
-    jobs: Mutex<HashMap<String, Arc<(ReckleJobSpec, Tree)>>>,
-    progress: Mutex<HashMap<String, watch::Sender<JobOutcome>>>,
-    /// Parents this executor has already released (a redelivered report must not release a
-    /// parent twice; if it did, the duplicate would overwrite the same object with an equal
-    /// proof).
-    released: Mutex<std::collections::HashSet<(String, NodeId)>>,
-    /// Nodes reported proven, per job (progress only).
-    proven: Mutex<HashMap<String, BTreeSet<NodeId>>>,
+    loaded: Mutex<HashMap<String, Arc<LoadedJob>>>,
 }
 
 impl Platform {
-    pub fn new(queue: Arc<dyn Queue>, blobs: Arc<dyn BlobStore>) -> Arc<Self> {
+    pub fn new(queue: Arc<dyn Queue>, blobs: Arc<dyn BlobStore>, jobs: Arc<dyn JobStore>) -> Arc<Self> {
         Arc::new(Self {
             queue,
             blobs,
+            jobs,
             circuits: Mutex::new(HashMap::new()),
             building: tokio::sync::Mutex::new(()),
-            jobs: Mutex::new(HashMap::new()),
-            progress: Mutex::new(HashMap::new()),
-            released: Mutex::new(Default::default()),
-            proven: Mutex::new(HashMap::new()),
+            loaded: Mutex::new(HashMap::new()),
         })
     }
 
+    pub fn queue(&self) -> &Arc<dyn Queue> {
+        &self.queue
+    }
+    pub fn blobs(&self) -> &Arc<dyn BlobStore> {
+        &self.blobs
+    }
+    pub fn job_store(&self) -> &Arc<dyn JobStore> {
+        &self.jobs
+    }
+
     /// Circuit data per `(ℓ, q)`, built once per process.
-    async fn circuits(&self, params: Params) -> Result<Arc<Circuits>, PlatformError> {
+    pub async fn circuits(&self, params: Params) -> Result<Arc<Circuits>, PlatformError> {
         if let Some(c) = self.circuits.lock().expect("mutex").get(&params) {
             return Ok(c.clone());
         }
-        // One build at a time: concurrent workers wait for the first instead of building again.
+        // One build at a time: concurrent tasks wait for the first instead of building again.
         let _building = self.building.lock().await;
         if let Some(c) = self.circuits.lock().expect("mutex").get(&params) {
             return Ok(c.clone());
@@ -126,48 +261,165 @@ impl Platform {
         Ok(built)
     }
 
-    /// The job's spec and tree, loaded from the store once per process.
-    async fn job(&self, job: &str) -> Result<Arc<(ReckleJobSpec, Tree)>, PlatformError> {
-        if let Some(j) = self.jobs.lock().expect("mutex").get(job) {
+    async fn record(&self, job: &str) -> Result<JobRecord, PlatformError> {
+        self.jobs.get(job).await?.ok_or_else(|| PlatformError::NotFound(job.into()))
+    }
+
+    async fn load(&self, job: &str) -> Result<Arc<LoadedJob>, PlatformError> {
+        if let Some(j) = self.loaded.lock().expect("mutex").get(job) {
             return Ok(j.clone());
         }
-        let spec: ReckleJobSpec = serde_json::from_slice(&self.blobs.get(&format!("jobs/{job}/inputs/job.json")).await?)
-            .map_err(|e| PlatformError::Corrupt(format!("job.json: {e}")))?;
-        let values = reckle::decode_values(&self.blobs.get(&format!("jobs/{job}/inputs/leaves.bin")).await?)?;
-        let params = Params::new(spec.log_n, spec.log_bucket)?;
+        let rec = self.record(job).await?;
+        let spec: ReckleJobSpec =
+            serde_json::from_str(&rec.spec).map_err(|e| PlatformError::Corrupt(format!("job {job} spec: {e}")))?;
+        let values = reckle::decode_values(&self.blobs.get(&leaves_key(job)).await?)?;
+        let params = spec.params()?;
         let tree = tokio::task::spawn_blocking(move || Tree::build(params, values))
             .await
             .map_err(|e| PlatformError::Corrupt(e.to_string()))??;
-        let j = Arc::new((spec, tree));
-        self.jobs.lock().expect("mutex").insert(job.to_string(), j.clone());
+        let j = Arc::new(LoadedJob { plan: spec.plan()?, todo: spec.todo()?, params, spec, tree });
+        self.loaded.lock().expect("mutex").insert(job.to_string(), j.clone());
         Ok(j)
     }
 
-    /// Planner: validates, stores inputs, enqueues the bucket tasks. Nothing is written for an
-    /// invalid job.
-    pub async fn submit_reckle(&self, job: &str, spec: ReckleJobSpec, values: Vec<u64>) -> Result<usize, PlatformError> {
-        let params = Params::new(spec.log_n, spec.log_bucket).map_err(|e| PlatformError::InvalidJob(e.to_string()))?;
-        if values.len() as u64 != params.num_leaves() {
-            return Err(PlatformError::InvalidJob(format!(
-                "leaves: expected {} values for log_n = {}, got {}",
-                params.num_leaves(),
-                spec.log_n,
-                values.len()
-            )));
+    /// Planner: validates, records, stores inputs and dispatches the first tasks. Returns the job
+    /// id and whether it was created (false: the idempotency key named an earlier job).
+    pub async fn submit(&self, request: JobRequest, idempotency_key: Option<&str>) -> Result<(String, bool), PlatformError> {
+        if let Some(key) = idempotency_key {
+            if key.is_empty() || key.len() > 128 || key.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control()) {
+                return Err(invalid("idempotency_key", "1–128 printable characters without spaces"));
+            }
         }
-        let plan = reckle::plan_batch(params, &spec.batch).map_err(|e| PlatformError::InvalidJob(e.to_string()))?;
-        if job.is_empty() || !job.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
-            return Err(PlatformError::InvalidJob(format!("job id {job:?}: use letters, digits and '-'")));
+        let (kind, spec, values, copy_from) = self.plan_request(request).await?;
+        let todo = spec.todo()?;
+        let params = spec.params()?;
+        let mut tasks: BTreeMap<String, TaskCounts> = BTreeMap::new();
+        for id in &todo {
+            tasks.entry(task_kind(params, *id).to_string()).or_default().total += 1;
         }
-        let (tx, _) = watch::channel(JobOutcome::Running { done: 0, total: plan.len() });
-        self.progress.lock().expect("mutex").insert(job.to_string(), tx);
-        self.blobs.put(&format!("jobs/{job}/inputs/leaves.bin"), Bytes::from(reckle::encode_values(&values))).await?;
-        let spec_json = serde_json::to_vec(&spec).map_err(|e| PlatformError::Corrupt(e.to_string()))?;
-        self.blobs.put(&format!("jobs/{job}/inputs/job.json"), Bytes::from(spec_json)).await?;
-        for id in plan.iter().filter(|id| id.level == params.log_bucket) {
-            self.enqueue_node(job, *id, KIND_LEAF).await?;
+        let job = uuid::Uuid::new_v4().to_string();
+        let spec_json = serde_json::to_string(&spec).map_err(|e| PlatformError::Corrupt(e.to_string()))?;
+        let fingerprint = fingerprint(&spec_json, &values);
+        let mut rec = JobRecord::new(&job, kind, spec_json);
+        rec.tasks = tasks;
+        match self.jobs.create(&rec, idempotency_key.map(|k| (k, fingerprint.as_str()))).await? {
+            Created::Existing(id) => return Ok((id, false)),
+            Created::New => {}
         }
-        Ok(plan.len())
+        match self.start(&job, &spec, params, &todo, values, copy_from.as_deref()).await {
+            Ok(()) => {
+                ::metrics::counter!("prover_jobs_submitted_total", "kind" => kind).increment(1);
+                tracing::info!(job = %job, kind, tasks = todo.len(), "job planned");
+                Ok((job, true))
+            }
+            Err(e) => {
+                // Nothing half-written: remove what was stored and dispatched.
+                tracing::warn!(job = %job, error = %e, "planning failed; removing the job");
+                for k in TASK_KINDS {
+                    let _ = self.queue.purge_job(k, &job).await;
+                }
+                let _ = self.blobs.delete_prefix(&format!("jobs/{job}/")).await;
+                let _ = self.jobs.delete(&job).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Validates a request into (job kind, spec, leaf values, base job to copy kept nodes from).
+    async fn plan_request(
+        &self,
+        request: JobRequest,
+    ) -> Result<(&'static str, ReckleJobSpec, Vec<u64>, Option<String>), PlatformError> {
+        match request {
+            JobRequest::ReckleBatch { log_n, log_bucket, batch, leaves } => {
+                if log_n > MAX_LOG_N {
+                    return Err(invalid("log_n", format!("{log_n} is above the platform's limit of {MAX_LOG_N}")));
+                }
+                let params = Params::new(log_n, log_bucket).map_err(|e| invalid("log_bucket", e.to_string()))?;
+                if batch.len() > MAX_BATCH {
+                    return Err(invalid("batch", format!("{} indices, at most {MAX_BATCH}", batch.len())));
+                }
+                let values = match leaves {
+                    Leaves::Inline(v) => v,
+                    Leaves::Object(key) => {
+                        blobstore::check_key(&key).map_err(|e| invalid("leaves.object_key", e.to_string()))?;
+                        let bytes = match self.blobs.get(&key).await {
+                            Err(BlobError::NotFound(_)) => return Err(invalid("leaves.object_key", format!("no object {key:?}"))),
+                            r => r?,
+                        };
+                        reckle::decode_values(&bytes).map_err(|e| invalid("leaves.object_key", e.to_string()))?
+                    }
+                };
+                if values.len() as u64 != params.num_leaves() {
+                    return Err(invalid(
+                        "leaves",
+                        format!("expected {} values for log_n = {log_n}, got {}", params.num_leaves(), values.len()),
+                    ));
+                }
+                reckle::plan_batch(params, &batch).map_err(|e| invalid("batch", e.to_string()))?;
+                Ok((JOB_RECKLE_BATCH, ReckleJobSpec { log_n, log_bucket, batch, update: None }, values, None))
+            }
+            JobRequest::ReckleUpdate { base_job, changes } => {
+                if changes.len() > MAX_CHANGES {
+                    return Err(invalid("changes", format!("{} changes, at most {MAX_CHANGES}", changes.len())));
+                }
+                jobs::check_id(&base_job).map_err(|_| invalid("base_job_id", format!("{base_job:?} is not a job id")))?;
+                let base = self.jobs.get(&base_job).await?.ok_or_else(|| invalid("base_job_id", format!("no job {base_job}")))?;
+                if base.state != JobState::Done {
+                    return Err(PlatformError::Precondition(format!(
+                        "base job {base_job} is {}, not done",
+                        base.state.as_str()
+                    )));
+                }
+                let base_spec: ReckleJobSpec =
+                    serde_json::from_str(&base.spec).map_err(|e| PlatformError::Corrupt(format!("base job spec: {e}")))?;
+                let params = base_spec.params()?;
+                let plan = reckle::plan_update(params, &base_spec.batch, &changes).map_err(|e| invalid("changes", e.to_string()))?;
+                let mut values = reckle::decode_values(&self.blobs.get(&leaves_key(&base_job)).await?)?;
+                for c in &changes {
+                    if let Change::Set { index, value } = *c {
+                        values[index as usize] = value;
+                    }
+                }
+                let spec = ReckleJobSpec {
+                    log_n: base_spec.log_n,
+                    log_bucket: base_spec.log_bucket,
+                    batch: plan.batch,
+                    update: Some(UpdateSpec { base_job: base_job.clone(), base_batch: base_spec.batch, changes }),
+                };
+                Ok((JOB_RECKLE_UPDATE, spec, values, Some(base_job)))
+            }
+        }
+    }
+
+    async fn start(
+        &self,
+        job: &str,
+        spec: &ReckleJobSpec,
+        params: Params,
+        todo: &BTreeSet<NodeId>,
+        values: Vec<u64>,
+        copy_from: Option<&str>,
+    ) -> Result<(), PlatformError> {
+        self.blobs.put(&leaves_key(job), Bytes::from(reckle::encode_values(&values))).await?;
+        let plan = spec.plan()?;
+        if let Some(base) = copy_from {
+            // Nodes the update keeps: their subtrees did not change, so the base job's proofs
+            // stand.
+            for id in plan.difference(todo) {
+                let bytes = self.blobs.get(&node_key(base, *id)).await?;
+                self.blobs.put(&node_key(job, *id), bytes).await?;
+            }
+        }
+        for id in todo {
+            let waits_for_child = id.level > params.log_bucket && id.children().iter().any(|c| todo.contains(c));
+            if !waits_for_child {
+                self.jobs.mark_released(job, &id.to_string()).await?;
+                self.enqueue_node(job, *id, task_kind(params, *id)).await?;
+            }
+        }
+        self.jobs.transition(job, JobState::Running, "").await?;
+        Ok(())
     }
 
     async fn enqueue_node(&self, job: &str, id: NodeId, kind: &str) -> Result<(), PlatformError> {
@@ -183,28 +435,35 @@ impl Platform {
         Ok(NodeId::new(t.level, t.index))
     }
 
+    /// True if the job has ended (cancelled, failed, done) or no longer exists.
+    async fn ended(&self, job: &str) -> Result<bool, PlatformError> {
+        Ok(self.jobs.get(job).await?.is_none_or(|r| r.state.is_terminal()))
+    }
+
     /// Worker: proves one claimed node task.
     async fn prove_task(&self, lease: &Lease) -> Result<(), PlatformError> {
         let job = &lease.task.job_id;
+        if self.ended(job).await? {
+            tracing::info!("job has ended; task dropped");
+            return Ok(());
+        }
         let id = Self::task_node(lease)?;
-        let j = self.job(job).await?;
-        let params = Params::new(j.0.log_n, j.0.log_bucket)?;
-        let circuits = self.circuits(params).await?;
-        let plan: BTreeSet<NodeId> = reckle::plan_batch(params, &j.0.batch)?.into_iter().collect();
-        let proof = if id.level == params.log_bucket {
-            let selected = reckle::selected_in_bucket(params, &j.0.batch, id.index);
+        let j = self.load(job).await?;
+        let circuits = self.circuits(j.params).await?;
+        let proof = if id.level == j.params.log_bucket {
+            let selected = reckle::selected_in_bucket(j.params, &j.spec.batch, id.index);
             let (c, j2) = (circuits.clone(), j.clone());
-            tokio::task::spawn_blocking(move || reckle::prove_bucket(&c, id.index, j2.1.bucket_values(id.index)?, &selected))
+            tokio::task::spawn_blocking(move || reckle::prove_bucket(&c, id.index, j2.tree.bucket_values(id.index)?, &selected))
                 .await
                 .map_err(|e| PlatformError::Corrupt(e.to_string()))??
         } else {
             let mut children = Vec::with_capacity(2);
             for child in id.children() {
-                if plan.contains(&child) {
+                if j.plan.contains(&child) {
                     let bytes = self.blobs.get(&node_key(job, child)).await?;
                     children.push(Child::Proven(NodeProof::from_bytes(&circuits, &bytes)?));
                 } else {
-                    children.push(Child::Hash(j.1.hash(child.level, child.index)?));
+                    children.push(Child::Hash(j.tree.hash(child.level, child.index)?));
                 }
             }
             let c = circuits.clone();
@@ -216,72 +475,116 @@ impl Platform {
         self.enqueue_node(job, id, KIND_DONE).await
     }
 
-    /// Worker loop for `reckle.leaf` and `reckle.node`, until `stop` is set.
-    pub async fn run_worker(self: Arc<Self>, name: String, mut stop: watch::Receiver<bool>) -> Result<(), PlatformError> {
-        while !*stop.borrow() {
-            let mut claimed = None;
-            for kind in [KIND_NODE, KIND_LEAF] {
-                if let Some(l) = self.queue.claim(kind, &name, Duration::ZERO).await? {
-                    claimed = Some(l);
-                    break;
+    /// Claims the first available task of `kinds`, or waits a little.
+    async fn claim_any(&self, kinds: &[&str], name: &str, stop: &mut watch::Receiver<bool>) -> Result<Option<Lease>, PlatformError> {
+        for kind in kinds {
+            if let Some(l) = self.queue.claim(kind, name, Duration::ZERO).await? {
+                if l.attempt > 1 {
+                    ::metrics::counter!("prover_task_redeliveries_total", "kind" => kind.to_string()).increment(1);
+                }
+                return Ok(Some(l));
+            }
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(20)) => {}
+            _ = stop.changed() => {}
+        }
+        Ok(None)
+    }
+
+    /// Runs `work` for a lease, then completes or fails it; on a dead-lettered task the job
+    /// fails with the reason.
+    async fn run_task<F>(&self, lease: Lease, work: F) -> Result<(), PlatformError>
+    where
+        F: std::future::Future<Output = Result<(), PlatformError>>,
+    {
+        let kind = lease.kind.clone();
+        let span = tracing::info_span!("task", job = %lease.task.job_id, task = %lease.task.task_id, kind = %kind, attempt = lease.attempt);
+        let started = Instant::now();
+        let result = work.instrument(span.clone()).await;
+        let _g = span.enter();
+        ::metrics::histogram!("prover_task_duration_seconds", "kind" => kind.clone()).record(started.elapsed().as_secs_f64());
+        match result {
+            Ok(()) => {
+                ::metrics::counter!("prover_tasks_total", "kind" => kind, "outcome" => "ok").increment(1);
+                match self.queue.complete(&lease).await {
+                    Ok(()) => {}
+                    Err(QueueError::StaleLease) => tracing::warn!("lease expired before completion; the redelivered task wins"),
+                    Err(e) => return Err(e.into()),
                 }
             }
-            let Some(lease) = claimed else {
-                tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_millis(20)) => {}
-                    _ = stop.changed() => {}
-                }
-                continue;
-            };
-            match self.prove_task(&lease).await {
-                Ok(()) => match self.queue.complete(&lease).await {
-                    Ok(()) | Err(QueueError::StaleLease) => {}
-                    Err(e) => return Err(e.into()),
-                },
-                Err(e) => {
-                    tracing::warn!(job = %lease.task.job_id, task = %lease.task.task_id, error = %e, "task failed");
-                    if self.queue.fail(&lease, &e.to_string()).await? == queue::FailOutcome::DeadLettered {
-                        self.set_outcome(&lease.task.job_id, JobOutcome::Failed(format!("task {}: {e}", lease.task.task_id)));
+            Err(e) => {
+                tracing::warn!(error = %e, "task failed");
+                ::metrics::counter!("prover_tasks_total", "kind" => kind, "outcome" => "failed").increment(1);
+                match self.queue.fail(&lease, &e.to_string()).await {
+                    Ok(queue::FailOutcome::DeadLettered) => {
+                        self.fail_job(&lease.task.job_id, &format!("task {} failed: {e}", lease.task.task_id)).await?;
                     }
+                    Ok(_) | Err(QueueError::StaleLease) => {}
+                    Err(e) => return Err(e.into()),
                 }
             }
         }
         Ok(())
     }
 
-    fn set_outcome(&self, job: &str, outcome: JobOutcome) {
-        if let Some(tx) = self.progress.lock().expect("mutex").get(job) {
-            let _ = tx.send(outcome);
+    async fn fail_job(&self, job: &str, reason: &str) -> Result<(), PlatformError> {
+        if self.jobs.transition(job, JobState::Failed, reason).await? {
+            ::metrics::counter!("prover_jobs_total", "outcome" => "failed").increment(1);
+            tracing::warn!(job, reason, "job failed");
+            for k in TASK_KINDS {
+                self.queue.purge_job(k, job).await?;
+            }
         }
+        Ok(())
     }
 
-    /// Executor: releases parents whose children in `T'_I` are all proven.
+    /// Worker loop for `reckle.leaf` and `reckle.node`, until `stop` is set. Root-side tasks
+    /// first.
+    pub async fn run_worker(self: Arc<Self>, name: String, mut stop: watch::Receiver<bool>) -> Result<(), PlatformError> {
+        while !*stop.borrow() {
+            if let Some(lease) = self.claim_any(&[KIND_NODE, KIND_LEAF], &name, &mut stop).await? {
+                let busy = ::metrics::gauge!("prover_worker_busy", "worker" => name.clone());
+                busy.set(1.0);
+                let r = self.run_task(lease.clone(), self.prove_task(&lease)).await;
+                busy.set(0.0);
+                r?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Executor: records a proven node and dispatches its parent if that was the last child.
     async fn handle_done(&self, lease: &Lease) -> Result<(), PlatformError> {
         let job = &lease.task.job_id;
         let id = Self::task_node(lease)?;
-        let j = self.job(job).await?;
-        let params = Params::new(j.0.log_n, j.0.log_bucket)?;
-        let plan: BTreeSet<NodeId> = reckle::plan_batch(params, &j.0.batch)?.into_iter().collect();
-        let done = {
-            let mut proven = self.proven.lock().expect("mutex");
-            let set = proven.entry(job.clone()).or_default();
-            set.insert(id);
-            set.len()
-        };
-        self.set_outcome(job, JobOutcome::Running { done, total: plan.len() });
-        if id.level == params.log_n {
-            return self.enqueue_node(job, id, KIND_FINISH).await;
+        let Some(rec) = self.jobs.get(job).await? else { return Ok(()) };
+        if rec.state == JobState::Cancelled {
+            // A worker finished after the cancellation's clean-up: remove what it wrote.
+            self.blobs.delete(&node_key(job, id)).await?;
+            return Ok(());
+        }
+        if rec.state.is_terminal() {
+            return Ok(());
+        }
+        let j = self.load(job).await?;
+        self.jobs.task_done(job, task_kind(j.params, id), &id.to_string()).await?;
+        // A report delivered again means an executor may have died between recording the
+        // release and dispatching: dispatch again (a duplicate task rewrites the same object).
+        let again = lease.attempt > 1;
+        if id.level == j.params.log_n {
+            if self.jobs.mark_released(job, "finish").await? || again {
+                self.enqueue_node(job, id, KIND_FINISH).await?;
+            }
+            return Ok(());
         }
         let parent = id.parent();
-        let siblings_in_plan: Vec<NodeId> = parent.children().into_iter().filter(|c| plan.contains(c)).collect();
-        let mut ready = true;
-        for c in &siblings_in_plan {
-            if !self.blobs.exists(&node_key(job, *c)).await? {
-                ready = false;
+        for c in parent.children() {
+            if j.todo.contains(&c) && !self.jobs.is_done(job, &c.to_string()).await? {
+                return Ok(());
             }
         }
-        // Release the parent once, when the last of its children in T'_I has landed.
-        if ready && self.released.lock().expect("mutex").insert((job.clone(), parent)) {
+        if self.jobs.mark_released(job, &parent.to_string()).await? || again {
             self.enqueue_node(job, parent, KIND_NODE).await?;
         }
         Ok(())
@@ -290,88 +593,102 @@ impl Platform {
     /// Executor loop, until `stop` is set.
     pub async fn run_executor(self: Arc<Self>, name: String, mut stop: watch::Receiver<bool>) -> Result<(), PlatformError> {
         while !*stop.borrow() {
-            match self.queue.claim(KIND_DONE, &name, Duration::ZERO).await? {
-                Some(lease) => {
-                    self.handle_done(&lease).await?;
-                    let _ = self.queue.complete(&lease).await;
-                }
-                None => {
-                    tokio::select! {
-                        _ = tokio::time::sleep(Duration::from_millis(10)) => {}
-                        _ = stop.changed() => {}
-                    }
-                }
+            if let Some(lease) = self.claim_any(&[KIND_DONE], &name, &mut stop).await? {
+                self.run_task(lease.clone(), self.handle_done(&lease)).await?;
             }
         }
         Ok(())
     }
 
     /// Aggregator: verifies the root proof against the statement and publishes the proof
-    /// directory.
+    /// directory; the job is done only after that.
     async fn finish(&self, lease: &Lease) -> Result<(), PlatformError> {
         let job = &lease.task.job_id;
-        let j = self.job(job).await?;
-        let params = Params::new(j.0.log_n, j.0.log_bucket)?;
-        let circuits = self.circuits(params).await?;
-        let root = NodeProof::from_bytes(&circuits, &self.blobs.get(&node_key(job, NodeId::new(params.log_n, 0))).await?)?;
-        let pairs: Vec<(u64, u64)> = j.0.batch.iter().map(|&i| Ok((i, j.1.value(i)?))).collect::<Result<_, reckle::Error>>()?;
-        let statement = Statement::new(&circuits, j.1.root(), &pairs)?;
-        statement.verify(&circuits, &root)?;
-        // Λ_I from the node proofs, for later update jobs.
-        let mut lambda_nodes = Vec::new();
-        for id in reckle::plan_batch(params, &j.0.batch)? {
-            lambda_nodes.push(NodeProof::from_bytes(&circuits, &self.blobs.get(&node_key(job, id)).await?)?);
+        if self.ended(job).await? {
+            return Ok(());
         }
-        let lambda = BatchProof::from_node_proofs(&circuits, &j.1, &j.0.batch, lambda_nodes)?;
-        let dir = format!("jobs/{job}/proof");
-        self.blobs.put(&format!("{dir}/{}", files::LAMBDA), Bytes::from(lambda.to_bytes())).await?;
-        self.blobs.put(&format!("{dir}/{}", files::LEAVES), Bytes::from(reckle::encode_values(j.1.values()))).await?;
-        self.blobs.put(&format!("{dir}/{}", files::PROOF), Bytes::from(root.to_bytes())).await?;
+        let j = self.load(job).await?;
+        let circuits = self.circuits(j.params).await?;
+        let root = NodeProof::from_bytes(&circuits, &self.blobs.get(&node_key(job, NodeId::new(j.params.log_n, 0))).await?)?;
+        let pairs: Vec<(u64, u64)> = j.spec.batch.iter().map(|&i| Ok((i, j.tree.value(i)?))).collect::<Result<_, reckle::Error>>()?;
+        let statement = Statement::new(&circuits, j.tree.root(), &pairs)?;
+        if let Err(e) = statement.verify(&circuits, &root) {
+            // Not retried: a root proof that does not verify will not verify next time either.
+            self.fail_job(job, &format!("final verification failed: {e}")).await?;
+            return Ok(());
+        }
+        let mut lambda_nodes = Vec::new();
+        for id in &j.plan {
+            lambda_nodes.push(NodeProof::from_bytes(&circuits, &self.blobs.get(&node_key(job, *id)).await?)?);
+        }
+        let lambda = BatchProof::from_node_proofs(&circuits, &j.tree, &j.spec.batch, lambda_nodes)?;
+        let dir = proof_prefix(job);
+        self.blobs.put(&format!("{dir}{}", files::LAMBDA), Bytes::from(lambda.to_bytes())).await?;
+        self.blobs.put(&format!("{dir}{}", files::LEAVES), Bytes::from(reckle::encode_values(j.tree.values()))).await?;
+        self.blobs.put(&format!("{dir}{}", files::PROOF), Bytes::from(root.to_bytes())).await?;
         let st = serde_json::to_vec_pretty(&statement).map_err(|e| PlatformError::Corrupt(e.to_string()))?;
-        // The statement is written last: its presence marks the job done.
-        self.blobs.put(&format!("{dir}/{}", files::STATEMENT), Bytes::from(st)).await?;
-        self.set_outcome(job, JobOutcome::Done);
+        self.blobs.put(&format!("{dir}{}", files::STATEMENT), Bytes::from(st)).await?;
+        if self.jobs.transition(job, JobState::Done, "").await? {
+            ::metrics::counter!("prover_jobs_total", "outcome" => "done").increment(1);
+            tracing::info!(job = %job, "job done");
+        }
         Ok(())
     }
 
     /// Aggregator loop, until `stop` is set.
     pub async fn run_aggregator(self: Arc<Self>, name: String, mut stop: watch::Receiver<bool>) -> Result<(), PlatformError> {
         while !*stop.borrow() {
-            match self.queue.claim(KIND_FINISH, &name, Duration::ZERO).await? {
-                Some(lease) => match self.finish(&lease).await {
-                    Ok(()) => {
-                        let _ = self.queue.complete(&lease).await;
-                    }
-                    Err(e) => {
-                        self.set_outcome(&lease.task.job_id, JobOutcome::Failed(format!("final verification: {e}")));
-                        let _ = self.queue.fail(&lease, &e.to_string()).await;
-                    }
-                },
-                None => {
-                    tokio::select! {
-                        _ = tokio::time::sleep(Duration::from_millis(20)) => {}
-                        _ = stop.changed() => {}
-                    }
-                }
+            if let Some(lease) = self.claim_any(&[KIND_FINISH], &name, &mut stop).await? {
+                self.run_task(lease.clone(), self.finish(&lease)).await?;
             }
         }
         Ok(())
     }
 
-    /// Watches a job submitted through this process until it is done or failed, calling
-    /// `on_progress` on every change.
+    /// Cancels a job: final state first, then its waiting tasks and intermediate objects go.
+    /// Returns the record; a job that had already ended is returned unchanged.
+    pub async fn cancel(&self, job: &str) -> Result<JobRecord, PlatformError> {
+        if self.jobs.transition(job, JobState::Cancelled, "cancelled by the user").await? {
+            ::metrics::counter!("prover_jobs_total", "outcome" => "cancelled").increment(1);
+            for k in TASK_KINDS {
+                self.queue.purge_job(k, job).await?;
+            }
+            self.blobs.delete_prefix(&format!("jobs/{job}/nodes/")).await?;
+            self.blobs.delete_prefix(&format!("jobs/{job}/inputs/")).await?;
+            tracing::info!(job, "job cancelled");
+        }
+        self.record(job).await
+    }
+
+    /// Follows a job until it ends, calling `on_progress` on every change.
     pub async fn wait(&self, job: &str, mut on_progress: impl FnMut(&JobOutcome)) -> JobOutcome {
-        let rx = self.progress.lock().expect("mutex").get(job).map(|tx| tx.subscribe());
-        let Some(mut rx) = rx else { return JobOutcome::Failed(format!("unknown job {job}")) };
+        let mut last = None;
         loop {
-            let cur = rx.borrow_and_update().clone();
-            on_progress(&cur);
-            if !matches!(cur, JobOutcome::Running { .. }) {
-                return cur;
+            let outcome = match self.jobs.get(job).await {
+                Ok(Some(rec)) => JobOutcome::of(&rec),
+                Ok(None) => return JobOutcome::Failed(format!("no job {job}")),
+                Err(e) => return JobOutcome::Failed(format!("job store: {e}")),
+            };
+            if last.as_ref() != Some(&outcome) {
+                on_progress(&outcome);
+                last = Some(outcome.clone());
             }
-            if rx.changed().await.is_err() {
-                return JobOutcome::Failed("platform stopped".into());
+            if !matches!(outcome, JobOutcome::Running { .. }) {
+                return outcome;
             }
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
+}
+
+/// Identifies a request for idempotency: BLAKE2b-256 of the spec and the leaf values.
+fn fingerprint(spec_json: &str, values: &[u64]) -> String {
+    use blake2::Digest;
+    let mut h = blake2::Blake2b::<blake2::digest::consts::U32>::new();
+    h.update((spec_json.len() as u64).to_le_bytes());
+    h.update(spec_json.as_bytes());
+    for v in values {
+        h.update(v.to_le_bytes());
+    }
+    hex::encode(h.finalize())
 }

@@ -1,14 +1,17 @@
-//! Reckle jobs through the platform roles, embedded (in-process queue, filesystem store) and
-//! against real Redis and S3 (MinIO), including a worker that dies holding a lease.
+//! Reckle jobs through the platform roles, embedded (in-process queue and job store, filesystem
+//! objects) and against real Redis and S3 (MinIO): a batch job with a worker that dies holding a
+//! lease, an update job reusing its proofs, invalid jobs leaving nothing behind, idempotent
+//! submission, and cancellation.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use blobstore::{BlobStore, FsStore, S3Config, S3Store};
-use platform::{JobOutcome, Platform, PlatformError, ReckleJobSpec, KIND_LEAF};
+use jobs::{JobState, JobStore, MemoryJobStore, RedisJobStore};
+use platform::{JobOutcome, JobRequest, Leaves, Platform, PlatformError, KIND_LEAF, TASK_KINDS};
 use queue::{MemoryQueue, Queue, QueueConfig, RedisQueue};
 use rand::{Rng, SeedableRng};
-use reckle::{files, Circuits, NodeProof, Params, Statement};
+use reckle::{files, Change, Circuits, NodeProof, Params, Statement};
 use tokio::sync::watch;
 
 fn config() -> QueueConfig {
@@ -16,11 +19,13 @@ fn config() -> QueueConfig {
     QueueConfig { visibility_timeout: Duration::from_secs(3), ..QueueConfig::default() }
 }
 
-async fn backends(real: bool) -> Option<(Arc<dyn Queue>, Arc<dyn BlobStore>, Option<tempfile::TempDir>)> {
+type Backends = (Arc<dyn Queue>, Arc<dyn BlobStore>, Arc<dyn JobStore>, Option<tempfile::TempDir>);
+
+async fn backends(real: bool) -> Option<Backends> {
     if !real {
         let dir = tempfile::tempdir().unwrap();
         let fs = FsStore::new(dir.path()).unwrap();
-        return Some((Arc::new(MemoryQueue::new(config())), Arc::new(fs), Some(dir)));
+        return Some((Arc::new(MemoryQueue::new(config())), Arc::new(fs), Arc::new(MemoryJobStore::new()), Some(dir)));
     }
     let (Ok(redis), Ok(endpoint)) = (std::env::var("PROVER_TEST_REDIS_URL"), std::env::var("PROVER_TEST_S3_ENDPOINT")) else {
         assert!(std::env::var("PROVER_TEST_REQUIRE_SERVICES").as_deref() != Ok("1"), "test services required but not configured");
@@ -28,6 +33,7 @@ async fn backends(real: bool) -> Option<(Arc<dyn Queue>, Arc<dyn BlobStore>, Opt
         return None;
     };
     let q = RedisQueue::connect(&redis, config()).await.unwrap();
+    let j = RedisJobStore::connect(&redis).await.unwrap();
     let s3 = S3Store::connect(S3Config {
         endpoint,
         bucket: std::env::var("PROVER_TEST_S3_BUCKET").unwrap_or_else(|_| "prover-test".into()),
@@ -37,13 +43,15 @@ async fn backends(real: bool) -> Option<(Arc<dyn Queue>, Arc<dyn BlobStore>, Opt
     })
     .await
     .unwrap();
-    Some((Arc::new(q), Arc::new(s3), None))
+    Some((Arc::new(q), Arc::new(s3), Arc::new(j), None))
 }
 
-/// Starts 1 executor, 1 aggregator and `workers` workers; returns the stop switch.
+/// Starts 2 executors, 1 aggregator and `workers` workers; returns the stop switch.
 fn start(p: &Arc<Platform>, workers: usize, tag: &str) -> watch::Sender<bool> {
     let (tx, rx) = watch::channel(false);
-    tokio::spawn(p.clone().run_executor(format!("executor-{tag}"), rx.clone()));
+    for i in 0..2 {
+        tokio::spawn(p.clone().run_executor(format!("executor-{tag}-{i}"), rx.clone()));
+    }
     tokio::spawn(p.clone().run_aggregator(format!("aggregator-{tag}"), rx.clone()));
     for i in 0..workers {
         tokio::spawn(p.clone().run_worker(format!("worker-{tag}-{i}"), rx.clone()));
@@ -51,53 +59,126 @@ fn start(p: &Arc<Platform>, workers: usize, tag: &str) -> watch::Sender<bool> {
     tx
 }
 
-async fn run_job(real: bool, kill_a_worker: bool) {
-    let Some((q, blobs, _dir)) = backends(real).await else { return };
-    let p = Platform::new(q.clone(), blobs.clone());
-    let job = format!("job-{}", uuid::Uuid::new_v4().simple());
-    let spec = ReckleJobSpec { log_n: 4, log_bucket: 2, batch: vec![1, 6, 13] };
+async fn published(blobs: &Arc<dyn BlobStore>, circuits: &Circuits, job: &str) -> (Statement, NodeProof) {
+    let dir = format!("jobs/{job}/proof");
+    let st: Statement = serde_json::from_slice(&blobs.get(&format!("{dir}/{}", files::STATEMENT)).await.unwrap()).unwrap();
+    let root = NodeProof::from_bytes(circuits, &blobs.get(&format!("{dir}/{}", files::PROOF)).await.unwrap()).unwrap();
+    (st, root)
+}
+
+fn batch_request(batch: Vec<u64>, values: &[u64]) -> JobRequest {
+    JobRequest::ReckleBatch { log_n: 4, log_bucket: 2, batch, leaves: Leaves::Inline(values.to_vec()) }
+}
+
+async fn queues_empty_of(q: &Arc<dyn Queue>, job: &str) -> bool {
+    for k in TASK_KINDS {
+        // purge_job returns how many waiting messages the job had.
+        if q.purge_job(k, job).await.unwrap() != 0 {
+            return false;
+        }
+    }
+    true
+}
+
+async fn run_jobs(real: bool) {
+    let Some((q, blobs, store, _dir)) = backends(real).await else { return };
+    let p = Platform::new(q.clone(), blobs.clone(), store.clone());
     let mut rng = rand::rngs::StdRng::seed_from_u64(9);
     let values: Vec<u64> = (0..16).map(|_| rng.gen()).collect();
 
-    // Invalid jobs are refused and leave nothing behind.
-    let bad = ReckleJobSpec { batch: vec![16], ..spec.clone() };
-    assert!(matches!(p.submit_reckle(&format!("{job}-bad"), bad, values.clone()).await, Err(PlatformError::InvalidJob(_))));
-    assert!(matches!(p.submit_reckle(&format!("{job}-bad"), spec.clone(), values[..15].to_vec()).await, Err(PlatformError::InvalidJob(_))));
-    assert!(blobs.list(&format!("jobs/{job}-bad/")).await.unwrap().is_empty());
-
-    let total = p.submit_reckle(&job, spec.clone(), values.clone()).await.unwrap();
-    assert_eq!(total, 6, "3 buckets, 2 nodes at level 3, the root");
-    if kill_a_worker {
-        // A worker claims a bucket task and dies without a word: its lease must expire and
-        // the task be redelivered to the live workers.
-        let lease = q.claim(KIND_LEAF, "doomed-worker", Duration::from_secs(1)).await.unwrap();
-        assert!(lease.is_some());
+    // Invalid jobs are refused, naming the field, and leave nothing behind.
+    let before = store.list(0, 1000).await.unwrap().0.len();
+    let bad = [
+        (batch_request(vec![16], &values), "batch"),
+        (batch_request(vec![1], &values[..15]), "leaves"),
+        (JobRequest::ReckleBatch { log_n: 40, log_bucket: 2, batch: vec![1], leaves: Leaves::Inline(vec![]) }, "log_n"),
+        (JobRequest::ReckleBatch { log_n: 4, log_bucket: 2, batch: vec![1], leaves: Leaves::Object("no/such".into()) }, "leaves.object_key"),
+        (JobRequest::ReckleUpdate { base_job: "no-such-job".into(), changes: vec![Change::Add(1)] }, "base_job_id"),
+    ];
+    for (req, field) in bad {
+        match p.submit(req, None).await {
+            Err(PlatformError::InvalidJob { field: f, .. }) => assert_eq!(f, field),
+            other => panic!("expected an invalid {field}, got {other:?}"),
+        }
     }
-    let stop = start(&p, 2, &job[4..12]);
+    if !real {
+        // (A shared server has other tests' jobs coming and going.)
+        assert_eq!(store.list(0, 1000).await.unwrap().0.len(), before);
+        assert!(blobs.list("jobs/").await.unwrap().is_empty());
+    }
+
+    // A batch job, with a worker that claims a bucket task and dies without a word: its lease
+    // must expire and the task be redelivered to the live workers.
+    let key = format!("k-{}", uuid::Uuid::new_v4().simple());
+    let (job, created) = p.submit(batch_request(vec![1, 6, 13], &values), Some(&key)).await.unwrap();
+    assert!(created);
+    let rec = store.get(&job).await.unwrap().unwrap();
+    assert_eq!(rec.progress().total, 6, "3 buckets, 2 nodes at level 3, the root");
+    // Idempotent resubmission returns the job; the same key for another request is refused.
+    assert_eq!(p.submit(batch_request(vec![1, 6, 13], &values), Some(&key)).await.unwrap(), (job.clone(), false));
+    assert!(matches!(p.submit(batch_request(vec![2], &values), Some(&key)).await, Err(PlatformError::Precondition(_))));
+    // An update of a job that is not done yet is refused.
+    let early = JobRequest::ReckleUpdate { base_job: job.clone(), changes: vec![Change::Add(2)] };
+    assert!(matches!(p.submit(early, None).await, Err(PlatformError::Precondition(_))));
+
+    let lease = q.claim(KIND_LEAF, "doomed-worker", Duration::from_secs(1)).await.unwrap();
+    assert!(lease.is_some());
+    let stop = start(&p, 2, &job[..8]);
     let outcome = tokio::time::timeout(Duration::from_secs(600), p.wait(&job, |_| {})).await.expect("job finished");
-    let _ = stop.send(true);
     assert_eq!(outcome, JobOutcome::Done);
+    assert_eq!(store.get(&job).await.unwrap().unwrap().progress().done, 6);
 
     // The published proof directory verifies independently of the platform.
     let circuits = Circuits::build(Params::new(4, 2).unwrap()).unwrap();
-    let dir = format!("jobs/{job}/proof");
-    let st: Statement = serde_json::from_slice(&blobs.get(&format!("{dir}/{}", files::STATEMENT)).await.unwrap()).unwrap();
-    let root = NodeProof::from_bytes(&circuits, &blobs.get(&format!("{dir}/{}", files::PROOF)).await.unwrap()).unwrap();
+    let (st, root) = published(&blobs, &circuits, &job).await;
     st.verify(&circuits, &root).unwrap();
     assert_eq!(st.batch.iter().map(|l| l.value).collect::<Vec<_>>(), vec![values[1], values[6], values[13]]);
-    let tree = reckle::Tree::build(circuits.params(), values).unwrap();
+    let tree = reckle::Tree::build(circuits.params(), values.clone()).unwrap();
     assert_eq!(st.root, tree.root().to_hex());
-    let lambda = reckle::BatchProof::from_bytes(&circuits, &blobs.get(&format!("{dir}/{}", files::LAMBDA)).await.unwrap()).unwrap();
+    let lambda = reckle::BatchProof::from_bytes(&circuits, &blobs.get(&format!("jobs/{job}/proof/{}", files::LAMBDA)).await.unwrap()).unwrap();
     lambda.check_against(&circuits, &tree).unwrap();
-    blobs.delete_prefix(&format!("jobs/{job}/")).await.unwrap();
+
+    // An update job: set a batch leaf and add an index whose bucket is new to T'_I. Only the
+    // affected paths are proved; the result matches a from-scratch tree.
+    let changes = vec![Change::Set { index: 6, value: 77 }, Change::Add(9)];
+    let (job2, _) = p.submit(JobRequest::ReckleUpdate { base_job: job.clone(), changes: changes.clone() }, None).await.unwrap();
+    let planned = store.get(&job2).await.unwrap().unwrap().progress().total;
+    let expected = reckle::plan_update(circuits.params(), &[1, 6, 13], &changes).unwrap().reprove.len() as u64;
+    assert_eq!(planned, expected);
+    assert!(planned < 8, "an update re-proves paths, not the tree ({planned})");
+    let outcome = tokio::time::timeout(Duration::from_secs(600), p.wait(&job2, |_| {})).await.expect("update finished");
+    assert_eq!(outcome, JobOutcome::Done);
+    let (st2, root2) = published(&blobs, &circuits, &job2).await;
+    st2.verify(&circuits, &root2).unwrap();
+    let mut values2 = values.clone();
+    values2[6] = 77;
+    assert_eq!(st2.root, reckle::Tree::build(circuits.params(), values2.clone()).unwrap().root().to_hex());
+    assert_eq!(st2.batch.iter().map(|l| (l.index, l.value)).collect::<Vec<_>>(), vec![(1, values[1]), (6, 77), (9, values[9]), (13, values[13])]);
+    assert!(st.verify(&circuits, &root2).is_err(), "the new proof does not verify the old statement");
+
+    // Cancellation: the job ends cancelled, its waiting tasks and objects go, and nothing
+    // dispatches for it afterwards.
+    let _ = stop.send(true);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let (job3, _) = p.submit(batch_request(vec![0, 15], &values), None).await.unwrap();
+    let rec = p.cancel(&job3).await.unwrap();
+    assert_eq!(rec.state, JobState::Cancelled);
+    assert!(queues_empty_of(&q, &job3).await);
+    assert!(blobs.list(&format!("jobs/{job3}/")).await.unwrap().is_empty());
+    assert_eq!(p.cancel(&job3).await.unwrap().state, JobState::Cancelled, "cancelling twice is harmless");
+    assert!(matches!(p.wait(&job3, |_| {}).await, JobOutcome::Cancelled(_)));
+
+    for j in [&job, &job2] {
+        blobs.delete_prefix(&format!("jobs/{j}/")).await.unwrap();
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn embedded_reckle_job() {
-    run_job(false, false).await;
+async fn embedded_reckle_jobs() {
+    run_jobs(false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn redis_s3_reckle_job_survives_a_dead_worker() {
-    run_job(true, true).await;
+async fn redis_s3_reckle_jobs() {
+    run_jobs(true).await;
 }

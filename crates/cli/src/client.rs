@@ -1,0 +1,308 @@
+//! The platform's gRPC client commands: `submit`, `watch`, `status`, `jobs`, `cancel`, `fetch`,
+//! `verify-remote`. Every command takes `--endpoint` (or `PROVER_ENDPOINT`).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use api::v1 as pb;
+use api::v1::job_service_client::JobServiceClient;
+use clap::{Args, Subcommand};
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+use rand::rngs::StdRng;
+use rand::seq::index::sample;
+use rand::{Rng, SeedableRng};
+use tonic::transport::Channel;
+
+use crate::reckle::{log2_exact, parse_change_flags, read_leaves_file};
+use crate::util::{parse_u64, write_dir_atomically};
+
+#[derive(Args, Clone)]
+pub struct Endpoint {
+    /// The planner's gRPC address.
+    #[arg(long, env = "PROVER_ENDPOINT", default_value = "http://127.0.0.1:50051", global = true)]
+    pub endpoint: String,
+}
+
+#[derive(Subcommand)]
+pub enum SubmitCommand {
+    /// A Reckle batch proof job.
+    Reckle(SubmitReckle),
+    /// Update the batch proof of a done Reckle job (re-proves only the affected paths).
+    ReckleUpdate(SubmitUpdate),
+}
+
+#[derive(Args)]
+pub struct SubmitReckle {
+    /// Text file with one leaf value per line; the count must be a power of two.
+    #[arg(long, conflicts_with_all = ["random_leaves", "leaves_object"])]
+    pub leaves_file: Option<PathBuf>,
+    /// N random leaf values (N a power of two).
+    #[arg(long, conflicts_with = "leaves_object")]
+    pub random_leaves: Option<u64>,
+    /// Key of an object in the platform's store holding the values (`leaves.bin` format);
+    /// needs --log-n.
+    #[arg(long, requires = "log_n")]
+    pub leaves_object: Option<String>,
+    /// ℓ, with --leaves-object.
+    #[arg(long)]
+    pub log_n: Option<u32>,
+    /// Batch indices, comma separated.
+    #[arg(long, value_delimiter = ',', conflicts_with = "random_batch", required_unless_present = "random_batch")]
+    pub batch: Vec<String>,
+    /// K distinct random indices instead.
+    #[arg(long)]
+    pub random_batch: Option<u64>,
+    /// q: leaves per bucket circuit = 2^q (capped at ℓ).
+    #[arg(long, default_value_t = 3)]
+    pub log_bucket: u32,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Submitting again with the same key and parameters returns the same job.
+    #[arg(long)]
+    pub idempotency_key: Option<String>,
+}
+
+#[derive(Args)]
+pub struct SubmitUpdate {
+    /// The done job whose proof is updated.
+    #[arg(long)]
+    pub base: String,
+    /// Set a leaf: INDEX=VALUE. Repeatable.
+    #[arg(long = "set")]
+    pub set: Vec<String>,
+    /// Add an index to the batch. Repeatable.
+    #[arg(long = "add")]
+    pub add: Vec<String>,
+    /// Remove an index from the batch. Repeatable.
+    #[arg(long = "remove")]
+    pub remove: Vec<String>,
+    #[arg(long)]
+    pub idempotency_key: Option<String>,
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?)
+}
+
+async fn connect(ep: &Endpoint) -> anyhow::Result<JobServiceClient<Channel>> {
+    let client = JobServiceClient::connect(ep.endpoint.clone())
+        .await
+        .with_context(|| format!("connecting to {}", ep.endpoint))?;
+    Ok(client.max_decoding_message_size(64 << 20).max_encoding_message_size(64 << 20))
+}
+
+/// A gRPC status as one line: `INVALID_ARGUMENT: invalid batch: …`.
+fn rpc(e: tonic::Status) -> anyhow::Error {
+    anyhow::anyhow!("{:?}: {}", e.code(), e.message())
+}
+
+pub fn submit(ep: Endpoint, cmd: SubmitCommand) -> anyhow::Result<()> {
+    let req = match cmd {
+        SubmitCommand::Reckle(a) => {
+            let mut rng = StdRng::seed_from_u64(a.seed);
+            let (leaves, n) = match (&a.leaves_file, a.random_leaves, &a.leaves_object) {
+                (Some(path), _, _) => {
+                    let v = read_leaves_file(path)?;
+                    let n = v.len() as u64;
+                    (pb::reckle_batch_params::Leaves::Inline(pb::LeafValues { values: v }), n)
+                }
+                (None, Some(n), _) => {
+                    log2_exact(n, "--random-leaves")?;
+                    let v: Vec<u64> = (0..n).map(|_| rng.gen()).collect();
+                    (pb::reckle_batch_params::Leaves::Inline(pb::LeafValues { values: v }), n)
+                }
+                (None, None, Some(key)) => {
+                    let log_n = a.log_n.context("--log-n is required with --leaves-object")?;
+                    (pb::reckle_batch_params::Leaves::ObjectKey(key.clone()), 1u64.checked_shl(log_n).unwrap_or(0))
+                }
+                _ => bail!("give --leaves-file, --random-leaves or --leaves-object"),
+            };
+            let log_n = match a.log_n {
+                Some(l) => l,
+                None => log2_exact(n, "leaves")?,
+            };
+            let batch: Vec<u64> = match a.random_batch {
+                Some(k) => {
+                    if k == 0 || k > n {
+                        bail!("--random-batch must be in 1..={n}, got {k}");
+                    }
+                    let mut b: Vec<u64> = sample(&mut rng, n as usize, k as usize).into_iter().map(|i| i as u64).collect();
+                    b.sort_unstable();
+                    b
+                }
+                None => a.batch.iter().map(|s| parse_u64(s).context("--batch")).collect::<anyhow::Result<_>>()?,
+            };
+            pb::SubmitJobRequest {
+                idempotency_key: a.idempotency_key.unwrap_or_default(),
+                params: Some(pb::submit_job_request::Params::ReckleBatch(pb::ReckleBatchParams {
+                    log_n,
+                    log_bucket: a.log_bucket.min(log_n),
+                    batch,
+                    leaves: Some(leaves),
+                })),
+            }
+        }
+        SubmitCommand::ReckleUpdate(a) => {
+            let changes = parse_change_flags(&a.set, &a.add, &a.remove)?
+                .into_iter()
+                .map(|c| pb::ReckleChange {
+                    change: Some(match c {
+                        reckle::Change::Set { index, value } => pb::reckle_change::Change::Set(pb::SetLeaf { index, value }),
+                        reckle::Change::Add(i) => pb::reckle_change::Change::Add(i),
+                        reckle::Change::Remove(i) => pb::reckle_change::Change::Remove(i),
+                    }),
+                })
+                .collect();
+            pb::SubmitJobRequest {
+                idempotency_key: a.idempotency_key.unwrap_or_default(),
+                params: Some(pb::submit_job_request::Params::ReckleUpdate(pb::ReckleUpdateParams { base_job_id: a.base, changes })),
+            }
+        }
+    };
+    runtime()?.block_on(async {
+        let resp = connect(&ep).await?.submit_job(req).await.map_err(rpc)?.into_inner();
+        if !resp.created {
+            eprintln!("the idempotency key names an earlier job");
+        }
+        println!("{}", resp.job_id);
+        Ok(())
+    })
+}
+
+fn state_name(s: i32) -> &'static str {
+    match pb::JobState::try_from(s).unwrap_or(pb::JobState::Unspecified) {
+        pb::JobState::Queued => "queued",
+        pb::JobState::Running => "running",
+        pb::JobState::Done => "done",
+        pb::JobState::Failed => "failed",
+        pb::JobState::Cancelled => "cancelled",
+        pb::JobState::Unspecified => "unknown",
+    }
+}
+
+fn describe(j: &pb::Job) -> String {
+    let tasks: Vec<String> = j.tasks.iter().map(|t| format!("{} {}/{}", t.kind, t.done, t.total)).collect();
+    let mut s = format!("{}  {}  {}  [{}]", j.job_id, j.kind, state_name(j.state), tasks.join(", "));
+    if !j.message.is_empty() {
+        s.push_str(&format!("  {}", j.message));
+    }
+    s
+}
+
+/// Follows a job with a progress bar per task kind; Ok only if it ends done.
+pub fn watch(ep: Endpoint, job: String) -> anyhow::Result<()> {
+    runtime()?.block_on(async {
+        let mut stream = connect(&ep).await?.watch_job(pb::WatchJobRequest { job_id: job.clone() }).await.map_err(rpc)?.into_inner();
+        let multi = MultiProgress::new();
+        let style = ProgressStyle::with_template("{prefix:>12} [{bar:30}] {pos}/{len} {elapsed}").expect("template").progress_chars("=> ");
+        let mut bars: BTreeMap<String, ProgressBar> = BTreeMap::new();
+        let mut last = None;
+        while let Some(update) = stream.message().await.map_err(rpc)? {
+            for t in &update.tasks {
+                let bar = bars.entry(t.kind.clone()).or_insert_with(|| {
+                    let b = multi.add(ProgressBar::new(t.total));
+                    b.set_style(style.clone());
+                    b.set_prefix(t.kind.clone());
+                    b
+                });
+                bar.set_length(t.total);
+                bar.set_position(t.done);
+            }
+            last = Some(update);
+        }
+        for b in bars.values() {
+            b.finish();
+        }
+        let last = last.context("the server sent no update")?;
+        match pb::JobState::try_from(last.state).unwrap_or(pb::JobState::Unspecified) {
+            pb::JobState::Done => {
+                println!("job {job} done");
+                Ok(())
+            }
+            _ => bail!("job {job} {}: {}", state_name(last.state), last.message),
+        }
+    })
+}
+
+pub fn status(ep: Endpoint, job: String) -> anyhow::Result<()> {
+    runtime()?.block_on(async {
+        let j = connect(&ep).await?.get_job(pb::GetJobRequest { job_id: job }).await.map_err(rpc)?.into_inner();
+        println!("{}", describe(&j));
+        Ok(())
+    })
+}
+
+pub fn list(ep: Endpoint, page_size: u32) -> anyhow::Result<()> {
+    runtime()?.block_on(async {
+        let mut client = connect(&ep).await?;
+        let mut token = String::new();
+        loop {
+            let resp = client
+                .list_jobs(pb::ListJobsRequest { page_size, page_token: token.clone() })
+                .await
+                .map_err(rpc)?
+                .into_inner();
+            for j in &resp.jobs {
+                println!("{}", describe(j));
+            }
+            if resp.next_page_token.is_empty() {
+                return Ok(());
+            }
+            token = resp.next_page_token;
+        }
+    })
+}
+
+pub fn cancel(ep: Endpoint, job: String) -> anyhow::Result<()> {
+    runtime()?.block_on(async {
+        let j = connect(&ep).await?.cancel_job(pb::CancelJobRequest { job_id: job }).await.map_err(rpc)?.into_inner();
+        println!("{}", describe(&j));
+        Ok(())
+    })
+}
+
+/// Downloads a done job's proof directory into `out` (atomically).
+pub fn fetch(ep: Endpoint, job: String, out: PathBuf) -> anyhow::Result<()> {
+    let files = runtime()?.block_on(async {
+        let mut stream = connect(&ep).await?.get_proof(pb::GetProofRequest { job_id: job.clone() }).await.map_err(rpc)?.into_inner();
+        let mut files: Vec<(String, u64, Vec<u8>)> = Vec::new();
+        while let Some(chunk) = stream.message().await.map_err(rpc)? {
+            match files.last_mut() {
+                Some((name, _, data)) if *name == chunk.file => data.extend_from_slice(&chunk.data),
+                _ => files.push((chunk.file, chunk.file_size, chunk.data)),
+            }
+        }
+        anyhow::Ok(files)
+    })?;
+    for (name, size, data) in &files {
+        if data.len() as u64 != *size || name.contains('/') || name.starts_with('.') {
+            bail!("job {job}: file {name:?} arrived damaged ({} of {size} bytes)", data.len());
+        }
+    }
+    write_dir_atomically(&out, |dir| {
+        for (name, _, data) in &files {
+            std::fs::write(dir.join(name), data)?;
+        }
+        Ok(())
+    })?;
+    println!("wrote {} ({} files)", out.display(), files.len());
+    Ok(())
+}
+
+/// Asks the server to verify a done job's proof.
+pub fn verify_remote(ep: Endpoint, job: String) -> anyhow::Result<()> {
+    runtime()?.block_on(async {
+        let r = connect(&ep)
+            .await?
+            .verify_proof(pb::VerifyProofRequest { target: Some(pb::verify_proof_request::Target::JobId(job.clone())) })
+            .await
+            .map_err(rpc)?
+            .into_inner();
+        if !r.valid {
+            bail!("job {job}: proof invalid: {}", r.reason);
+        }
+        println!("verified");
+        Ok(())
+    })
+}

@@ -1,0 +1,44 @@
+//! `prover serve`: one platform role against Redis and S3, or every role in one process
+//! (`--embedded`: in-process queue and job store, filesystem object store).
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use clap::Args;
+use platform::service::{self, Role, ServiceConfig};
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// The role to run (omit with --embedded).
+    pub role: Option<Role>,
+    /// Run planner, executor, workers and aggregator in this process with no Redis or S3.
+    #[arg(long)]
+    pub embedded: bool,
+    /// Object store directory of --embedded.
+    #[arg(long, default_value = "./data")]
+    pub data: PathBuf,
+    #[command(flatten)]
+    pub config: ServiceConfig,
+}
+
+pub fn run(a: ServeArgs) -> anyhow::Result<()> {
+    service::init_logging();
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    rt.block_on(async {
+        match (a.embedded, a.role) {
+            (true, Some(_)) => bail!("--embedded runs every role: do not name one"),
+            (true, None) => {
+                std::fs::create_dir_all(&a.data).with_context(|| format!("--data {}", a.data.display()))?;
+                let platform = service::embedded(&a.config, a.data.clone())?;
+                let roles = [Role::Planner, Role::Executor, Role::Aggregator, Role::Worker];
+                service::run(platform, &roles, &a.config, std::future::pending()).await?;
+            }
+            (false, Some(role)) => {
+                let platform = service::connect(&a.config).await?;
+                service::run(platform, &[role], &a.config, std::future::pending()).await?;
+            }
+            (false, None) => bail!("name a role (planner, executor, worker, aggregator) or pass --embedded"),
+        }
+        Ok(())
+    })
+}

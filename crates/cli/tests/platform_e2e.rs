@@ -1,0 +1,252 @@
+//! The platform as separate processes over real Redis and S3 (MinIO), driven through the gRPC
+//! API with the `prover` client commands: 1 planner, 2 executors, 3 workers, 1 aggregator. A
+//! worker holding a lease is killed with SIGKILL mid-job and an executor is killed and
+//! restarted; the job still completes, and the fetched proof verifies offline. Then an update
+//! job, invalid submissions, idempotency, cancellation, and the /metrics endpoint.
+//!
+//! Also `prover serve --embedded`: the same client commands against the single-process mode.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn cache_dir() -> &'static Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
+}
+
+fn prover(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_prover")).args(args).env("PROVER_CACHE_DIR", cache_dir()).output().expect("run prover")
+}
+
+fn ok(o: Output) -> String {
+    assert!(o.status.success(), "prover failed: {}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+fn fails_with(o: Output, needles: &[&str]) {
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(!o.status.success(), "expected failure; stdout {}", String::from_utf8_lossy(&o.stdout));
+    for n in needles {
+        assert!(err.contains(n), "stderr does not mention {n:?}: {err}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// A service process, killed when dropped.
+struct Proc {
+    child: Child,
+    metrics: u16,
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Services {
+    redis: String,
+    s3: String,
+    bucket: String,
+    logs: tempfile::TempDir,
+}
+
+impl Services {
+    fn from_env() -> Option<Self> {
+        match (std::env::var("PROVER_TEST_REDIS_URL"), std::env::var("PROVER_TEST_S3_ENDPOINT")) {
+            (Ok(redis), Ok(s3)) => Some(Self {
+                redis,
+                s3,
+                bucket: std::env::var("PROVER_TEST_S3_BUCKET").unwrap_or_else(|_| "prover-test".into()),
+                logs: tempfile::tempdir().unwrap(),
+            }),
+            _ => {
+                assert!(std::env::var("PROVER_TEST_REQUIRE_SERVICES").as_deref() != Ok("1"), "test services required");
+                eprintln!("skipping: no Redis/S3 configured");
+                None
+            }
+        }
+    }
+
+    fn spawn(&self, role: &str, name: &str, grpc: Option<u16>) -> Proc {
+        let metrics = free_port();
+        let log = std::fs::File::create(self.logs.path().join(format!("{name}.log"))).unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_prover"));
+        cmd.args(["serve", role, "--redis", &self.redis, "--s3-endpoint", &self.s3, "--bucket", &self.bucket])
+            .args(["--metrics-listen", &format!("127.0.0.1:{metrics}"), "--name", name])
+            .args(["--visibility-timeout-secs", "4"])
+            .stdout(Stdio::null())
+            .stderr(log);
+        if let Some(port) = grpc {
+            cmd.args(["--listen", &format!("127.0.0.1:{port}")]);
+        }
+        Proc { child: cmd.spawn().expect("spawn service"), metrics }
+    }
+
+    fn log(&self, name: &str) -> String {
+        std::fs::read_to_string(self.logs.path().join(format!("{name}.log"))).unwrap_or_default()
+    }
+}
+
+/// GET http://127.0.0.1:port/path with a plain HTTP/1.0 request.
+fn http_get(port: u16, path: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).ok()?;
+    Some(out)
+}
+
+fn wait_ready(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        if http_get(port, "/readyz").is_some_and(|r| r.starts_with("HTTP/1.0 200") || r.starts_with("HTTP/1.1 200")) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("service on metrics port {port} never became ready");
+}
+
+fn busy(p: &Proc) -> bool {
+    http_get(p.metrics, "/metrics").is_some_and(|m| m.lines().any(|l| l.starts_with("prover_worker_busy{") && l.ends_with(" 1")))
+}
+
+fn status(ep: &str, job: &str) -> String {
+    ok(prover(&["status", job, "--endpoint", ep]))
+}
+
+fn done_tasks(ep: &str, job: &str) -> u64 {
+    // "<id>  reckle.batch  running  [reckle.leaf 2/3, reckle.node 0/3]"
+    let s = status(ep, job);
+    let inner = s.split('[').nth(1).unwrap_or("").split(']').next().unwrap_or("");
+    inner.split(", ").filter_map(|t| t.rsplit(' ').next()?.split('/').next()?.parse::<u64>().ok()).sum()
+}
+
+/// Fetches a done job's proof and verifies it offline.
+fn fetch_and_verify(ep: &str, job: &str, dir: &Path) {
+    ok(prover(&["fetch", job, "--out", dir.to_str().unwrap(), "--endpoint", ep]));
+    let out = ok(prover(&["reckle", "verify", dir.to_str().unwrap()]));
+    assert!(out.ends_with("verified"), "{out}");
+    assert_eq!(ok(prover(&["verify-remote", job, "--endpoint", ep])), "verified");
+}
+
+#[test]
+fn separate_processes_survive_a_killed_worker_and_a_restarted_executor() {
+    let Some(svc) = Services::from_env() else { return };
+    let grpc = free_port();
+    let ep = format!("http://127.0.0.1:{grpc}");
+    let planner = svc.spawn("planner", "planner", Some(grpc));
+    let mut executors = vec![svc.spawn("executor", "executor-0", None), svc.spawn("executor", "executor-1", None)];
+    let mut workers: Vec<Option<Proc>> = (0..3).map(|i| Some(svc.spawn("worker", &format!("worker-{i}"), None))).collect();
+    let aggregator = svc.spawn("aggregator", "aggregator", None);
+    for p in [&planner, &aggregator].into_iter().chain(executors.iter()).chain(workers.iter().flatten()) {
+        wait_ready(p.metrics);
+    }
+
+    // Invalid submissions: INVALID_ARGUMENT naming the field.
+    fails_with(prover(&["submit", "reckle", "--random-leaves", "16", "--batch", "16", "--log-bucket", "2", "--endpoint", &ep]), &["InvalidArgument", "batch"]);
+    fails_with(
+        prover(&["submit", "reckle-update", "--base", "no-such-job", "--add", "1", "--endpoint", &ep]),
+        &["InvalidArgument", "base_job_id"],
+    );
+    fails_with(prover(&["fetch", "no-such-job", "--out", "/tmp/never", "--endpoint", &ep]), &["NotFound"]);
+
+    let key = format!("e2e-{}", std::process::id());
+    let submit = |batch: &str| {
+        prover(&["submit", "reckle", "--random-leaves", "16", "--batch", batch, "--log-bucket", "2", "--seed", "5", "--idempotency-key", &key, "--endpoint", &ep])
+    };
+    let job = ok(submit("1,6,13"));
+    assert_eq!(ok(submit("1,6,13")), job, "same key, same request: same job");
+    fails_with(submit("1,6"), &["FailedPrecondition", "idempotency"]);
+
+    // Kill a worker while it holds a lease, and an executor mid-job; start a new executor.
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let victim = loop {
+        assert!(Instant::now() < deadline, "no worker ever got busy");
+        if let Some(i) = workers.iter().position(|w| w.as_ref().is_some_and(busy)) {
+            break i;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut dead = workers[victim].take().unwrap();
+    dead.child.kill().unwrap(); // SIGKILL
+    let _ = dead.child.wait();
+    while done_tasks(&ep, &job) == 0 {
+        assert!(Instant::now() < deadline, "no progress");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(executors.remove(0)); // SIGKILL
+    executors.push(svc.spawn("executor", "executor-2", None));
+
+    let watched = prover(&["watch", &job, "--endpoint", &ep]);
+    assert!(
+        watched.status.success(),
+        "watch failed: {}\nworker logs:\n{}\n{}",
+        String::from_utf8_lossy(&watched.stderr),
+        svc.log("worker-0"),
+        svc.log("aggregator")
+    );
+    assert!(status(&ep, &job).contains("reckle.leaf 3/3, reckle.node 3/3"), "{}", status(&ep, &job));
+    let tmp = tempfile::tempdir().unwrap();
+    fetch_and_verify(&ep, &job, &tmp.path().join("batch"));
+
+    // An update job from the first job's outputs.
+    let job2 = ok(prover(&["submit", "reckle-update", "--base", &job, "--set", "6=77", "--endpoint", &ep]));
+    ok(prover(&["watch", &job2, "--endpoint", &ep]));
+    fetch_and_verify(&ep, &job2, &tmp.path().join("update"));
+    let st: serde_json::Value = serde_json::from_slice(&std::fs::read(tmp.path().join("update/statement.json")).unwrap()).unwrap();
+    assert!(st.to_string().contains("77"), "the updated value is in the statement: {st}");
+
+    // Cancellation of a job that cannot finish yet.
+    let job3 = ok(prover(&["submit", "reckle", "--random-leaves", "64", "--random-batch", "8", "--log-bucket", "2", "--endpoint", &ep]));
+    let cancelled = ok(prover(&["cancel", &job3, "--endpoint", &ep]));
+    assert!(cancelled.contains("cancelled"), "{cancelled}");
+    fails_with(prover(&["watch", &job3, "--endpoint", &ep]), &["cancelled"]);
+    fails_with(prover(&["fetch", &job3, "--out", "/tmp/never", "--endpoint", &ep]), &["FailedPrecondition"]);
+
+    // Listing and metrics.
+    let list = ok(prover(&["jobs", "--endpoint", &ep]));
+    assert!(list.contains(&job) && list.contains(&job2) && list.contains(&job3));
+    let m = http_get(planner.metrics, "/metrics").unwrap();
+    assert!(m.contains("prover_jobs_submitted_total"), "{m}");
+    let w = workers.iter().flatten().filter_map(|w| http_get(w.metrics, "/metrics")).collect::<String>();
+    assert!(w.contains("prover_tasks_total") && w.contains("prover_blob_bytes_total"), "{w}");
+}
+
+#[test]
+fn embedded_server_runs_jobs_with_no_redis_or_s3() {
+    let data = tempfile::tempdir().unwrap();
+    let (grpc, metrics) = (free_port(), free_port());
+    let ep = format!("http://127.0.0.1:{grpc}");
+    let child = Command::new(env!("CARGO_BIN_EXE_prover"))
+        .args(["serve", "--embedded", "--data", data.path().to_str().unwrap(), "--listen", &format!("127.0.0.1:{grpc}")])
+        .args(["--metrics-listen", &format!("127.0.0.1:{metrics}"), "--concurrency", "2"])
+        .env_remove("PROVER_REDIS_URL")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _server = Proc { child, metrics };
+    wait_ready(metrics);
+    let job = ok(prover(&["submit", "reckle", "--random-leaves", "8", "--batch", "2,5", "--log-bucket", "1", "--endpoint", &ep]));
+    ok(prover(&["watch", &job, "--endpoint", &ep]));
+    let tmp = tempfile::tempdir().unwrap();
+    fetch_and_verify(&ep, &job, &tmp.path().join("proof"));
+    // A fetched proof that was tampered with is rejected offline.
+    let proof = tmp.path().join("proof/proof.bin");
+    let mut bytes = std::fs::read(&proof).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 1;
+    std::fs::write(&proof, bytes).unwrap();
+    assert!(!prover(&["reckle", "verify", tmp.path().join("proof").to_str().unwrap()]).status.success());
+}

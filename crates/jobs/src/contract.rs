@@ -1,0 +1,124 @@
+//! The [`JobStore`] contract: every implementation must pass these. Each case takes a store and
+//! a prefix unique to the run, so cases can share one Redis server.
+
+use std::collections::BTreeMap;
+
+use crate::{Created, JobError, JobRecord, JobState, JobStore, TaskCounts};
+
+fn record(id: &str) -> JobRecord {
+    let mut r = JobRecord::new(id, "reckle.batch", r#"{"log_n":4}"#);
+    r.tasks = BTreeMap::from([("leaf".to_string(), TaskCounts { total: 2, done: 0 }), ("node".to_string(), TaskCounts { total: 1, done: 0 })]);
+    r
+}
+
+pub async fn create_and_get(s: &dyn JobStore, p: &str) {
+    let id = format!("{p}-a");
+    assert_eq!(s.create(&record(&id), None).await.unwrap(), Created::New);
+    let got = s.get(&id).await.unwrap().expect("stored");
+    assert_eq!(got.state, JobState::Queued);
+    assert_eq!(got.kind, "reckle.batch");
+    assert_eq!(got.spec, r#"{"log_n":4}"#);
+    assert_eq!(got.progress(), TaskCounts { total: 3, done: 0 });
+    assert_eq!(s.create(&record(&id), None).await, Err(JobError::AlreadyExists(id.clone())));
+    assert_eq!(s.get(&format!("{p}-missing")).await.unwrap(), None);
+    assert_eq!(s.get("../bad id").await.unwrap(), None);
+}
+
+pub async fn bad_records_are_refused(s: &dyn JobStore, p: &str) {
+    let mut r = record("bad id!");
+    assert!(matches!(s.create(&r, None).await, Err(JobError::Invalid { field: "job_id", .. })));
+    r = record(&format!("{p}-k"));
+    r.kind = "no spaces".into();
+    assert!(matches!(s.create(&r, None).await, Err(JobError::Invalid { field: "kind", .. })));
+    r = record(&format!("{p}-s"));
+    r.spec = "x".repeat(crate::MAX_SPEC_BYTES + 1);
+    assert!(matches!(s.create(&r, None).await, Err(JobError::Invalid { field: "spec", .. })));
+    assert!(matches!(
+        s.create(&record(&format!("{p}-i")), Some(("has space", "f"))).await,
+        Err(JobError::Invalid { field: "idempotency_key", .. })
+    ));
+    for id in ["k", "s", "i"] {
+        assert_eq!(s.get(&format!("{p}-{id}")).await.unwrap(), None, "nothing written for a refused record");
+    }
+}
+
+pub async fn idempotency(s: &dyn JobStore, p: &str) {
+    let key = format!("{p}-key");
+    assert_eq!(s.create(&record(&format!("{p}-1")), Some((&key, "fp1"))).await.unwrap(), Created::New);
+    assert_eq!(s.create(&record(&format!("{p}-2")), Some((&key, "fp1"))).await.unwrap(), Created::Existing(format!("{p}-1")));
+    assert_eq!(s.get(&format!("{p}-2")).await.unwrap(), None, "a repeated submission creates nothing");
+    assert_eq!(
+        s.create(&record(&format!("{p}-3")), Some((&key, "fp2"))).await,
+        Err(JobError::IdempotencyConflict { key: key.clone(), job: format!("{p}-1") })
+    );
+    assert_eq!(s.get(&format!("{p}-3")).await.unwrap(), None);
+    // Deleting the job frees its key.
+    s.delete(&format!("{p}-1")).await.unwrap();
+    assert_eq!(s.get(&format!("{p}-1")).await.unwrap(), None);
+    assert_eq!(s.create(&record(&format!("{p}-4")), Some((&key, "fp2"))).await.unwrap(), Created::New);
+}
+
+pub async fn terminal_states_are_final(s: &dyn JobStore, p: &str) {
+    let id = format!("{p}-t");
+    s.create(&record(&id), None).await.unwrap();
+    assert!(s.transition(&id, JobState::Running, "").await.unwrap());
+    assert!(s.transition(&id, JobState::Cancelled, "by user").await.unwrap());
+    assert!(!s.transition(&id, JobState::Done, "").await.unwrap());
+    assert!(!s.transition(&id, JobState::Running, "").await.unwrap());
+    let got = s.get(&id).await.unwrap().unwrap();
+    assert_eq!((got.state, got.message.as_str()), (JobState::Cancelled, "by user"));
+    assert_eq!(s.transition(&format!("{p}-nope"), JobState::Done, "").await, Err(JobError::NotFound(format!("{p}-nope"))));
+}
+
+pub async fn task_state_is_counted_once(s: &dyn JobStore, p: &str) {
+    let id = format!("{p}-d");
+    s.create(&record(&id), None).await.unwrap();
+    assert!(!s.is_done(&id, "0-1").await.unwrap());
+    assert!(s.task_done(&id, "leaf", "0-1").await.unwrap());
+    assert!(!s.task_done(&id, "leaf", "0-1").await.unwrap(), "a redelivered report is not counted twice");
+    assert!(s.task_done(&id, "node", "1-0").await.unwrap());
+    assert!(s.is_done(&id, "0-1").await.unwrap());
+    let got = s.get(&id).await.unwrap().unwrap();
+    assert_eq!(got.tasks["leaf"], TaskCounts { total: 2, done: 1 });
+    assert_eq!(got.tasks["node"], TaskCounts { total: 1, done: 1 });
+    assert!(!s.is_released(&id, "1-0").await.unwrap());
+    assert!(s.mark_released(&id, "1-0").await.unwrap());
+    assert!(!s.mark_released(&id, "1-0").await.unwrap());
+    assert!(s.is_released(&id, "1-0").await.unwrap());
+    assert_eq!(s.task_done(&format!("{p}-nope"), "leaf", "x").await, Err(JobError::NotFound(format!("{p}-nope"))));
+    s.delete(&id).await.unwrap();
+    assert!(!s.is_done(&id, "0-1").await.unwrap());
+    assert!(!s.is_released(&id, "1-0").await.unwrap());
+}
+
+/// Concurrent reports of the same task: exactly one wins.
+pub async fn concurrent_reports(s: &'static dyn JobStore, p: &str) {
+    let id = format!("{p}-c");
+    s.create(&record(&id), None).await.unwrap();
+    let mut handles = Vec::new();
+    for _ in 0..16 {
+        let id = id.clone();
+        handles.push(tokio::spawn(async move { s.mark_released(&id, "root").await.unwrap() }));
+    }
+    let mut wins = 0;
+    for h in handles {
+        wins += h.await.unwrap() as usize;
+    }
+    assert_eq!(wins, 1);
+}
+
+pub async fn list_pages_newest_first(s: &dyn JobStore, p: &str) {
+    // Timestamps above any real job's, so these three are the newest in a shared store.
+    let base = crate::now_ms() * 1000;
+    for i in 0..3u64 {
+        let mut r = record(&format!("{p}-l{i}"));
+        r.created_ms = base + i;
+        s.create(&r, None).await.unwrap();
+    }
+    let (page, next) = s.list(0, 2).await.unwrap();
+    assert_eq!(page.iter().map(|r| r.id.clone()).collect::<Vec<_>>(), vec![format!("{p}-l2"), format!("{p}-l1")]);
+    assert_eq!(next, Some(2));
+    let (page, _) = s.list(2, 1).await.unwrap();
+    assert_eq!(page[0].id, format!("{p}-l0"));
+    assert_eq!(s.list(0, 0).await.unwrap().0.len(), 0);
+}

@@ -1,0 +1,204 @@
+//! Job records and the per-job task state every planner, executor, worker and aggregator
+//! shares: one [`JobStore`] trait, with a Redis implementation ([`RedisJobStore`]) for the
+//! distributed platform and an in-process one ([`MemoryJobStore`]) for embedded mode. Both pass
+//! the same [`contract`] suite.
+//!
+//! A job is a [`JobRecord`]: its kind, a small JSON spec, a [`JobState`], a message (the failure
+//! reason), and per task kind the number of tasks planned and done. Alongside it the store keeps
+//! the job's DAG state, which is what lets several executors run at once:
+//!
+//! * the **done set**: [`JobStore::task_done`] adds a task id and bumps its kind's done counter
+//!   in one atomic step, and says whether this call was the first (a redelivered report is a
+//!   no-op);
+//! * the **released set**: [`JobStore::mark_released`] records that a task was dispatched, so a
+//!   later report does not dispatch it again.
+//!
+//! States move `Queued → Running → {Done, Failed, Cancelled}`; a terminal state is final
+//! ([`JobStore::transition`] refuses to leave it), so a late worker cannot resurrect a cancelled
+//! job or a cancelled job turn into a done one.
+//!
+//! Idempotency: [`JobStore::create`] takes an optional client key and a fingerprint of the
+//! request. The same key with the same fingerprint returns the existing job; the same key with
+//! another fingerprint is [`JobError::IdempotencyConflict`].
+//!
+//! Redis layout: `prover:job:{id}` (hash: the record, `total:{kind}`, `done:{kind}`),
+//! `prover:job:{id}:done` and `prover:job:{id}:released` (sets of task ids), `prover:jobs`
+//! (sorted set of ids by creation time, for listing), `prover:idem:{key}` (`{id} {fingerprint}`).
+
+use std::collections::BTreeMap;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+
+pub mod contract;
+mod memory;
+mod redis_store;
+
+pub use memory::MemoryJobStore;
+pub use redis_store::RedisJobStore;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobState {
+    Queued,
+    Running,
+    Done,
+    Failed,
+    Cancelled,
+}
+
+impl JobState {
+    pub fn is_terminal(self) -> bool {
+        matches!(self, JobState::Done | JobState::Failed | JobState::Cancelled)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Queued => "queued",
+            JobState::Running => "running",
+            JobState::Done => "done",
+            JobState::Failed => "failed",
+            JobState::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "queued" => JobState::Queued,
+            "running" => JobState::Running,
+            "done" => JobState::Done,
+            "failed" => JobState::Failed,
+            "cancelled" => JobState::Cancelled,
+            _ => return None,
+        })
+    }
+}
+
+/// Planned and finished tasks of one kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TaskCounts {
+    pub total: u64,
+    pub done: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobRecord {
+    pub id: String,
+    /// Job kind, e.g. `reckle.batch`.
+    pub kind: String,
+    /// The validated job specification (JSON, a few KiB at most; bulk inputs live in the blob
+    /// store).
+    pub spec: String,
+    pub state: JobState,
+    /// Why the job failed or was cancelled; empty otherwise.
+    pub message: String,
+    pub created_ms: u64,
+    pub updated_ms: u64,
+    /// Per task kind.
+    pub tasks: BTreeMap<String, TaskCounts>,
+}
+
+impl JobRecord {
+    pub fn new(id: impl Into<String>, kind: impl Into<String>, spec: impl Into<String>) -> Self {
+        let now = now_ms();
+        Self {
+            id: id.into(),
+            kind: kind.into(),
+            spec: spec.into(),
+            state: JobState::Queued,
+            message: String::new(),
+            created_ms: now,
+            updated_ms: now,
+            tasks: BTreeMap::new(),
+        }
+    }
+
+    /// Sum over kinds.
+    pub fn progress(&self) -> TaskCounts {
+        self.tasks.values().fold(TaskCounts::default(), |a, c| TaskCounts { total: a.total + c.total, done: a.done + c.done })
+    }
+}
+
+/// What [`JobStore::create`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Created {
+    New,
+    /// The idempotency key was used before with the same request: that job.
+    Existing(String),
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum JobError {
+    #[error("job {0} already exists")]
+    AlreadyExists(String),
+    #[error("idempotency key {key:?} was used for job {job} with a different request")]
+    IdempotencyConflict { key: String, job: String },
+    #[error("no job {0}")]
+    NotFound(String),
+    #[error("invalid {field}: {reason}")]
+    Invalid { field: &'static str, reason: String },
+    #[error("job store backend: {0}")]
+    Backend(String),
+}
+
+/// Largest spec accepted (bulk data belongs in the blob store).
+pub const MAX_SPEC_BYTES: usize = 16 * 1024;
+
+pub(crate) fn check_record(rec: &JobRecord) -> Result<(), JobError> {
+    check_id(&rec.id)?;
+    if rec.kind.is_empty() || rec.kind.len() > 64 || !rec.kind.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_') {
+        return Err(JobError::Invalid { field: "kind", reason: format!("{:?}: use letters, digits, '.' and '_'", rec.kind) });
+    }
+    if rec.spec.len() > MAX_SPEC_BYTES {
+        return Err(JobError::Invalid { field: "spec", reason: format!("{} bytes, at most {MAX_SPEC_BYTES}", rec.spec.len()) });
+    }
+    for k in rec.tasks.keys() {
+        if k.is_empty() || k.contains(':') {
+            return Err(JobError::Invalid { field: "tasks", reason: format!("task kind {k:?}") });
+        }
+    }
+    Ok(())
+}
+
+/// Job ids: 1–64 of letters, digits and '-'.
+pub fn check_id(id: &str) -> Result<(), JobError> {
+    if id.is_empty() || id.len() > 64 || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+        return Err(JobError::Invalid { field: "job_id", reason: format!("{id:?}: 1–64 letters, digits or '-'") });
+    }
+    Ok(())
+}
+
+pub(crate) fn check_idem(key: &str) -> Result<(), JobError> {
+    if key.is_empty() || key.len() > 128 || key.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control()) {
+        return Err(JobError::Invalid { field: "idempotency_key", reason: "1–128 printable characters without spaces".into() });
+    }
+    Ok(())
+}
+
+pub fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+#[async_trait]
+pub trait JobStore: Send + Sync {
+    /// Records a new job (state `Queued`, with its planned task counts). With an idempotency key
+    /// `(key, fingerprint)`: a key seen before with the same fingerprint returns
+    /// [`Created::Existing`] and writes nothing; with another fingerprint,
+    /// [`JobError::IdempotencyConflict`].
+    async fn create(&self, rec: &JobRecord, idempotency: Option<(&str, &str)>) -> Result<Created, JobError>;
+    async fn get(&self, id: &str) -> Result<Option<JobRecord>, JobError>;
+    /// Newest first: `(records, next offset if more)`.
+    async fn list(&self, offset: u64, limit: u64) -> Result<(Vec<JobRecord>, Option<u64>), JobError>;
+    /// Moves a job to `to` with `message`. Returns false (and changes nothing) if the job is
+    /// already in a terminal state.
+    async fn transition(&self, id: &str, to: JobState, message: &str) -> Result<bool, JobError>;
+    /// Marks `task` of `kind` done; true if this call did it.
+    async fn task_done(&self, id: &str, kind: &str, task: &str) -> Result<bool, JobError>;
+    async fn is_done(&self, id: &str, task: &str) -> Result<bool, JobError>;
+    /// Records that `task` was dispatched; true if this call did it.
+    async fn mark_released(&self, id: &str, task: &str) -> Result<bool, JobError>;
+    async fn is_released(&self, id: &str, task: &str) -> Result<bool, JobError>;
+    /// Removes the job, its task state and its idempotency key (a planner undoing a job whose
+    /// inputs could not be stored).
+    async fn delete(&self, id: &str) -> Result<(), JobError>;
+}

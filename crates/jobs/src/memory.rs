@@ -1,0 +1,129 @@
+//! The in-process [`JobStore`] for embedded mode.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+
+use crate::{check_idem, check_record, now_ms, Created, JobError, JobRecord, JobState, JobStore};
+
+#[derive(Default)]
+struct Inner {
+    jobs: HashMap<String, JobRecord>,
+    order: Vec<String>,
+    done: HashMap<String, HashSet<String>>,
+    released: HashMap<String, HashSet<String>>,
+    idem: HashMap<String, (String, String)>,
+}
+
+#[derive(Default)]
+pub struct MemoryJobStore {
+    inner: Mutex<Inner>,
+}
+
+impl MemoryJobStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[async_trait]
+impl JobStore for MemoryJobStore {
+    async fn create(&self, rec: &JobRecord, idempotency: Option<(&str, &str)>) -> Result<Created, JobError> {
+        check_record(rec)?;
+        let mut g = self.lock();
+        if let Some((key, fp)) = idempotency {
+            check_idem(key)?;
+            if let Some((job, old_fp)) = g.idem.get(key) {
+                return if old_fp == fp {
+                    Ok(Created::Existing(job.clone()))
+                } else {
+                    Err(JobError::IdempotencyConflict { key: key.into(), job: job.clone() })
+                };
+            }
+        }
+        if g.jobs.contains_key(&rec.id) {
+            return Err(JobError::AlreadyExists(rec.id.clone()));
+        }
+        if let Some((key, fp)) = idempotency {
+            g.idem.insert(key.into(), (rec.id.clone(), fp.into()));
+        }
+        let mut rec = rec.clone();
+        rec.state = JobState::Queued;
+        rec.message.clear();
+        for c in rec.tasks.values_mut() {
+            c.done = 0;
+        }
+        g.order.push(rec.id.clone());
+        g.jobs.insert(rec.id.clone(), rec);
+        Ok(Created::New)
+    }
+
+    async fn get(&self, id: &str) -> Result<Option<JobRecord>, JobError> {
+        Ok(self.lock().jobs.get(id).cloned())
+    }
+
+    async fn list(&self, offset: u64, limit: u64) -> Result<(Vec<JobRecord>, Option<u64>), JobError> {
+        let g = self.lock();
+        let ids: Vec<&String> = g.order.iter().rev().skip(offset as usize).take(limit as usize).collect();
+        let recs: Vec<JobRecord> = ids.iter().filter_map(|id| g.jobs.get(*id).cloned()).collect();
+        let next = offset + ids.len() as u64;
+        Ok((recs, (next < g.order.len() as u64).then_some(next)))
+    }
+
+    async fn transition(&self, id: &str, to: JobState, message: &str) -> Result<bool, JobError> {
+        let mut g = self.lock();
+        let rec = g.jobs.get_mut(id).ok_or_else(|| JobError::NotFound(id.into()))?;
+        if rec.state.is_terminal() {
+            return Ok(false);
+        }
+        rec.state = to;
+        rec.message = message.into();
+        rec.updated_ms = now_ms();
+        Ok(true)
+    }
+
+    async fn task_done(&self, id: &str, kind: &str, task: &str) -> Result<bool, JobError> {
+        let mut g = self.lock();
+        if !g.jobs.contains_key(id) {
+            return Err(JobError::NotFound(id.into()));
+        }
+        if !g.done.entry(id.into()).or_default().insert(task.into()) {
+            return Ok(false);
+        }
+        let rec = g.jobs.get_mut(id).expect("checked");
+        rec.tasks.entry(kind.into()).or_default().done += 1;
+        rec.updated_ms = now_ms();
+        Ok(true)
+    }
+
+    async fn is_done(&self, id: &str, task: &str) -> Result<bool, JobError> {
+        Ok(self.lock().done.get(id).is_some_and(|s| s.contains(task)))
+    }
+
+    async fn mark_released(&self, id: &str, task: &str) -> Result<bool, JobError> {
+        let mut g = self.lock();
+        if !g.jobs.contains_key(id) {
+            return Err(JobError::NotFound(id.into()));
+        }
+        Ok(g.released.entry(id.into()).or_default().insert(task.into()))
+    }
+
+    async fn is_released(&self, id: &str, task: &str) -> Result<bool, JobError> {
+        Ok(self.lock().released.get(id).is_some_and(|s| s.contains(task)))
+    }
+
+    async fn delete(&self, id: &str) -> Result<(), JobError> {
+        let mut g = self.lock();
+        g.jobs.remove(id);
+        g.order.retain(|j| j != id);
+        g.done.remove(id);
+        g.released.remove(id);
+        g.idem.retain(|_, (j, _)| j != id);
+        Ok(())
+    }
+}

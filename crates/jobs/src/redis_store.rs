@@ -1,0 +1,283 @@
+//! The Redis implementation of [`JobStore`] (layout in the crate doc). Every multi-key change is
+//! one Lua script, so concurrent executors see each transition whole.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use redis::aio::ConnectionManager;
+use redis::{AsyncCommands, Script};
+
+use crate::{check_idem, check_record, now_ms, Created, JobError, JobRecord, JobState, JobStore, TaskCounts};
+
+const JOBS: &str = "prover:jobs";
+
+fn job_key(id: &str) -> String {
+    format!("prover:job:{id}")
+}
+fn done_key(id: &str) -> String {
+    format!("prover:job:{id}:done")
+}
+fn released_key(id: &str) -> String {
+    format!("prover:job:{id}:released")
+}
+fn idem_key(key: &str) -> String {
+    format!("prover:idem:{key}")
+}
+
+fn err(e: impl std::fmt::Display) -> JobError {
+    JobError::Backend(e.to_string())
+}
+
+/// KEYS: job hash, jobs zset, idempotency key. ARGV: has-key flag, fingerprint, id, created ms,
+/// then field/value pairs. Returns {'new'|'existing'|'exists', stored idempotency value}.
+const CREATE: &str = r#"
+if ARGV[1] == '1' then
+  local v = redis.call('GET', KEYS[3])
+  if v then return {'existing', v} end
+end
+if redis.call('EXISTS', KEYS[1]) == 1 then return {'exists', ''} end
+for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3])
+if ARGV[1] == '1' then redis.call('SET', KEYS[3], ARGV[3] .. ' ' .. ARGV[2]) end
+return {'new', ''}
+"#;
+
+/// KEYS: job hash. ARGV: state, message, now. -1: no job, 0: terminal, 1: moved.
+const TRANSITION: &str = r#"
+local s = redis.call('HGET', KEYS[1], 'state')
+if not s then return -1 end
+if s == 'done' or s == 'failed' or s == 'cancelled' then return 0 end
+redis.call('HSET', KEYS[1], 'state', ARGV[1], 'message', ARGV[2], 'updated_ms', ARGV[3])
+return 1
+"#;
+
+/// KEYS: job hash, set. ARGV: member, counter field ('' for none), now.
+const ADD_TASK: &str = r#"
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 0 end
+if ARGV[2] ~= '' then
+  redis.call('HINCRBY', KEYS[1], ARGV[2], 1)
+  redis.call('HSET', KEYS[1], 'updated_ms', ARGV[3])
+end
+return 1
+"#;
+
+/// KEYS: job hash, done set, released set, jobs zset. ARGV: id.
+const DELETE: &str = r#"
+local idem = redis.call('HGET', KEYS[1], 'idem')
+if idem and idem ~= '' then
+  local v = redis.call('GET', 'prover:idem:' .. idem)
+  if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then redis.call('DEL', 'prover:idem:' .. idem) end
+end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+redis.call('ZREM', KEYS[4], ARGV[1])
+return 1
+"#;
+
+pub struct RedisJobStore {
+    conn: ConnectionManager,
+    create: Script,
+    transition: Script,
+    add_task: Script,
+    delete: Script,
+}
+
+impl RedisJobStore {
+    /// Connects; like the queue, refuses a server that may evict keys.
+    pub async fn connect(url: &str) -> Result<Self, JobError> {
+        let client = redis::Client::open(url).map_err(err)?;
+        let mut conn = ConnectionManager::new(client).await.map_err(err)?;
+        let policy: Vec<String> = redis::cmd("CONFIG").arg("GET").arg("maxmemory-policy").query_async(&mut conn).await.map_err(err)?;
+        if policy.get(1).map(String::as_str) != Some("noeviction") {
+            return Err(JobError::Backend(format!(
+                "Redis maxmemory-policy is {:?}; job state needs noeviction",
+                policy.get(1).cloned().unwrap_or_default()
+            )));
+        }
+        Ok(Self {
+            conn,
+            create: Script::new(CREATE),
+            transition: Script::new(TRANSITION),
+            add_task: Script::new(ADD_TASK),
+            delete: Script::new(DELETE),
+        })
+    }
+
+    fn parse(id: &str, h: HashMap<String, String>) -> Result<Option<JobRecord>, JobError> {
+        if h.is_empty() {
+            return Ok(None);
+        }
+        let field = |name: &str| h.get(name).cloned().ok_or_else(|| JobError::Backend(format!("job {id}: field {name} missing")));
+        let num = |name: &str| -> Result<u64, JobError> {
+            field(name)?.parse().map_err(|_| JobError::Backend(format!("job {id}: field {name} not a number")))
+        };
+        let state = JobState::parse(&field("state")?).ok_or_else(|| JobError::Backend(format!("job {id}: bad state")))?;
+        let mut tasks = std::collections::BTreeMap::new();
+        for (k, v) in &h {
+            let (kind, is_total) = if let Some(k) = k.strip_prefix("total:") {
+                (k, true)
+            } else if let Some(k) = k.strip_prefix("done:") {
+                (k, false)
+            } else {
+                continue;
+            };
+            let n: u64 = v.parse().map_err(|_| JobError::Backend(format!("job {id}: field {k} not a number")))?;
+            let c: &mut TaskCounts = tasks.entry(kind.to_string()).or_default();
+            if is_total {
+                c.total = n
+            } else {
+                c.done = n
+            }
+        }
+        Ok(Some(JobRecord {
+            id: id.into(),
+            kind: field("kind")?,
+            spec: field("spec")?,
+            state,
+            message: field("message")?,
+            created_ms: num("created_ms")?,
+            updated_ms: num("updated_ms")?,
+            tasks,
+        }))
+    }
+}
+
+#[async_trait]
+impl JobStore for RedisJobStore {
+    async fn create(&self, rec: &JobRecord, idempotency: Option<(&str, &str)>) -> Result<Created, JobError> {
+        check_record(rec)?;
+        if let Some((key, _)) = idempotency {
+            check_idem(key)?;
+        }
+        let (key, fp) = idempotency.unwrap_or(("", ""));
+        let mut inv = self.create.key(job_key(&rec.id));
+        inv.key(JOBS).key(idem_key(key));
+        inv.arg(if idempotency.is_some() { "1" } else { "0" }).arg(fp).arg(&rec.id).arg(rec.created_ms);
+        let mut fields: Vec<(String, String)> = vec![
+            ("kind".into(), rec.kind.clone()),
+            ("spec".into(), rec.spec.clone()),
+            ("state".into(), JobState::Queued.as_str().into()),
+            ("message".into(), String::new()),
+            ("created_ms".into(), rec.created_ms.to_string()),
+            ("updated_ms".into(), rec.updated_ms.to_string()),
+            ("idem".into(), key.into()),
+        ];
+        for (k, c) in &rec.tasks {
+            fields.push((format!("total:{k}"), c.total.to_string()));
+            fields.push((format!("done:{k}"), "0".into()));
+        }
+        for (k, v) in fields {
+            inv.arg(k).arg(v);
+        }
+        let (what, stored): (String, String) = inv.invoke_async(&mut self.conn.clone()).await.map_err(err)?;
+        match what.as_str() {
+            "new" => Ok(Created::New),
+            "exists" => Err(JobError::AlreadyExists(rec.id.clone())),
+            _ => {
+                let (job, old_fp) = stored.split_once(' ').unwrap_or((&stored, ""));
+                if old_fp == fp {
+                    Ok(Created::Existing(job.into()))
+                } else {
+                    Err(JobError::IdempotencyConflict { key: key.into(), job: job.into() })
+                }
+            }
+        }
+    }
+
+    async fn get(&self, id: &str) -> Result<Option<JobRecord>, JobError> {
+        if crate::check_id(id).is_err() {
+            return Ok(None);
+        }
+        let h: HashMap<String, String> = self.conn.clone().hgetall(job_key(id)).await.map_err(err)?;
+        Self::parse(id, h)
+    }
+
+    async fn list(&self, offset: u64, limit: u64) -> Result<(Vec<JobRecord>, Option<u64>), JobError> {
+        let mut conn = self.conn.clone();
+        if limit == 0 {
+            return Ok((Vec::new(), None));
+        }
+        let ids: Vec<String> = conn.zrevrange(JOBS, offset as isize, (offset + limit - 1) as isize).await.map_err(err)?;
+        let total: u64 = conn.zcard(JOBS).await.map_err(err)?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in &ids {
+            if let Some(r) = self.get(id).await? {
+                out.push(r);
+            }
+        }
+        let next = offset + ids.len() as u64;
+        Ok((out, (next < total).then_some(next)))
+    }
+
+    async fn transition(&self, id: &str, to: JobState, message: &str) -> Result<bool, JobError> {
+        let r: i64 = self
+            .transition
+            .key(job_key(id))
+            .arg(to.as_str())
+            .arg(message)
+            .arg(now_ms())
+            .invoke_async(&mut self.conn.clone())
+            .await
+            .map_err(err)?;
+        match r {
+            -1 => Err(JobError::NotFound(id.into())),
+            r => Ok(r == 1),
+        }
+    }
+
+    async fn task_done(&self, id: &str, kind: &str, task: &str) -> Result<bool, JobError> {
+        let r: i64 = self
+            .add_task
+            .key(job_key(id))
+            .key(done_key(id))
+            .arg(task)
+            .arg(format!("done:{kind}"))
+            .arg(now_ms())
+            .invoke_async(&mut self.conn.clone())
+            .await
+            .map_err(err)?;
+        match r {
+            -1 => Err(JobError::NotFound(id.into())),
+            r => Ok(r == 1),
+        }
+    }
+
+    async fn is_done(&self, id: &str, task: &str) -> Result<bool, JobError> {
+        self.conn.clone().sismember(done_key(id), task).await.map_err(err)
+    }
+
+    async fn mark_released(&self, id: &str, task: &str) -> Result<bool, JobError> {
+        let r: i64 = self
+            .add_task
+            .key(job_key(id))
+            .key(released_key(id))
+            .arg(task)
+            .arg("")
+            .arg(now_ms())
+            .invoke_async(&mut self.conn.clone())
+            .await
+            .map_err(err)?;
+        match r {
+            -1 => Err(JobError::NotFound(id.into())),
+            r => Ok(r == 1),
+        }
+    }
+
+    async fn is_released(&self, id: &str, task: &str) -> Result<bool, JobError> {
+        self.conn.clone().sismember(released_key(id), task).await.map_err(err)
+    }
+
+    async fn delete(&self, id: &str) -> Result<(), JobError> {
+        let _: i64 = self
+            .delete
+            .key(job_key(id))
+            .key(done_key(id))
+            .key(released_key(id))
+            .key(JOBS)
+            .arg(id)
+            .invoke_async(&mut self.conn.clone())
+            .await
+            .map_err(err)?;
+        Ok(())
+    }
+}

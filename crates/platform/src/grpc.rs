@@ -1,0 +1,264 @@
+//! The `prover.v1.JobService` gRPC API over a [`Platform`]: the planner's front door.
+//!
+//! Errors: bad input is `INVALID_ARGUMENT` with the field named; an idempotency key reused for
+//! another request, a base job that is not done, or a proof asked of a job that is not done is
+//! `FAILED_PRECONDITION`; an unknown job is `NOT_FOUND`; backend trouble is `UNAVAILABLE`.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use api::v1 as pb;
+use api::v1::job_service_server::JobService;
+use jobs::{JobRecord, JobState};
+use reckle::{files, Change, NodeProof, Statement};
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_stream::Stream;
+use tonic::{Request, Response, Status};
+
+use crate::{proof_prefix, JobRequest, Leaves, Platform, PlatformError};
+
+/// Chunk size of `GetProof`.
+pub const CHUNK: usize = 1 << 20;
+/// Largest request the server decodes (inline leaves of a 2^22-leaf tree fit).
+pub const MAX_MESSAGE_BYTES: usize = 64 << 20;
+
+pub struct JobServiceImpl {
+    platform: Arc<Platform>,
+    poll: Duration,
+}
+
+impl JobServiceImpl {
+    pub fn new(platform: Arc<Platform>) -> Self {
+        Self { platform, poll: Duration::from_millis(100) }
+    }
+
+    pub fn into_server(self) -> pb::job_service_server::JobServiceServer<Self> {
+        pb::job_service_server::JobServiceServer::new(self)
+            .max_decoding_message_size(MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(MAX_MESSAGE_BYTES)
+    }
+}
+
+pub fn status(e: PlatformError) -> Status {
+    match e {
+        PlatformError::InvalidJob { .. } => Status::invalid_argument(e.to_string()),
+        PlatformError::Precondition(m) => Status::failed_precondition(m),
+        PlatformError::NotFound(id) => Status::not_found(format!("no job {id}")),
+        PlatformError::Queue(_) | PlatformError::Blob(_) | PlatformError::Jobs(_) => Status::unavailable(e.to_string()),
+        e => Status::internal(e.to_string()),
+    }
+}
+
+pub fn state_to_pb(s: JobState) -> pb::JobState {
+    match s {
+        JobState::Queued => pb::JobState::Queued,
+        JobState::Running => pb::JobState::Running,
+        JobState::Done => pb::JobState::Done,
+        JobState::Failed => pb::JobState::Failed,
+        JobState::Cancelled => pb::JobState::Cancelled,
+    }
+}
+
+pub fn job_to_pb(r: &JobRecord) -> pb::Job {
+    pb::Job {
+        job_id: r.id.clone(),
+        kind: r.kind.clone(),
+        state: state_to_pb(r.state) as i32,
+        message: r.message.clone(),
+        tasks: r.tasks.iter().map(|(k, c)| pb::TaskProgress { kind: k.clone(), done: c.done, total: c.total }).collect(),
+        created_unix_ms: r.created_ms,
+        updated_unix_ms: r.updated_ms,
+        proof_prefix: if r.state == JobState::Done { proof_prefix(&r.id) } else { String::new() },
+    }
+}
+
+fn request_from_pb(req: pb::SubmitJobRequest) -> Result<JobRequest, Status> {
+    use pb::submit_job_request::Params;
+    match req.params {
+        None => Err(Status::invalid_argument("invalid params: one of reckle_batch, reckle_update is required")),
+        Some(Params::ReckleBatch(p)) => {
+            let leaves = match p.leaves {
+                Some(pb::reckle_batch_params::Leaves::Inline(v)) => Leaves::Inline(v.values),
+                Some(pb::reckle_batch_params::Leaves::ObjectKey(k)) => Leaves::Object(k),
+                None => return Err(Status::invalid_argument("invalid leaves: give inline values or an object_key")),
+            };
+            Ok(JobRequest::ReckleBatch { log_n: p.log_n, log_bucket: p.log_bucket, batch: p.batch, leaves })
+        }
+        Some(Params::ReckleUpdate(p)) => {
+            let mut changes = Vec::with_capacity(p.changes.len());
+            for (i, c) in p.changes.into_iter().enumerate() {
+                use pb::reckle_change::Change as C;
+                changes.push(match c.change {
+                    Some(C::Set(s)) => Change::Set { index: s.index, value: s.value },
+                    Some(C::Add(i)) => Change::Add(i),
+                    Some(C::Remove(i)) => Change::Remove(i),
+                    None => return Err(Status::invalid_argument(format!("invalid changes[{i}]: empty change"))),
+                });
+            }
+            Ok(JobRequest::ReckleUpdate { base_job: p.base_job_id, changes })
+        }
+    }
+}
+
+type BoxStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
+
+#[tonic::async_trait]
+impl JobService for JobServiceImpl {
+    async fn submit_job(&self, request: Request<pb::SubmitJobRequest>) -> Result<Response<pb::SubmitJobResponse>, Status> {
+        let req = request.into_inner();
+        let key = (!req.idempotency_key.is_empty()).then(|| req.idempotency_key.clone());
+        let job_request = request_from_pb(req)?;
+        let (job_id, created) = self.platform.submit(job_request, key.as_deref()).await.map_err(status)?;
+        let rec = self.platform.record(&job_id).await.map_err(status)?;
+        Ok(Response::new(pb::SubmitJobResponse { job_id, created, job: Some(job_to_pb(&rec)) }))
+    }
+
+    async fn get_job(&self, request: Request<pb::GetJobRequest>) -> Result<Response<pb::Job>, Status> {
+        let id = request.into_inner().job_id;
+        let rec = self.platform.record(&id).await.map_err(status)?;
+        Ok(Response::new(job_to_pb(&rec)))
+    }
+
+    type WatchJobStream = BoxStream<pb::Job>;
+
+    async fn watch_job(&self, request: Request<pb::WatchJobRequest>) -> Result<Response<Self::WatchJobStream>, Status> {
+        let id = request.into_inner().job_id;
+        let first = self.platform.record(&id).await.map_err(status)?;
+        let (tx, rx) = tokio::sync::mpsc::channel(16);
+        let platform = self.platform.clone();
+        let poll = self.poll;
+        tokio::spawn(async move {
+            let mut last = job_to_pb(&first);
+            if tx.send(Ok(last.clone())).await.is_err() {
+                return;
+            }
+            while !JobState::is_terminal(jobs_state(&last)) {
+                tokio::time::sleep(poll).await;
+                let now = match platform.record(&id).await {
+                    Ok(r) => job_to_pb(&r),
+                    Err(e) => {
+                        let _ = tx.send(Err(status(e))).await;
+                        return;
+                    }
+                };
+                if now != last {
+                    if tx.send(Ok(now.clone())).await.is_err() {
+                        return; // the client went away
+                    }
+                    last = now;
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+    }
+
+    async fn cancel_job(&self, request: Request<pb::CancelJobRequest>) -> Result<Response<pb::Job>, Status> {
+        let id = request.into_inner().job_id;
+        let rec = self.platform.cancel(&id).await.map_err(status)?;
+        Ok(Response::new(job_to_pb(&rec)))
+    }
+
+    async fn list_jobs(&self, request: Request<pb::ListJobsRequest>) -> Result<Response<pb::ListJobsResponse>, Status> {
+        let req = request.into_inner();
+        let size = match req.page_size {
+            0 => 50,
+            n if n > 1000 => return Err(Status::invalid_argument("invalid page_size: at most 1000")),
+            n => n as u64,
+        };
+        let offset = if req.page_token.is_empty() {
+            0
+        } else {
+            req.page_token.parse::<u64>().map_err(|_| Status::invalid_argument("invalid page_token"))?
+        };
+        let (recs, next) = self.platform.job_store().list(offset, size).await.map_err(|e| status(e.into()))?;
+        Ok(Response::new(pb::ListJobsResponse {
+            jobs: recs.iter().map(job_to_pb).collect(),
+            next_page_token: next.map(|n| n.to_string()).unwrap_or_default(),
+        }))
+    }
+
+    type GetProofStream = BoxStream<pb::ProofChunk>;
+
+    async fn get_proof(&self, request: Request<pb::GetProofRequest>) -> Result<Response<Self::GetProofStream>, Status> {
+        let id = request.into_inner().job_id;
+        let rec = self.platform.record(&id).await.map_err(status)?;
+        if rec.state != JobState::Done {
+            return Err(Status::failed_precondition(format!("job {id} is {}, not done", rec.state.as_str())));
+        }
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        let blobs = self.platform.blobs().clone();
+        tokio::spawn(async move {
+            for name in [files::STATEMENT, files::PROOF, files::LAMBDA, files::LEAVES] {
+                let data = match blobs.get(&format!("{}{name}", proof_prefix(&id))).await {
+                    Ok(d) => d,
+                    Err(e) => {
+                        let _ = tx.send(Err(Status::unavailable(e.to_string()))).await;
+                        return;
+                    }
+                };
+                let size = data.len() as u64;
+                let mut chunks: Vec<bytes::Bytes> = data.chunks(CHUNK).map(bytes::Bytes::copy_from_slice).collect();
+                if chunks.is_empty() {
+                    chunks.push(bytes::Bytes::new());
+                }
+                for c in chunks {
+                    let chunk = pb::ProofChunk { file: name.to_string(), data: c.to_vec(), file_size: size };
+                    if tx.send(Ok(chunk)).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+    }
+
+    async fn verify_proof(&self, request: Request<pb::VerifyProofRequest>) -> Result<Response<pb::VerifyProofResponse>, Status> {
+        let (statement, proof) = match request.into_inner().target {
+            None => return Err(Status::invalid_argument("invalid target: give job_id or reckle proof files")),
+            Some(pb::verify_proof_request::Target::JobId(id)) => {
+                let rec = self.platform.record(&id).await.map_err(status)?;
+                if rec.state != JobState::Done {
+                    return Err(Status::failed_precondition(format!("job {id} is {}, not done", rec.state.as_str())));
+                }
+                let dir = proof_prefix(&id);
+                let get = |f: &'static str| {
+                    let b = self.platform.blobs().clone();
+                    let k = format!("{dir}{f}");
+                    async move { b.get(&k).await.map_err(|e| Status::unavailable(e.to_string())) }
+                };
+                (get(files::STATEMENT).await?.to_vec(), get(files::PROOF).await?.to_vec())
+            }
+            Some(pb::verify_proof_request::Target::Reckle(f)) => (f.statement_json, f.proof),
+        };
+        let reason = match self.verify_reckle(&statement, &proof).await {
+            Ok(()) => String::new(),
+            Err(e) => e,
+        };
+        Ok(Response::new(pb::VerifyProofResponse { valid: reason.is_empty(), reason }))
+    }
+}
+
+fn jobs_state(job: &pb::Job) -> JobState {
+    match pb::JobState::try_from(job.state).unwrap_or(pb::JobState::Unspecified) {
+        pb::JobState::Done => JobState::Done,
+        pb::JobState::Failed => JobState::Failed,
+        pb::JobState::Cancelled => JobState::Cancelled,
+        pb::JobState::Queued => JobState::Queued,
+        _ => JobState::Running,
+    }
+}
+
+impl JobServiceImpl {
+    /// `Err(reason)` when the statement or proof is malformed or does not verify.
+    async fn verify_reckle(&self, statement: &[u8], proof: &[u8]) -> Result<(), String> {
+        let st: Statement = serde_json::from_slice(statement).map_err(|e| format!("statement: {e}"))?;
+        let params = st.params().map_err(|e| format!("statement: {e}"))?;
+        if params.log_n > crate::MAX_LOG_N {
+            return Err(format!("statement: log_n {} above the platform's limit", params.log_n));
+        }
+        let circuits = self.platform.circuits(params).await.map_err(|e| e.to_string())?;
+        let proof = NodeProof::from_bytes(&circuits, proof).map_err(|e| format!("proof: {e}"))?;
+        st.verify(&circuits, &proof).map_err(|e| e.to_string())
+    }
+}

@@ -1,0 +1,134 @@
+//! Prometheus metrics and the HTTP side of every service (`/metrics`, `/healthz`, `/readyz`).
+//!
+//! Names (all prefixed `prover_`): `jobs_submitted_total{kind}`, `jobs_total{outcome}`,
+//! `tasks_total{kind,outcome}`, `task_duration_seconds{kind}` (histogram),
+//! `task_redeliveries_total{kind}`, `worker_busy{worker}`, `queue_pending{kind}`,
+//! `queue_running{kind}`, `queue_delayed{kind}`, `queue_dead{kind}`,
+//! `queue_oldest_age_seconds{kind}`, `blob_bytes_total{op}`, `blob_request_duration_seconds{op}`
+//! (histogram), `blob_errors_total{op}`.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use blobstore::{BlobError, BlobStore};
+use bytes::Bytes;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use queue::Queue;
+use tokio::sync::watch;
+
+/// Installs the process-wide Prometheus recorder once and returns its handle.
+pub fn install() -> PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE
+        .get_or_init(|| {
+            let buckets = [0.001, 0.005, 0.02, 0.1, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0];
+            let recorder = PrometheusBuilder::new()
+                .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &buckets)
+                .expect("bucket list is not empty")
+                .build_recorder();
+            let handle = recorder.handle();
+            // Another recorder may already be installed (tests running roles in one process);
+            // then this handle renders nothing, which is harmless.
+            let _ = metrics::set_global_recorder(recorder);
+            handle
+        })
+        .clone()
+}
+
+/// `/metrics` (Prometheus text), `/healthz` (the process is up), `/readyz` (its backends are
+/// connected and its roles running).
+pub fn router(handle: PrometheusHandle, ready: Arc<AtomicBool>) -> axum::Router {
+    use axum::http::StatusCode;
+    use axum::routing::get;
+    axum::Router::new()
+        .route("/metrics", get(move || std::future::ready(handle.render())))
+        .route("/healthz", get(|| std::future::ready("ok")))
+        .route(
+            "/readyz",
+            get(move || {
+                let ok = ready.load(Ordering::Relaxed);
+                std::future::ready(if ok { (StatusCode::OK, "ready") } else { (StatusCode::SERVICE_UNAVAILABLE, "starting") })
+            }),
+        )
+}
+
+/// Samples queue depth per kind into gauges every `every`, until `stop`.
+pub async fn sample_queues(queue: Arc<dyn Queue>, kinds: Vec<&'static str>, every: Duration, mut stop: watch::Receiver<bool>) {
+    while !*stop.borrow() {
+        for kind in &kinds {
+            match queue.stats(kind).await {
+                Ok(s) => {
+                    let k = kind.to_string();
+                    metrics::gauge!("prover_queue_pending", "kind" => k.clone()).set(s.pending as f64);
+                    metrics::gauge!("prover_queue_running", "kind" => k.clone()).set(s.running as f64);
+                    metrics::gauge!("prover_queue_delayed", "kind" => k.clone()).set(s.delayed as f64);
+                    metrics::gauge!("prover_queue_dead", "kind" => k.clone()).set(s.dead as f64);
+                    metrics::gauge!("prover_queue_oldest_age_seconds", "kind" => k)
+                        .set(s.oldest_age.map(|d| d.as_secs_f64()).unwrap_or(0.0));
+                }
+                Err(e) => tracing::warn!(kind, error = %e, "queue stats"),
+            }
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            _ = stop.changed() => {}
+        }
+    }
+}
+
+/// A [`BlobStore`] that records bytes, latency and errors of every call.
+pub struct MeteredStore {
+    inner: Arc<dyn BlobStore>,
+}
+
+impl MeteredStore {
+    pub fn new(inner: Arc<dyn BlobStore>) -> Self {
+        Self { inner }
+    }
+}
+
+fn observe<T>(op: &'static str, started: Instant, r: &Result<T, BlobError>, bytes: usize) {
+    metrics::histogram!("prover_blob_request_duration_seconds", "op" => op).record(started.elapsed().as_secs_f64());
+    match r {
+        Ok(_) => metrics::counter!("prover_blob_bytes_total", "op" => op).increment(bytes as u64),
+        Err(BlobError::NotFound(_)) => {}
+        Err(_) => metrics::counter!("prover_blob_errors_total", "op" => op).increment(1),
+    }
+}
+
+#[async_trait]
+impl BlobStore for MeteredStore {
+    async fn put(&self, key: &str, data: Bytes) -> Result<(), BlobError> {
+        let (t, n) = (Instant::now(), data.len());
+        let r = self.inner.put(key, data).await;
+        observe("put", t, &r, n);
+        r
+    }
+    async fn get(&self, key: &str) -> Result<Bytes, BlobError> {
+        let t = Instant::now();
+        let r = self.inner.get(key).await;
+        let n = r.as_ref().map(|b| b.len()).unwrap_or(0);
+        observe("get", t, &r, n);
+        r
+    }
+    async fn exists(&self, key: &str) -> Result<bool, BlobError> {
+        let t = Instant::now();
+        let r = self.inner.exists(key).await;
+        observe("exists", t, &r, 0);
+        r
+    }
+    async fn list(&self, prefix: &str) -> Result<Vec<String>, BlobError> {
+        let t = Instant::now();
+        let r = self.inner.list(prefix).await;
+        observe("list", t, &r, 0);
+        r
+    }
+    async fn delete(&self, key: &str) -> Result<(), BlobError> {
+        let t = Instant::now();
+        let r = self.inner.delete(key).await;
+        observe("delete", t, &r, 0);
+        r
+    }
+}

@@ -1,0 +1,261 @@
+//! The service runtime shared by the binaries in `services/` and `prover serve`: configuration
+//! (flags and environment variables, for Kubernetes), backend connection, the roles, the gRPC
+//! server (planner), the HTTP side (metrics and probes), and graceful shutdown.
+//!
+//! On SIGTERM or Ctrl-C a process stops claiming, lets each role finish the task in hand, and
+//! exits; a task it could not finish is redelivered after the lease's visibility timeout.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use blobstore::{BlobStore, FsStore, S3Config, S3Store};
+use jobs::{JobStore, MemoryJobStore, RedisJobStore};
+use queue::{MemoryQueue, Queue, QueueConfig, RedisQueue};
+use tokio::sync::watch;
+
+use crate::{grpc, metrics, Platform, TASK_KINDS};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Role {
+    Planner,
+    Executor,
+    Worker,
+    Aggregator,
+}
+
+/// Backend and listener settings. Every flag has an environment variable.
+#[derive(Clone, Debug, clap::Args)]
+pub struct ServiceConfig {
+    /// Redis URL (queue and job state); the server must use `maxmemory-policy noeviction`.
+    #[arg(long, env = "PROVER_REDIS_URL")]
+    pub redis: Option<String>,
+    /// S3 endpoint URL (path-style addressing, e.g. MinIO).
+    #[arg(long, env = "PROVER_S3_ENDPOINT")]
+    pub s3_endpoint: Option<String>,
+    #[arg(long, env = "PROVER_S3_BUCKET", default_value = "prover")]
+    pub bucket: String,
+    #[arg(long, env = "PROVER_S3_REGION", default_value = "us-east-1")]
+    pub s3_region: String,
+    /// gRPC listen address (planner and embedded mode).
+    #[arg(long, env = "PROVER_LISTEN", default_value = "0.0.0.0:50051")]
+    pub listen: SocketAddr,
+    /// HTTP listen address for /metrics, /healthz and /readyz.
+    #[arg(long, env = "PROVER_METRICS_LISTEN", default_value = "0.0.0.0:9090")]
+    pub metrics_listen: SocketAddr,
+    /// Name of this process in leases and logs (default: host name and pid).
+    #[arg(long, env = "PROVER_NAME")]
+    pub name: Option<String>,
+    /// Task loops of the worker role in this process.
+    #[arg(long, env = "PROVER_WORKER_CONCURRENCY", default_value_t = 1)]
+    pub concurrency: usize,
+    /// Seconds a lease lasts before its task is redelivered to another worker.
+    #[arg(long, env = "PROVER_VISIBILITY_TIMEOUT_SECS", default_value_t = 120)]
+    pub visibility_timeout_secs: u64,
+    /// Attempts per task before it is dead-lettered and its job fails.
+    #[arg(long, env = "PROVER_MAX_ATTEMPTS", default_value_t = 5)]
+    pub max_attempts: u32,
+}
+
+impl ServiceConfig {
+    fn queue_config(&self) -> QueueConfig {
+        QueueConfig {
+            visibility_timeout: Duration::from_secs(self.visibility_timeout_secs.max(1)),
+            max_attempts: self.max_attempts.max(1),
+            ..QueueConfig::default()
+        }
+    }
+
+    fn name(&self, role: &str) -> String {
+        match &self.name {
+            Some(n) => n.clone(),
+            None => {
+                let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "local".into());
+                format!("{role}-{host}-{}", std::process::id())
+            }
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    #[error("configuration: {0}")]
+    Config(String),
+    #[error("{what}: {source}")]
+    Backend { what: &'static str, source: Box<dyn std::error::Error + Send + Sync> },
+    #[error("{0}")]
+    Role(#[from] crate::PlatformError),
+    #[error("listen on {addr}: {source}")]
+    Listen { addr: SocketAddr, source: std::io::Error },
+}
+
+fn backend(what: &'static str) -> impl FnOnce(Box<dyn std::error::Error + Send + Sync>) -> ServiceError {
+    move |source| ServiceError::Backend { what, source }
+}
+
+/// Connects to Redis and S3.
+pub async fn connect(cfg: &ServiceConfig) -> Result<Arc<Platform>, ServiceError> {
+    let redis = cfg.redis.as_deref().ok_or_else(|| ServiceError::Config("--redis (PROVER_REDIS_URL) is required".into()))?;
+    let endpoint =
+        cfg.s3_endpoint.clone().ok_or_else(|| ServiceError::Config("--s3-endpoint (PROVER_S3_ENDPOINT) is required".into()))?;
+    let env = |k: &str| std::env::var(k).map_err(|_| ServiceError::Config(format!("{k} is required for S3")));
+    let queue = RedisQueue::connect(redis, cfg.queue_config()).await.map_err(|e| backend("Redis queue")(Box::new(e)))?;
+    let jobs = RedisJobStore::connect(redis).await.map_err(|e| backend("Redis job store")(Box::new(e)))?;
+    let s3 = S3Store::connect(S3Config {
+        endpoint,
+        bucket: cfg.bucket.clone(),
+        region: cfg.s3_region.clone(),
+        access_key: env("AWS_ACCESS_KEY_ID")?,
+        secret_key: env("AWS_SECRET_ACCESS_KEY")?,
+    })
+    .await
+    .map_err(|e| backend("S3")(Box::new(e)))?;
+    let blobs: Arc<dyn BlobStore> = Arc::new(metrics::MeteredStore::new(Arc::new(s3)));
+    Ok(Platform::new(Arc::new(queue), blobs, Arc::new(jobs)))
+}
+
+/// Embedded mode: in-process queue and job store, blobs under `data_dir`.
+pub fn embedded(cfg: &ServiceConfig, data_dir: PathBuf) -> Result<Arc<Platform>, ServiceError> {
+    let fs = FsStore::new(&data_dir).map_err(|e| backend("data directory")(Box::new(e)))?;
+    let queue: Arc<dyn Queue> = Arc::new(MemoryQueue::new(cfg.queue_config()));
+    let jobs: Arc<dyn JobStore> = Arc::new(MemoryJobStore::new());
+    Ok(Platform::new(queue, Arc::new(metrics::MeteredStore::new(Arc::new(fs))), jobs))
+}
+
+/// Runs `roles` on `platform` until SIGTERM/Ctrl-C (or `shutdown` resolves), serving gRPC if the
+/// planner is among them and the HTTP side always.
+pub async fn run(
+    platform: Arc<Platform>,
+    roles: &[Role],
+    cfg: &ServiceConfig,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), ServiceError> {
+    let handle = metrics::install();
+    let ready = Arc::new(AtomicBool::new(false));
+    let (stop_tx, stop_rx) = watch::channel(false);
+
+    let http = tokio::net::TcpListener::bind(cfg.metrics_listen)
+        .await
+        .map_err(|source| ServiceError::Listen { addr: cfg.metrics_listen, source })?;
+    tracing::info!(addr = %http.local_addr().map(|a| a.to_string()).unwrap_or_default(), "metrics and probes");
+    let router = metrics::router(handle, ready.clone());
+    let mut http_stop = stop_rx.clone();
+    tokio::spawn(async move {
+        let _ = axum::serve(http, router)
+            .with_graceful_shutdown(async move {
+                let _ = http_stop.wait_for(|s| *s).await;
+            })
+            .await;
+    });
+    tokio::spawn(metrics::sample_queues(platform.queue().clone(), TASK_KINDS.to_vec(), Duration::from_secs(5), stop_rx.clone()));
+
+    let mut tasks = tokio::task::JoinSet::new();
+    for role in roles {
+        let p = platform.clone();
+        match role {
+            Role::Planner => {
+                let listener = tokio::net::TcpListener::bind(cfg.listen)
+                    .await
+                    .map_err(|source| ServiceError::Listen { addr: cfg.listen, source })?;
+                tracing::info!(addr = %listener.local_addr().map(|a| a.to_string()).unwrap_or_default(), "gRPC JobService");
+                let (health_reporter, health) = tonic_health::server::health_reporter();
+                health_reporter.set_serving::<api::v1::job_service_server::JobServiceServer<grpc::JobServiceImpl>>().await;
+                let reflection = tonic_reflection::server::Builder::configure()
+                    .register_encoded_file_descriptor_set(api::v1::FILE_DESCRIPTOR_SET)
+                    .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+                    .build_v1()
+                    .map_err(|e| ServiceError::Config(format!("reflection: {e}")))?;
+                let mut grpc_stop = stop_rx.clone();
+                let server = tonic::transport::Server::builder()
+                    .add_service(health)
+                    .add_service(reflection)
+                    .add_service(grpc::JobServiceImpl::new(p).into_server())
+                    .serve_with_incoming_shutdown(tokio_stream::wrappers::TcpListenerStream::new(listener), async move {
+                        let _ = grpc_stop.wait_for(|s| *s).await;
+                    });
+                tasks.spawn(async move { server.await.map_err(|e| ServiceError::Config(format!("gRPC server: {e}"))) });
+            }
+            Role::Executor => {
+                let name = cfg.name("executor");
+                tasks.spawn(p.run_executor(name, stop_rx.clone()).map_err_into());
+            }
+            Role::Aggregator => {
+                let name = cfg.name("aggregator");
+                tasks.spawn(p.run_aggregator(name, stop_rx.clone()).map_err_into());
+            }
+            Role::Worker => {
+                for i in 0..cfg.concurrency.max(1) {
+                    let name = format!("{}-{i}", cfg.name("worker"));
+                    tasks.spawn(p.clone().run_worker(name, stop_rx.clone()).map_err_into());
+                }
+            }
+        }
+    }
+    ready.store(true, Ordering::Relaxed);
+    tracing::info!(?roles, "running");
+
+    let mut shutdown = Box::pin(shutdown);
+    let result = tokio::select! {
+        _ = &mut shutdown => Ok(()),
+        _ = terminate() => Ok(()),
+        Some(r) = tasks.join_next() => match r {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(e),
+            Err(e) => Err(ServiceError::Config(format!("role panicked: {e}"))),
+        },
+    };
+    tracing::info!("shutting down: finishing tasks in hand");
+    ready.store(false, Ordering::Relaxed);
+    let _ = stop_tx.send(true);
+    while let Some(r) = tasks.join_next().await {
+        if let Ok(Err(e)) = r {
+            tracing::warn!(error = %e, "role stopped with an error");
+        }
+    }
+    result
+}
+
+trait MapErrInto {
+    fn map_err_into(self) -> impl std::future::Future<Output = Result<(), ServiceError>> + Send + 'static;
+}
+
+impl<F> MapErrInto for F
+where
+    F: std::future::Future<Output = Result<(), crate::PlatformError>> + Send + 'static,
+{
+    fn map_err_into(self) -> impl std::future::Future<Output = Result<(), ServiceError>> + Send + 'static {
+        async move { self.await.map_err(ServiceError::from) }
+    }
+}
+
+async fn terminate() {
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => return std::future::pending().await,
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = tokio::signal::ctrl_c() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// Logs as text, or JSON when `PROVER_LOG_FORMAT=json`; level from `RUST_LOG` (default info).
+pub fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let _ = if std::env::var("PROVER_LOG_FORMAT").as_deref() == Ok("json") {
+        builder.json().try_init()
+    } else {
+        builder.try_init()
+    };
+}

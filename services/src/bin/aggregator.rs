@@ -1,0 +1,5 @@
+//! The aggregator service (see `platform::service`).
+
+fn main() {
+    prover_services::main_for(platform::service::Role::Aggregator);
+}

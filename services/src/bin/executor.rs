@@ -1,0 +1,5 @@
+//! The executor service (see `platform::service`).
+
+fn main() {
+    prover_services::main_for(platform::service::Role::Executor);
+}

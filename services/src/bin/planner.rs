@@ -1,0 +1,5 @@
+//! The planner service (see `platform::service`).
+
+fn main() {
+    prover_services::main_for(platform::service::Role::Planner);
+}

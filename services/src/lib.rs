@@ -1,0 +1,25 @@
+//! Shared `main` of the service binaries: parse flags, connect to Redis and S3, run one role.
+
+use clap::Parser;
+use platform::service::{self, Role, ServiceConfig};
+
+#[derive(Parser)]
+struct Args {
+    #[command(flatten)]
+    config: ServiceConfig,
+}
+
+/// Runs `role` until SIGTERM; exits 1 with one line on error.
+pub fn main_for(role: Role) {
+    let args = Args::parse();
+    service::init_logging();
+    let rt = tokio::runtime::Runtime::new().expect("tokio runtime");
+    let result = rt.block_on(async {
+        let platform = service::connect(&args.config).await?;
+        service::run(platform, &[role], &args.config, std::future::pending()).await
+    });
+    if let Err(e) = result {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
