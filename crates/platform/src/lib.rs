@@ -501,7 +501,23 @@ impl Platform {
         let kind = lease.kind.clone();
         let span = tracing::info_span!("task", job = %lease.task.job_id, task = %lease.task.task_id, kind = %kind, attempt = lease.attempt);
         let started = Instant::now();
+        // Heartbeat: keep the lease while the task runs, however long it takes; a dead process
+        // stops beating and its task is redelivered after one visibility timeout.
+        let heartbeat = {
+            let (queue, lease) = (self.queue.clone(), lease.clone());
+            let every = (queue.visibility_timeout() / 3).max(Duration::from_millis(50));
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(every).await;
+                    if let Err(e) = queue.extend(&lease).await {
+                        tracing::warn!(job = %lease.task.job_id, task = %lease.task.task_id, error = %e, "lease lost");
+                        return;
+                    }
+                }
+            })
+        };
         let result = work.instrument(span.clone()).await;
+        heartbeat.abort();
         let _g = span.enter();
         ::metrics::histogram!("prover_task_duration_seconds", "kind" => kind.clone()).record(started.elapsed().as_secs_f64());
         match result {

@@ -143,3 +143,25 @@ pub async fn purge_removes_a_jobs_waiting_tasks(q: &dyn Queue, kind: &str) {
     q.complete(&l).await.unwrap();
     assert!(q.claim(kind, "w", SHORT).await.unwrap().is_none());
 }
+
+/// A heartbeat keeps a lease past the visibility timeout; a lost lease cannot be extended.
+pub async fn extend_keeps_the_lease(q: &dyn Queue, kind: &str) {
+    let vt = contract_config().visibility_timeout;
+    q.enqueue(kind, task("j", 1)).await.unwrap();
+    let held = q.claim(kind, "busy", SHORT).await.unwrap().unwrap();
+    for _ in 0..4 {
+        tokio::time::sleep(vt / 2).await;
+        q.extend(&held).await.unwrap();
+        assert!(q.claim(kind, "other", Duration::ZERO).await.unwrap().is_none(), "extended lease still held");
+    }
+    q.complete(&held).await.unwrap();
+    // Without heartbeats the lease is lost, and extending it then fails.
+    q.enqueue(kind, task("j", 2)).await.unwrap();
+    let old = q.claim(kind, "busy", SHORT).await.unwrap().unwrap();
+    tokio::time::sleep(vt + Duration::from_millis(100)).await;
+    let new = q.claim(kind, "other", SHORT).await.unwrap().expect("redelivered");
+    assert!(matches!(q.extend(&old).await, Err(QueueError::StaleLease)));
+    q.extend(&new).await.unwrap();
+    assert_eq!(new.attempt, 2);
+    q.complete(&new).await.unwrap();
+}

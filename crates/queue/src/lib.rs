@@ -156,6 +156,12 @@ pub trait Queue: Send + Sync {
     /// Waits up to `wait` for a message of `kind` (redelivering expired leases first).
     async fn claim(&self, kind: &str, consumer: &str, wait: Duration) -> Result<Option<Lease>, QueueError>;
     async fn complete(&self, lease: &Lease) -> Result<(), QueueError>;
+    /// Keeps a lease alive for another visibility timeout (a worker's heartbeat during a long
+    /// task). [`QueueError::StaleLease`] if the lease was lost meanwhile: the worker should
+    /// stop, another holds the task.
+    async fn extend(&self, lease: &Lease) -> Result<(), QueueError>;
+    /// How long a lease lasts without [`Queue::extend`].
+    fn visibility_timeout(&self) -> Duration;
     async fn fail(&self, lease: &Lease, reason: &str) -> Result<FailOutcome, QueueError>;
     /// Gives the message back for immediate redelivery without counting a failure (a draining
     /// worker that will not finish it).

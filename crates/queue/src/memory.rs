@@ -138,6 +138,23 @@ impl Queue for MemoryQueue {
         self.take_held(&mut st, lease).map(|_| ())
     }
 
+    fn visibility_timeout(&self) -> Duration {
+        self.config.visibility_timeout
+    }
+
+    async fn extend(&self, lease: &Lease) -> Result<(), QueueError> {
+        let mut st = self.state.lock().expect("queue mutex");
+        let id: u64 = lease.message_id.parse().map_err(|_| QueueError::StaleLease)?;
+        let k = st.kinds.get_mut(&lease.kind).ok_or(QueueError::StaleLease)?;
+        match k.held.get_mut(&id) {
+            Some(h) if h.token == lease.token && h.consumer == lease.consumer => {
+                h.since = Instant::now();
+                Ok(())
+            }
+            _ => Err(QueueError::StaleLease),
+        }
+    }
+
     async fn fail(&self, lease: &Lease, reason: &str) -> Result<FailOutcome, QueueError> {
         let outcome = {
             let mut st = self.state.lock().expect("queue mutex");

@@ -44,7 +44,8 @@ return {t, p[1][4]}
 "#;
 
 /// Ends lease ARGV[2] held as ARGV[3] ('consumer:token'): only if the token is current and the
-/// group still assigns the message to that consumer. ARGV[4]: 'ack' | 'dead' | 'delay' | 'requeue',
+/// group still assigns the message to that consumer. ARGV[4]: 'ack' | 'dead' | 'delay' | 'requeue'
+/// | 'extend' (keeps the lease: resets the message's idle time, without counting a delivery),
 /// ARGV[5]: message JSON for dead/delay/requeue, ARGV[6]: due ms or reason.
 const FINISH: &str = r#"
 local cur = redis.call('HGET', KEYS[2], ARGV[2])
@@ -52,6 +53,10 @@ if cur ~= ARGV[3] then return 0 end
 local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1)
 local consumer = string.sub(ARGV[3], 1, string.find(ARGV[3], ':[^:]*$') - 1)
 if #p == 0 or p[1][2] ~= consumer then return 0 end
+if ARGV[4] == 'extend' then
+  redis.call('XCLAIM', KEYS[1], ARGV[1], consumer, 0, ARGV[2], 'JUSTID')
+  return 1
+end
 redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
 redis.call('XDEL', KEYS[1], ARGV[2])
 redis.call('HDEL', KEYS[2], ARGV[2])
@@ -298,6 +303,14 @@ impl Queue for RedisQueue {
 
     async fn complete(&self, lease: &Lease) -> Result<(), QueueError> {
         self.finish(lease, "ack", "", "").await
+    }
+
+    fn visibility_timeout(&self) -> Duration {
+        self.config.visibility_timeout
+    }
+
+    async fn extend(&self, lease: &Lease) -> Result<(), QueueError> {
+        self.finish(lease, "extend", "", "").await
     }
 
     async fn fail(&self, lease: &Lease, reason: &str) -> Result<FailOutcome, QueueError> {
