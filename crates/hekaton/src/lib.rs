@@ -44,12 +44,18 @@ pub enum Error {
     Synthesis(#[from] SynthesisError),
     #[error("unsupported circuit: {0}")]
     UnsupportedCircuit(String),
+    #[error("malformed proving key: {0}")]
+    MalformedKey(&'static str),
     #[error("{requested} committed variables requested but the circuit has only {available} witness variables")]
     TooManyCommitted { requested: usize, available: usize },
     #[error("committed witness variable {0} appears in no constraint, so a commitment would not bind it")]
     UnconstrainedCommittedVariable(usize),
     #[error("the circuit's shape ({what}: {got}) differs from the proving key's ({expected})")]
-    ShapeMismatch { what: &'static str, expected: usize, got: usize },
+    ShapeMismatch {
+        what: &'static str,
+        expected: usize,
+        got: usize,
+    },
     #[error("the witness does not satisfy the constraints (first failure: {0})")]
     Unsatisfied(String),
     #[error("{expected} committed values expected, {got} given")]

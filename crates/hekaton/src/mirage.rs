@@ -22,15 +22,14 @@
 //! [`from_bytes`] use the compressed encoding and full validation (curve and subgroup checks).
 
 use ark_ec::{
-    pairing::Pairing, scalar_mul::BatchMulPreprocessing, AffineRepr, CurveGroup, PrimeGroup,
-    VariableBaseMSM,
+    pairing::Pairing, scalar_mul::BatchMulPreprocessing, AffineRepr, CurveGroup, PrimeGroup, VariableBaseMSM,
 };
 use ark_ff::{Field, UniformRand, Zero};
 use ark_groth16::r1cs_to_qap::{LibsnarkReduction, R1CSToQAP};
 use ark_poly::{EvaluationDomain, GeneralEvaluationDomain};
 use ark_relations::gr1cs::{
-    ConstraintSynthesizer, ConstraintSystem, ConstraintSystemRef, Matrix, OptimizationGoal,
-    SynthesisError, SynthesisMode, R1CS_PREDICATE_LABEL,
+    ConstraintSynthesizer, ConstraintSystem, ConstraintSystemRef, Matrix, OptimizationGoal, SynthesisError,
+    SynthesisMode, R1CS_PREDICATE_LABEL,
 };
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize, Compress, Validate};
 use rand::Rng;
@@ -99,6 +98,24 @@ impl<E: Pairing> ProvingKey<E> {
     pub fn num_committed(&self) -> usize {
         self.ck.committed_query.len()
     }
+
+    /// Checks that the query lengths agree with the recorded shape, so that a key decoded
+    /// from untrusted bytes cannot make [`prove`] silently drop terms.
+    pub fn check_shape(&self) -> Result<(), Error> {
+        let (l, w) = (self.num_instance as usize, self.num_witness as usize);
+        let m = self.num_committed();
+        let bad = |what| Err(Error::MalformedKey(what));
+        if m > w {
+            return bad("more committed than witness variables");
+        }
+        if self.a_query.len() != l + w || self.b_g1_query.len() != l + w || self.b_g2_query.len() != l + w {
+            return bad("A/B query length");
+        }
+        if self.l_query.len() != w - m || self.vk.ic_query.len() != l {
+            return bad("IC or L query length");
+        }
+        Ok(())
+    }
 }
 
 /// The commitment `D` to the committed witness.
@@ -166,7 +183,9 @@ fn synthesize<F: ark_ff::PrimeField, C: ConstraintSynthesizer<F>>(
     circuit.generate_constraints(cs.clone())?;
     cs.finalize();
     if cs.num_predicates() != 1 {
-        return Err(Error::UnsupportedCircuit("only plain R1CS circuits are supported".into()));
+        return Err(Error::UnsupportedCircuit(
+            "only plain R1CS circuits are supported".into(),
+        ));
     }
     Ok(cs)
 }
@@ -177,18 +196,16 @@ fn r1cs_matrices<F: ark_ff::PrimeField>(cs: &ConstraintSystemRef<F>) -> Result<V
         .remove(R1CS_PREDICATE_LABEL)
         .ok_or_else(|| Error::UnsupportedCircuit("the circuit has no R1CS constraints".into()))?;
     if m.len() != 3 {
-        return Err(Error::UnsupportedCircuit("R1CS predicate without three matrices".into()));
+        return Err(Error::UnsupportedCircuit(
+            "R1CS predicate without three matrices".into(),
+        ));
     }
     Ok(m)
 }
 
 /// Mirage.Setup for one circuit: samples the trapdoor and returns `(pk, vk)`. The first
 /// `num_committed` witness variables of `circuit` form the committed witness.
-pub fn setup<E, C, R>(
-    circuit: C,
-    num_committed: usize,
-    rng: &mut R,
-) -> Result<(ProvingKey<E>, VerifyingKey<E>), Error>
+pub fn setup<E, C, R>(circuit: C, num_committed: usize, rng: &mut R) -> Result<(ProvingKey<E>, VerifyingKey<E>), Error>
 where
     E: Pairing,
     C: ConstraintSynthesizer<E::ScalarField>,
@@ -201,7 +218,10 @@ where
     let num_witness = cs.num_witness_variables();
     let num_constraints = cs.num_constraints();
     if num_committed > num_witness {
-        return Err(Error::TooManyCommitted { requested: num_committed, available: num_witness });
+        return Err(Error::TooManyCommitted {
+            requested: num_committed,
+            available: num_witness,
+        });
     }
 
     let alpha: E::ScalarField = nonzero_scalar(rng);
@@ -214,10 +234,7 @@ where
         .ok_or(SynthesisError::PolynomialDegreeTooLarge)?;
     let s = domain.sample_element_outside_domain(rng);
     let (a, b, c, zt, _qap_vars, domain_size) =
-        LibsnarkReduction::instance_map_with_evaluation::<E::ScalarField, Domain<E::ScalarField>>(
-            cs.clone(),
-            &s,
-        )?;
+        LibsnarkReduction::instance_map_with_evaluation::<E::ScalarField, Domain<E::ScalarField>>(cs.clone(), &s)?;
     debug_assert_eq!(a.len(), num_instance + num_witness);
 
     // The inverses exist: the trapdoor elements are nonzero.
@@ -234,7 +251,9 @@ where
         // p_j(s) = 0 at a random s means p_j ≡ 0: the variable is in no constraint.
         return Err(Error::UnconstrainedCommittedVariable(k));
     }
-    let l: Vec<_> = (rest_start..num_instance + num_witness).map(|j| p(j) * delta_inv).collect();
+    let l: Vec<_> = (rest_start..num_instance + num_witness)
+        .map(|j| p(j) * delta_inv)
+        .collect();
     let h = LibsnarkReduction::h_query_scalars::<E::ScalarField, Domain<E::ScalarField>>(
         domain_size - 1,
         s,
@@ -298,7 +317,9 @@ pub fn commit<E: Pairing, R: Rng>(
     committed_values: &[E::ScalarField],
     rng: &mut R,
 ) -> Result<(Commitment<E>, CommitmentRandomness<E>), Error> {
-    let randomness = CommitmentRandomness { kappa: E::ScalarField::rand(rng) };
+    let randomness = CommitmentRandomness {
+        kappa: E::ScalarField::rand(rng),
+    };
     let commitment = commit_with_randomness(&pk.ck, committed_values, &randomness)?;
     Ok((commitment, randomness))
 }
@@ -317,9 +338,13 @@ where
     C: ConstraintSynthesizer<E::ScalarField>,
     R: Rng,
 {
+    pk.check_shape()?;
     let cs = synthesize(
         circuit,
-        SynthesisMode::Prove { construct_matrices: true, generate_lc_assignments: false },
+        SynthesisMode::Prove {
+            construct_matrices: true,
+            generate_lc_assignments: false,
+        },
     )?;
     let shape = [
         ("instance variables", pk.num_instance, cs.num_instance_variables()),
@@ -328,7 +353,11 @@ where
     ];
     for (what, expected, got) in shape {
         if expected as usize != got {
-            return Err(Error::ShapeMismatch { what, expected: expected as usize, got });
+            return Err(Error::ShapeMismatch {
+                what,
+                expected: expected as usize,
+                got,
+            });
         }
     }
     if let Some(which) = cs.which_is_unsatisfied()? {
@@ -360,8 +389,7 @@ where
 
     // A = [α + p_A(s) + κ_A δ]₁, B = [β + p_B(s) + κ_B δ]₂ (and its G1 twin for C).
     let a = pk.vk.alpha_g1.into_group() + E::G1::msm_unchecked(&pk.a_query, &full) + delta_g1 * kappa_a;
-    let b_g2 =
-        pk.vk.beta_g2.into_group() + E::G2::msm_unchecked(&pk.b_g2_query, &full) + pk.vk.delta_g2 * kappa_b;
+    let b_g2 = pk.vk.beta_g2.into_group() + E::G2::msm_unchecked(&pk.b_g2_query, &full) + pk.vk.delta_g2 * kappa_b;
     let b_g1 = pk.beta_g1.into_group() + E::G1::msm_unchecked(&pk.b_g1_query, &full) + delta_g1 * kappa_b;
 
     // h has one coefficient more than the h-query (its top coefficient is zero for a
@@ -372,12 +400,19 @@ where
 
     let mut affine = E::G1::normalize_batch(&[a, c]).into_iter();
     let (a, c) = (affine.next().expect("two points"), affine.next().expect("two points"));
-    Ok(Proof { a, b: b_g2.into_affine(), c })
+    Ok(Proof {
+        a,
+        b: b_g2.into_affine(),
+        c,
+    })
 }
 
 fn check_inputs<E: Pairing>(vk: &VerifyingKey<E>, public_inputs: &[E::ScalarField]) -> Result<(), Error> {
     if vk.ic_query.is_empty() || public_inputs.len() != vk.ic_query.len() - 1 {
-        return Err(Error::PublicInputLength { expected: vk.num_public_inputs(), got: public_inputs.len() });
+        return Err(Error::PublicInputLength {
+            expected: vk.num_public_inputs(),
+            got: public_inputs.len(),
+        });
     }
     Ok(())
 }

@@ -7,12 +7,10 @@ use std::time::Instant;
 use ark_bls12_381::{Bls12_381, Fr, G1Projective, G2Projective};
 use ark_ec::{CurveGroup, PrimeGroup};
 use ark_ff::{AdditiveGroup, Field};
-use ark_relations::gr1cs::{
-    ConstraintSynthesizer, ConstraintSystemRef, LinearCombination, SynthesisError, Variable,
-};
+use ark_relations::gr1cs::{ConstraintSynthesizer, ConstraintSystemRef, LinearCombination, SynthesisError, Variable};
 use hekaton::mirage::{
-    batch_verify, commit, commit_with_randomness, from_bytes, prove, setup, to_bytes, verify, BatchItem,
-    Commitment, CommitmentRandomness, Proof, ProvingKey, VerifyingKey,
+    batch_verify, commit, commit_with_randomness, from_bytes, prove, setup, to_bytes, verify, BatchItem, Commitment,
+    CommitmentRandomness, Proof, ProvingKey, VerifyingKey,
 };
 use hekaton::Error;
 use rand::SeedableRng;
@@ -38,7 +36,11 @@ impl Chain {
     }
 
     fn honest(committed: &[Fr], steps: usize) -> Self {
-        Chain { committed: committed.to_vec(), steps, output: Self::evaluate(committed, steps) }
+        Chain {
+            committed: committed.to_vec(),
+            steps,
+            output: Self::evaluate(committed, steps),
+        }
     }
 }
 
@@ -103,7 +105,15 @@ fn fixture(seed: u64) -> Fixture {
     let (pk, vk) = setup::<E, _, _>(circuit.clone(), committed.len(), &mut r).unwrap();
     let (d, kappa) = commit(&pk, &committed, &mut r).unwrap();
     let proof = prove(&pk, circuit.clone(), &d, &kappa, &mut r).unwrap();
-    Fixture { pk, vk, committed, output: circuit.output, d, kappa, proof }
+    Fixture {
+        pk,
+        vk,
+        committed,
+        output: circuit.output,
+        d,
+        kappa,
+        proof,
+    }
 }
 
 #[test]
@@ -137,15 +147,24 @@ fn completeness_without_committed_witness() {
     verify(&vk, &[circuit.output], &d, &proof).unwrap();
     // The hiding term matters: dropping it breaks the equation.
     let bare = commit_with_randomness(&pk.ck, &[], &CommitmentRandomness { kappa: Fr::ZERO }).unwrap();
-    assert!(matches!(verify(&vk, &[circuit.output], &bare, &proof), Err(Error::VerificationFailed)));
+    assert!(matches!(
+        verify(&vk, &[circuit.output], &bare, &proof),
+        Err(Error::VerificationFailed)
+    ));
 }
 
 #[test]
 fn rejects_wrong_public_input() {
     let f = fixture(4);
     let wrong = f.output + Fr::ONE;
-    assert!(matches!(verify(&f.vk, &[wrong], &f.d, &f.proof), Err(Error::VerificationFailed)));
-    assert!(matches!(verify(&f.vk, &[], &f.d, &f.proof), Err(Error::PublicInputLength { expected: 1, got: 0 })));
+    assert!(matches!(
+        verify(&f.vk, &[wrong], &f.d, &f.proof),
+        Err(Error::VerificationFailed)
+    ));
+    assert!(matches!(
+        verify(&f.vk, &[], &f.d, &f.proof),
+        Err(Error::PublicInputLength { expected: 1, got: 0 })
+    ));
     assert!(matches!(
         verify(&f.vk, &[f.output, f.output], &f.d, &f.proof),
         Err(Error::PublicInputLength { expected: 1, got: 2 })
@@ -158,14 +177,29 @@ fn rejects_commitment_to_other_values() {
     let mut r = rng(6);
     // Different committed values, fresh randomness.
     let (other, _) = commit(&f.pk, &values(100), &mut r).unwrap();
-    assert!(matches!(verify(&f.vk, &[f.output], &other, &f.proof), Err(Error::VerificationFailed)));
+    assert!(matches!(
+        verify(&f.vk, &[f.output], &other, &f.proof),
+        Err(Error::VerificationFailed)
+    ));
     // Different committed values, same κ_D.
     let other = commit_with_randomness(&f.pk.ck, &values(100), &f.kappa).unwrap();
-    assert!(matches!(verify(&f.vk, &[f.output], &other, &f.proof), Err(Error::VerificationFailed)));
+    assert!(matches!(
+        verify(&f.vk, &[f.output], &other, &f.proof),
+        Err(Error::VerificationFailed)
+    ));
     // Same values, other κ_D: D changes but C was built for the original κ_D.
-    let rerand = commit_with_randomness(&f.pk.ck, &f.committed, &CommitmentRandomness { kappa: f.kappa.kappa + Fr::ONE })
-        .unwrap();
-    assert!(matches!(verify(&f.vk, &[f.output], &rerand, &f.proof), Err(Error::VerificationFailed)));
+    let rerand = commit_with_randomness(
+        &f.pk.ck,
+        &f.committed,
+        &CommitmentRandomness {
+            kappa: f.kappa.kappa + Fr::ONE,
+        },
+    )
+    .unwrap();
+    assert!(matches!(
+        verify(&f.vk, &[f.output], &rerand, &f.proof),
+        Err(Error::VerificationFailed)
+    ));
 }
 
 #[test]
@@ -175,16 +209,28 @@ fn rejects_perturbed_proof_elements() {
     let g2 = G2Projective::generator();
     let mut p = f.proof;
     p.a = (p.a + g1).into_affine();
-    assert!(matches!(verify(&f.vk, &[f.output], &f.d, &p), Err(Error::VerificationFailed)));
+    assert!(matches!(
+        verify(&f.vk, &[f.output], &f.d, &p),
+        Err(Error::VerificationFailed)
+    ));
     let mut p = f.proof;
     p.b = (p.b + g2).into_affine();
-    assert!(matches!(verify(&f.vk, &[f.output], &f.d, &p), Err(Error::VerificationFailed)));
+    assert!(matches!(
+        verify(&f.vk, &[f.output], &f.d, &p),
+        Err(Error::VerificationFailed)
+    ));
     let mut p = f.proof;
     p.c = (p.c + g1).into_affine();
-    assert!(matches!(verify(&f.vk, &[f.output], &f.d, &p), Err(Error::VerificationFailed)));
+    assert!(matches!(
+        verify(&f.vk, &[f.output], &f.d, &p),
+        Err(Error::VerificationFailed)
+    ));
     // Swapping the roles of C and D (both in G1) fails too.
     let p = Proof { c: f.d.d, ..f.proof };
-    assert!(matches!(verify(&f.vk, &[f.output], &Commitment { d: f.proof.c }, &p), Err(Error::VerificationFailed)));
+    assert!(matches!(
+        verify(&f.vk, &[f.output], &Commitment { d: f.proof.c }, &p),
+        Err(Error::VerificationFailed)
+    ));
 }
 
 #[test]
@@ -193,10 +239,16 @@ fn rejects_other_circuits_verifying_key() {
     let mut r = rng(9);
     // Same circuit, independent setup.
     let (_, vk_same_shape) = setup::<E, _, _>(Chain::honest(&f.committed, STEPS), 3, &mut r).unwrap();
-    assert!(matches!(verify(&vk_same_shape, &[f.output], &f.d, &f.proof), Err(Error::VerificationFailed)));
+    assert!(matches!(
+        verify(&vk_same_shape, &[f.output], &f.d, &f.proof),
+        Err(Error::VerificationFailed)
+    ));
     // A longer chain.
     let (_, vk_longer) = setup::<E, _, _>(Chain::honest(&f.committed, STEPS + 1), 3, &mut r).unwrap();
-    assert!(matches!(verify(&vk_longer, &[f.output], &f.d, &f.proof), Err(Error::VerificationFailed)));
+    assert!(matches!(
+        verify(&vk_longer, &[f.output], &f.d, &f.proof),
+        Err(Error::VerificationFailed)
+    ));
 }
 
 #[test]
@@ -223,14 +275,20 @@ fn every_bit_flip_in_proof_or_commitment_is_rejected() {
     }
     assert_eq!(parse_failures + verify_failures, bytes.len() * 8);
     // Most flips leave the curve; some (e.g. the sign flag) give another valid point.
-    assert!(parse_failures > 0 && verify_failures > 0, "{parse_failures} / {verify_failures}");
+    assert!(
+        parse_failures > 0 && verify_failures > 0,
+        "{parse_failures} / {verify_failures}"
+    );
 
     let d_bytes = to_bytes(&f.d).unwrap();
     for bit in 0..d_bytes.len() * 8 {
         let mut m = d_bytes.clone();
         m[bit / 8] ^= 1 << (bit % 8);
         if let Ok(d) = from_bytes::<Commitment<E>>(&m) {
-            assert!(verify(&f.vk, &[f.output], &d, &f.proof).is_err(), "flipping D bit {bit} still verifies");
+            assert!(
+                verify(&f.vk, &[f.output], &d, &f.proof).is_err(),
+                "flipping D bit {bit} still verifies"
+            );
         }
     }
 }
@@ -263,6 +321,14 @@ fn serialization_round_trips_and_rejects_bad_bytes() {
     let mut huge = vk_bytes.clone();
     huge[prefix + 7] = 0xff;
     assert!(from_bytes::<VerifyingKey<E>>(&huge).is_err());
+    // A decodable but inconsistent proving key is refused by the prover, not half-used.
+    let mut short = f.pk.clone();
+    short.l_query.pop();
+    let short: ProvingKey<E> = from_bytes(&to_bytes(&short).unwrap()).unwrap();
+    assert!(matches!(
+        prove(&short, Chain::honest(&f.committed, STEPS), &f.d, &f.kappa, &mut r),
+        Err(Error::MalformedKey(_))
+    ));
     // Non-canonical scalar for κ_D.
     assert!(from_bytes::<CommitmentRandomness<E>>(&[0xff; 32]).is_err());
 }
@@ -274,15 +340,26 @@ fn prover_rejects_mismatched_commitment() {
     let circuit = Chain::honest(&f.committed, STEPS);
     // D to other values.
     let (other, other_kappa) = commit(&f.pk, &values(50), &mut r).unwrap();
-    assert!(matches!(prove(&f.pk, circuit.clone(), &other, &other_kappa, &mut r), Err(Error::CommitmentMismatch)));
+    assert!(matches!(
+        prove(&f.pk, circuit.clone(), &other, &other_kappa, &mut r),
+        Err(Error::CommitmentMismatch)
+    ));
     // Right D, wrong κ_D.
-    let wrong_kappa = CommitmentRandomness { kappa: f.kappa.kappa + Fr::ONE };
-    assert!(matches!(prove(&f.pk, circuit.clone(), &f.d, &wrong_kappa, &mut r), Err(Error::CommitmentMismatch)));
+    let wrong_kappa = CommitmentRandomness {
+        kappa: f.kappa.kappa + Fr::ONE,
+    };
+    assert!(matches!(
+        prove(&f.pk, circuit.clone(), &f.d, &wrong_kappa, &mut r),
+        Err(Error::CommitmentMismatch)
+    ));
     // Committed values that differ from the circuit's in one position only.
     let mut tweaked = f.committed.clone();
     tweaked[2] += Fr::ONE;
     let (d, kappa) = commit(&f.pk, &tweaked, &mut r).unwrap();
-    assert!(matches!(prove(&f.pk, circuit, &d, &kappa, &mut r), Err(Error::CommitmentMismatch)));
+    assert!(matches!(
+        prove(&f.pk, circuit, &d, &kappa, &mut r),
+        Err(Error::CommitmentMismatch)
+    ));
     // Wrong number of committed values.
     assert!(matches!(
         commit(&f.pk, &f.committed[..2], &mut r),
@@ -296,9 +373,15 @@ fn prover_rejects_unsatisfied_or_misshaped_circuit() {
     let mut r = rng(16);
     let mut bad = Chain::honest(&f.committed, STEPS);
     bad.output += Fr::ONE;
-    assert!(matches!(prove(&f.pk, bad, &f.d, &f.kappa, &mut r), Err(Error::Unsatisfied(_))));
+    assert!(matches!(
+        prove(&f.pk, bad, &f.d, &f.kappa, &mut r),
+        Err(Error::Unsatisfied(_))
+    ));
     let longer = Chain::honest(&f.committed, STEPS + 1);
-    assert!(matches!(prove(&f.pk, longer, &f.d, &f.kappa, &mut r), Err(Error::ShapeMismatch { .. })));
+    assert!(matches!(
+        prove(&f.pk, longer, &f.d, &f.kappa, &mut r),
+        Err(Error::ShapeMismatch { .. })
+    ));
 }
 
 #[test]
@@ -308,11 +391,17 @@ fn setup_rejects_bad_committed_block() {
     // 3 committed + STEPS chain values = 9 witness variables.
     assert!(matches!(
         setup::<E, _, _>(circuit.clone(), 10, &mut r),
-        Err(Error::TooManyCommitted { requested: 10, available: 9 })
+        Err(Error::TooManyCommitted {
+            requested: 10,
+            available: 9
+        })
     ));
     // With one step only c_0 and c_1 appear in constraints; c_2 would not be bound by D.
     let short = Chain::honest(&values(1), 1);
-    assert!(matches!(setup::<E, _, _>(short, 3, &mut r), Err(Error::UnconstrainedCommittedVariable(2))));
+    assert!(matches!(
+        setup::<E, _, _>(short, 3, &mut r),
+        Err(Error::UnconstrainedCommittedVariable(2))
+    ));
     // Committing the chain values after the committed block also works (m = 5).
     let (pk, vk) = setup::<E, _, _>(circuit.clone(), 5, &mut r).unwrap();
     let mut block = values(1);
@@ -341,7 +430,13 @@ fn statements(pk: &ProvingKey<E>, n: usize, seed: u64) -> Vec<(Vec<Fr>, Commitme
 }
 
 fn items(st: &[(Vec<Fr>, Commitment<E>, Proof<E>)]) -> Vec<BatchItem<'_, E>> {
-    st.iter().map(|(x, d, p)| BatchItem { public_inputs: x, commitment: d, proof: p }).collect()
+    st.iter()
+        .map(|(x, d, p)| BatchItem {
+            public_inputs: x,
+            commitment: d,
+            proof: p,
+        })
+        .collect()
 }
 
 #[test]
@@ -359,36 +454,58 @@ fn batch_verification() {
     // One wrong public input.
     let mut bad = st.clone();
     bad[2].0[0] += Fr::ONE;
-    assert!(matches!(batch_verify(&f.vk, &items(&bad), &mut r), Err(Error::BatchVerificationFailed)));
+    assert!(matches!(
+        batch_verify(&f.vk, &items(&bad), &mut r),
+        Err(Error::BatchVerificationFailed)
+    ));
     // One perturbed C.
     let mut bad = st.clone();
     bad[1].2.c = (bad[1].2.c + G1Projective::generator()).into_affine();
-    assert!(matches!(batch_verify(&f.vk, &items(&bad), &mut r), Err(Error::BatchVerificationFailed)));
+    assert!(matches!(
+        batch_verify(&f.vk, &items(&bad), &mut r),
+        Err(Error::BatchVerificationFailed)
+    ));
     // Two commitments swapped: each equation fails though the multiset of D's is unchanged.
     let mut bad = st.clone();
     let (d0, d3) = (bad[0].1, bad[3].1);
     bad[0].1 = d3;
     bad[3].1 = d0;
-    assert!(matches!(batch_verify(&f.vk, &items(&bad), &mut r), Err(Error::BatchVerificationFailed)));
+    assert!(matches!(
+        batch_verify(&f.vk, &items(&bad), &mut r),
+        Err(Error::BatchVerificationFailed)
+    ));
     // Errors that cancel in an unweighted sum (C_0 + g, C_1 − g) are caught by the weights.
     let mut bad = st.clone();
     bad[0].2.c = (bad[0].2.c + G1Projective::generator()).into_affine();
     bad[1].2.c = (bad[1].2.c - G1Projective::generator()).into_affine();
-    assert!(matches!(batch_verify(&f.vk, &items(&bad), &mut r), Err(Error::BatchVerificationFailed)));
+    assert!(matches!(
+        batch_verify(&f.vk, &items(&bad), &mut r),
+        Err(Error::BatchVerificationFailed)
+    ));
     // Wrong input length is reported as such.
     let mut bad = st.clone();
     bad[3].0.push(Fr::ONE);
-    assert!(matches!(batch_verify(&f.vk, &items(&bad), &mut r), Err(Error::PublicInputLength { .. })));
+    assert!(matches!(
+        batch_verify(&f.vk, &items(&bad), &mut r),
+        Err(Error::PublicInputLength { .. })
+    ));
     // A valid proof under another key in the batch.
     let other = fixture(21);
     let mut mixed = items(&st);
     let out = [other.output];
-    mixed.push(BatchItem { public_inputs: &out, commitment: &other.d, proof: &other.proof });
-    assert!(matches!(batch_verify(&f.vk, &mixed, &mut r), Err(Error::BatchVerificationFailed)));
+    mixed.push(BatchItem {
+        public_inputs: &out,
+        commitment: &other.d,
+        proof: &other.proof,
+    });
+    assert!(matches!(
+        batch_verify(&f.vk, &mixed, &mut r),
+        Err(Error::BatchVerificationFailed)
+    ));
 }
 
 /// Timing of separate versus batched verification; run with
-/// `cargo test -p hekaton --release --test mirage -- --ignored --nocapture batch_bench`.
+/// `cargo test -p hekaton --test mirage -- --ignored --nocapture batch_bench`.
 #[test]
 #[ignore]
 fn batch_bench() {
@@ -410,6 +527,9 @@ fn batch_bench() {
         batch_verify(&f.vk, &its, &mut r).unwrap();
     }
     let batched = t.elapsed() / reps;
-    println!("{n} proofs: separate {separate:?}, batched {batched:?} ({:.1}x)", separate.as_secs_f64() / batched.as_secs_f64());
+    println!(
+        "{n} proofs: separate {separate:?}, batched {batched:?} ({:.1}x)",
+        separate.as_secs_f64() / batched.as_secs_f64()
+    );
     assert!(batched < separate);
 }
