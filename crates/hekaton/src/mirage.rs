@@ -65,6 +65,29 @@ impl<E: Pairing> VerifyingKey<E> {
     pub fn num_public_inputs(&self) -> usize {
         self.ic_query.len().saturating_sub(1)
     }
+
+    /// Paper §6.3: subcircuits that differ only in values known at setup time (their index,
+    /// the positions of the shared wires they touch) take those values as public inputs and
+    /// share one setup. This folds the **last** `fixed.len()` public inputs into the constant
+    /// term, `[p_0(s)/γ]₁ ← [p_0(s)/γ]₁ + Σ v_j·[p_j(s)/γ]₁`, giving the per-subcircuit key that
+    /// is verified with the remaining inputs only.
+    pub fn fix_trailing_inputs(&self, fixed: &[E::ScalarField]) -> Result<Self, Error> {
+        let n = self.num_public_inputs();
+        if self.ic_query.is_empty() || fixed.len() > n {
+            return Err(Error::PublicInputLength {
+                expected: n,
+                got: fixed.len(),
+            });
+        }
+        let keep = self.ic_query.len() - fixed.len();
+        let folded = self.ic_query[0].into_group() + E::G1::msm_unchecked(&self.ic_query[keep..], fixed);
+        let mut ic_query = self.ic_query[..keep].to_vec();
+        ic_query[0] = folded.into_affine();
+        Ok(VerifyingKey {
+            ic_query,
+            ..self.clone()
+        })
+    }
 }
 
 /// The proving key.

@@ -415,6 +415,80 @@ fn setup_rejects_bad_committed_block() {
     verify(&vk, &[circuit.output], &d, &proof).unwrap();
 }
 
+/// A subcircuit whose "hardcoded" tag is a public input (paper §6.3): committed `c`, public
+/// `(y, tag)`, constraints `c·c = u` and `u·tag = y`.
+#[derive(Clone)]
+struct Tagged {
+    c: Fr,
+    tag: Fr,
+}
+
+impl Tagged {
+    fn output(&self) -> Fr {
+        self.c.square() * self.tag
+    }
+}
+
+impl ConstraintSynthesizer<Fr> for Tagged {
+    fn generate_constraints(self, cs: ConstraintSystemRef<Fr>) -> Result<(), SynthesisError> {
+        let c = cs.new_witness_variable(|| Ok(self.c))?;
+        let y = cs.new_input_variable(|| Ok(self.output()))?;
+        let tag = cs.new_input_variable(|| Ok(self.tag))?;
+        let u = cs.new_witness_variable(|| Ok(self.c.square()))?;
+        cs.enforce_r1cs_constraint(|| c.into(), || c.into(), || u.into())?;
+        cs.enforce_r1cs_constraint(|| u.into(), || tag.into(), || y.into())?;
+        Ok(())
+    }
+}
+
+#[test]
+fn subcircuits_share_one_setup_through_fixed_inputs() {
+    let mut r = rng(26);
+    let (pk, vk) = setup::<E, _, _>(
+        Tagged {
+            c: Fr::ONE,
+            tag: Fr::ONE,
+        },
+        1,
+        &mut r,
+    )
+    .unwrap();
+    assert_eq!(vk.num_public_inputs(), 2);
+    let tags: Vec<Fr> = (1..=3u64).map(Fr::from).collect();
+    let vks: Vec<VerifyingKey<E>> = tags.iter().map(|t| vk.fix_trailing_inputs(&[*t]).unwrap()).collect();
+    let mut st = Vec::new();
+    for (i, &tag) in tags.iter().enumerate() {
+        let circuit = Tagged {
+            c: Fr::from(10 + i as u64),
+            tag,
+        };
+        let (d, kappa) = commit(&pk, &[circuit.c], &mut r).unwrap();
+        let proof = prove(&pk, circuit.clone(), &d, &kappa, &mut r).unwrap();
+        // Full key with both inputs, and the subcircuit's own key with y only.
+        verify(&vk, &[circuit.output(), tag], &d, &proof).unwrap();
+        verify(&vks[i], &[circuit.output()], &d, &proof).unwrap();
+        // Under another subcircuit's key the same proof fails.
+        let j = (i + 1) % tags.len();
+        assert!(matches!(
+            verify(&vks[j], &[circuit.output()], &d, &proof),
+            Err(Error::VerificationFailed)
+        ));
+        st.push((vec![circuit.output()], d, proof));
+    }
+    // Folding nothing is the identity; folding too much is an error.
+    assert_eq!(vk.fix_trailing_inputs(&[]).unwrap(), vk);
+    assert!(matches!(
+        vk.fix_trailing_inputs(&[Fr::ONE; 3]),
+        Err(Error::PublicInputLength { .. })
+    ));
+    // Proofs of one subcircuit batch under its key; a proof of another subcircuit spoils it.
+    batch_verify(&vks[0], &items(&st[..1]), &mut r).unwrap();
+    assert!(matches!(
+        batch_verify(&vks[0], &items(&st[..2]), &mut r),
+        Err(Error::BatchVerificationFailed)
+    ));
+}
+
 /// `n` valid statements `(inputs, D, proof)` under one key.
 fn statements(pk: &ProvingKey<E>, n: usize, seed: u64) -> Vec<(Vec<Fr>, Commitment<E>, Proof<E>)> {
     let mut r = rng(seed);
