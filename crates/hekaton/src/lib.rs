@@ -30,7 +30,8 @@
 //! the proving key leaves it implicit.
 //!
 //! See [`mirage`] for the API: [`mirage::setup`], [`mirage::commit`], [`mirage::prove`],
-//! [`mirage::verify`] and [`mirage::batch_verify`].
+//! [`mirage::verify`], [`mirage::batch_verify`] and, for subcircuits that share one setup
+//! (paper §6.3), [`mirage::VerifyingKey::fix_trailing_inputs`].
 
 pub mod mirage;
 

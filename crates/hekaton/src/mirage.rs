@@ -11,7 +11,8 @@
 //!
 //! 1. [`setup`] samples `α, β, γ, δ, η, s` and returns a [`ProvingKey`] (which contains the
 //!    [`CommitmentKey`]) and a [`VerifyingKey`]. Subcircuits with the same shape can share one
-//!    setup (paper §6.3): everything that differs between them goes through public inputs.
+//!    setup (paper §6.3): everything that differs between them goes through public inputs,
+//!    and [`VerifyingKey::fix_trailing_inputs`] folds the setup-time ones into `IC`.
 //! 2. [`commit`] commits to the committed values: `D = Σ w_j·[p_j(s)/η]₁ + κ_D·[δ]₁`.
 //! 3. [`prove`] synthesizes the circuit, checks that the witness satisfies it and that `D`
 //!    opens to its committed block under `κ_D`, and outputs `(A, B, C)`.
