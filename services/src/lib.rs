@@ -12,7 +12,7 @@ struct Args {
 /// Runs `role` until SIGTERM; exits 1 with one line on error.
 pub fn main_for(role: Role) {
     let args = Args::parse();
-    service::init_logging();
+    service::init_logging(&args.config.log_format);
     let rt = tokio::runtime::Runtime::new().expect("tokio runtime");
     let result = rt.block_on(async {
         let platform = service::connect(&args.config).await?;

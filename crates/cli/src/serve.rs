@@ -22,7 +22,7 @@ pub struct ServeArgs {
 }
 
 pub fn run(a: ServeArgs) -> anyhow::Result<()> {
-    service::init_logging();
+    service::init_logging(&a.config.log_format);
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     rt.block_on(async {
         match (a.embedded, a.role) {

@@ -118,7 +118,7 @@ fn wait_ready(port: u16) {
 }
 
 fn busy(p: &Proc) -> bool {
-    http_get(p.metrics, "/metrics").is_some_and(|m| m.lines().any(|l| l.starts_with("prover_worker_busy{") && l.ends_with(" 1")))
+    http_get(p.metrics, "/metrics").is_some_and(|m| m.lines().any(|l| l.trim() == "prover_worker_busy 1"))
 }
 
 fn status(ep: &str, job: &str) -> String {
@@ -218,9 +218,9 @@ fn separate_processes_survive_a_killed_worker_and_a_restarted_executor() {
     let list = ok(prover(&["jobs", "--endpoint", &ep]));
     assert!(list.contains(&job) && list.contains(&job2) && list.contains(&job3));
     let m = http_get(planner.metrics, "/metrics").unwrap();
-    assert!(m.contains("prover_jobs_submitted_total"), "{m}");
+    assert!(m.contains("prover_jobs_submitted_total") && m.contains(r#"outcome="rejected""#), "{m}");
     let w = workers.iter().flatten().filter_map(|w| http_get(w.metrics, "/metrics")).collect::<String>();
-    assert!(w.contains("prover_tasks_total") && w.contains("prover_blob_bytes_total"), "{w}");
+    assert!(w.contains("prover_tasks_total") && w.contains("prover_s3_bytes_total"), "{w}");
 }
 
 #[test]

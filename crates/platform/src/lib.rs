@@ -219,7 +219,11 @@ pub struct Platform {
     circuits: Mutex<HashMap<Params, Arc<Circuits>>>,
     building: tokio::sync::Mutex<()>,
     loaded: Mutex<HashMap<String, Arc<LoadedJob>>>,
+    drain_timeout: Mutex<Duration>,
 }
+
+/// Tasks running in this process (all roles), for the busy/in-flight gauges.
+static IN_FLIGHT: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
 
 impl Platform {
     pub fn new(queue: Arc<dyn Queue>, blobs: Arc<dyn BlobStore>, jobs: Arc<dyn JobStore>) -> Arc<Self> {
@@ -230,7 +234,14 @@ impl Platform {
             circuits: Mutex::new(HashMap::new()),
             building: tokio::sync::Mutex::new(()),
             loaded: Mutex::new(HashMap::new()),
+            drain_timeout: Mutex::new(Duration::from_secs(300)),
         })
+    }
+
+    /// How long a stopping worker may spend finishing its task before it releases the lease
+    /// (default 300 s).
+    pub fn set_drain_timeout(&self, d: Duration) {
+        *self.drain_timeout.lock().expect("mutex") = d;
     }
 
     pub fn queue(&self) -> &Arc<dyn Queue> {
@@ -290,7 +301,19 @@ impl Platform {
                 return Err(invalid("idempotency_key", "1–128 printable characters without spaces"));
             }
         }
-        let (kind, spec, values, copy_from) = self.plan_request(request).await?;
+        let job_kind = match &request {
+            JobRequest::ReckleBatch { .. } => JOB_RECKLE_BATCH,
+            JobRequest::ReckleUpdate { .. } => JOB_RECKLE_UPDATE,
+        };
+        let (kind, spec, values, copy_from) = match self.plan_request(request).await {
+            Ok(planned) => planned,
+            Err(e) => {
+                if matches!(e, PlatformError::InvalidJob { .. } | PlatformError::Precondition(_)) {
+                    ::metrics::counter!("prover_jobs_total", "kind" => job_kind, "outcome" => "rejected").increment(1);
+                }
+                return Err(e);
+            }
+        };
         let todo = spec.todo()?;
         let params = spec.params()?;
         let mut tasks: BTreeMap<String, TaskCounts> = BTreeMap::new();
@@ -493,8 +516,9 @@ impl Platform {
     }
 
     /// Runs `work` for a lease, then completes or fails it; on a dead-lettered task the job
-    /// fails with the reason.
-    async fn run_task<F>(&self, lease: Lease, work: F) -> Result<(), PlatformError>
+    /// fails with the reason. When `stop` is set and the task has not finished within the drain
+    /// timeout, the lease is released so another worker takes the task at once.
+    async fn run_task<F>(&self, lease: Lease, work: F, stop: &watch::Receiver<bool>) -> Result<(), PlatformError>
     where
         F: std::future::Future<Output = Result<(), PlatformError>>,
     {
@@ -516,27 +540,51 @@ impl Platform {
                 }
             })
         };
-        let result = work.instrument(span.clone()).await;
+        let in_flight = IN_FLIGHT.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        ::metrics::gauge!("prover_worker_tasks_in_flight").set(in_flight as f64);
+        ::metrics::gauge!("prover_worker_busy").set(1.0);
+        let drain = *self.drain_timeout.lock().expect("mutex");
+        let mut stop = stop.clone();
+        let drained = async move {
+            let _ = stop.wait_for(|s| *s).await;
+            tokio::time::sleep(drain).await;
+        };
+        let result = tokio::select! {
+            r = work.instrument(span.clone()) => Some(r),
+            _ = drained => None,
+        };
         heartbeat.abort();
+        let in_flight = IN_FLIGHT.fetch_sub(1, std::sync::atomic::Ordering::SeqCst) - 1;
+        ::metrics::gauge!("prover_worker_tasks_in_flight").set(in_flight as f64);
+        ::metrics::gauge!("prover_worker_busy").set(if in_flight > 0 { 1.0 } else { 0.0 });
         let _g = span.enter();
-        ::metrics::histogram!("prover_task_duration_seconds", "kind" => kind.clone()).record(started.elapsed().as_secs_f64());
-        match result {
-            Ok(()) => {
-                ::metrics::counter!("prover_tasks_total", "kind" => kind, "outcome" => "ok").increment(1);
-                match self.queue.complete(&lease).await {
-                    Ok(()) => {}
-                    Err(QueueError::StaleLease) => tracing::warn!("lease expired before completion; the redelivered task wins"),
-                    Err(e) => return Err(e.into()),
-                }
+        let Some(result) = result else {
+            tracing::warn!("drain timeout: releasing the lease");
+            match self.queue.release(&lease).await {
+                Ok(()) | Err(QueueError::StaleLease) => return Ok(()),
+                Err(e) => return Err(e.into()),
             }
+        };
+        let took = started.elapsed();
+        ::metrics::histogram!("prover_task_duration_seconds", "kind" => kind.clone()).record(took.as_secs_f64());
+        match result {
+            Ok(()) => match self.queue.complete(&lease).await {
+                Ok(()) => {
+                    ::metrics::counter!("prover_tasks_total", "kind" => kind.clone(), "outcome" => "ok").increment(1);
+                    self.queue.record_throughput(&kind, took).await?;
+                }
+                Err(QueueError::StaleLease) => tracing::warn!("lease lost before completion; the redelivered task wins"),
+                Err(e) => return Err(e.into()),
+            },
             Err(e) => {
                 tracing::warn!(error = %e, "task failed");
-                ::metrics::counter!("prover_tasks_total", "kind" => kind, "outcome" => "failed").increment(1);
                 match self.queue.fail(&lease, &e.to_string()).await {
                     Ok(queue::FailOutcome::DeadLettered) => {
+                        ::metrics::counter!("prover_tasks_total", "kind" => kind, "outcome" => "dead_lettered").increment(1);
                         self.fail_job(&lease.task.job_id, &format!("task {} failed: {e}", lease.task.task_id)).await?;
                     }
-                    Ok(_) | Err(QueueError::StaleLease) => {}
+                    Ok(_) => ::metrics::counter!("prover_tasks_total", "kind" => kind, "outcome" => "retried").increment(1),
+                    Err(QueueError::StaleLease) => {}
                     Err(e) => return Err(e.into()),
                 }
             }
@@ -544,9 +592,21 @@ impl Platform {
         Ok(())
     }
 
+    /// Counts a job that reached a final state.
+    async fn count_end(&self, job: &str, outcome: &'static str) {
+        let kind = match self.jobs.get(job).await {
+            Ok(Some(r)) => r.kind,
+            _ => "unknown".into(),
+        };
+        ::metrics::counter!("prover_jobs_total", "kind" => kind.clone(), "outcome" => outcome).increment(1);
+        if outcome == "done" {
+            ::metrics::counter!("prover_proofs_total", "kind" => kind).increment(1);
+        }
+    }
+
     async fn fail_job(&self, job: &str, reason: &str) -> Result<(), PlatformError> {
         if self.jobs.transition(job, JobState::Failed, reason).await? {
-            ::metrics::counter!("prover_jobs_total", "outcome" => "failed").increment(1);
+            self.count_end(job, "failed").await;
             tracing::warn!(job, reason, "job failed");
             for k in TASK_KINDS {
                 self.queue.purge_job(k, job).await?;
@@ -555,16 +615,19 @@ impl Platform {
         Ok(())
     }
 
-    /// Worker loop for `reckle.leaf` and `reckle.node`, until `stop` is set. Root-side tasks
-    /// first.
-    pub async fn run_worker(self: Arc<Self>, name: String, mut stop: watch::Receiver<bool>) -> Result<(), PlatformError> {
+    /// Task kinds a worker serves, root-side first.
+    pub const WORKER_KINDS: [&'static str; 2] = [KIND_NODE, KIND_LEAF];
+
+    /// Worker loop for `reckle.leaf` and `reckle.node` (or the subset `kinds`), until `stop` is
+    /// set; the task in hand is finished (or released after the drain timeout).
+    pub async fn run_worker(self: Arc<Self>, name: String, stop: watch::Receiver<bool>) -> Result<(), PlatformError> {
+        self.run_worker_for(name, &Self::WORKER_KINDS, stop).await
+    }
+
+    pub async fn run_worker_for(self: Arc<Self>, name: String, kinds: &[&str], mut stop: watch::Receiver<bool>) -> Result<(), PlatformError> {
         while !*stop.borrow() {
-            if let Some(lease) = self.claim_any(&[KIND_NODE, KIND_LEAF], &name, &mut stop).await? {
-                let busy = ::metrics::gauge!("prover_worker_busy", "worker" => name.clone());
-                busy.set(1.0);
-                let r = self.run_task(lease.clone(), self.prove_task(&lease)).await;
-                busy.set(0.0);
-                r?;
+            if let Some(lease) = self.claim_any(kinds, &name, &mut stop).await? {
+                self.run_task(lease.clone(), self.prove_task(&lease), &stop).await?;
             }
         }
         Ok(())
@@ -610,7 +673,7 @@ impl Platform {
     pub async fn run_executor(self: Arc<Self>, name: String, mut stop: watch::Receiver<bool>) -> Result<(), PlatformError> {
         while !*stop.borrow() {
             if let Some(lease) = self.claim_any(&[KIND_DONE], &name, &mut stop).await? {
-                self.run_task(lease.clone(), self.handle_done(&lease)).await?;
+                self.run_task(lease.clone(), self.handle_done(&lease), &stop).await?;
             }
         }
         Ok(())
@@ -645,7 +708,7 @@ impl Platform {
         let st = serde_json::to_vec_pretty(&statement).map_err(|e| PlatformError::Corrupt(e.to_string()))?;
         self.blobs.put(&format!("{dir}{}", files::STATEMENT), Bytes::from(st)).await?;
         if self.jobs.transition(job, JobState::Done, "").await? {
-            ::metrics::counter!("prover_jobs_total", "outcome" => "done").increment(1);
+            self.count_end(job, "done").await;
             tracing::info!(job = %job, "job done");
         }
         Ok(())
@@ -655,7 +718,7 @@ impl Platform {
     pub async fn run_aggregator(self: Arc<Self>, name: String, mut stop: watch::Receiver<bool>) -> Result<(), PlatformError> {
         while !*stop.borrow() {
             if let Some(lease) = self.claim_any(&[KIND_FINISH], &name, &mut stop).await? {
-                self.run_task(lease.clone(), self.finish(&lease)).await?;
+                self.run_task(lease.clone(), self.finish(&lease), &stop).await?;
             }
         }
         Ok(())
@@ -665,7 +728,7 @@ impl Platform {
     /// Returns the record; a job that had already ended is returned unchanged.
     pub async fn cancel(&self, job: &str) -> Result<JobRecord, PlatformError> {
         if self.jobs.transition(job, JobState::Cancelled, "cancelled by the user").await? {
-            ::metrics::counter!("prover_jobs_total", "outcome" => "cancelled").increment(1);
+            self.count_end(job, "cancelled").await;
             for k in TASK_KINDS {
                 self.queue.purge_job(k, job).await?;
             }

@@ -1,11 +1,12 @@
 //! Prometheus metrics and the HTTP side of every service (`/metrics`, `/healthz`, `/readyz`).
 //!
-//! Names (all prefixed `prover_`): `jobs_submitted_total{kind}`, `jobs_total{outcome}`,
-//! `tasks_total{kind,outcome}`, `task_duration_seconds{kind}` (histogram),
-//! `task_redeliveries_total{kind}`, `worker_busy{worker}`, `queue_pending{kind}`,
-//! `queue_running{kind}`, `queue_delayed{kind}`, `queue_dead{kind}`,
-//! `queue_oldest_age_seconds{kind}`, `blob_bytes_total{op}`, `blob_request_duration_seconds{op}`
-//! (histogram), `blob_errors_total{op}`.
+//! Names (all prefixed `prover_`; see `docs/service-contract.md`): `jobs_submitted_total{kind}`,
+//! `jobs_total{kind,outcome}` (done, failed, cancelled, rejected), `proofs_total{kind}`,
+//! `tasks_total{kind,outcome}` (ok, retried, dead_lettered), `task_duration_seconds{kind}`
+//! (histogram), `task_redeliveries_total{kind}`, `worker_busy`, `worker_tasks_in_flight`,
+//! `queue_depth{kind}` (waiting), `queue_running{kind}`, `queue_delayed{kind}`, `queue_dead{kind}`,
+//! `queue_oldest_age_seconds{kind}`, `s3_bytes_total{direction}` (get, put),
+//! `s3_request_duration_seconds{op}` (histogram), `s3_errors_total{op}`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -61,7 +62,7 @@ pub async fn sample_queues(queue: Arc<dyn Queue>, kinds: Vec<&'static str>, ever
             match queue.stats(kind).await {
                 Ok(s) => {
                     let k = kind.to_string();
-                    metrics::gauge!("prover_queue_pending", "kind" => k.clone()).set(s.pending as f64);
+                    metrics::gauge!("prover_queue_depth", "kind" => k.clone()).set(s.pending as f64);
                     metrics::gauge!("prover_queue_running", "kind" => k.clone()).set(s.running as f64);
                     metrics::gauge!("prover_queue_delayed", "kind" => k.clone()).set(s.delayed as f64);
                     metrics::gauge!("prover_queue_dead", "kind" => k.clone()).set(s.dead as f64);
@@ -90,11 +91,11 @@ impl MeteredStore {
 }
 
 fn observe<T>(op: &'static str, started: Instant, r: &Result<T, BlobError>, bytes: usize) {
-    metrics::histogram!("prover_blob_request_duration_seconds", "op" => op).record(started.elapsed().as_secs_f64());
+    metrics::histogram!("prover_s3_request_duration_seconds", "op" => op).record(started.elapsed().as_secs_f64());
     match r {
-        Ok(_) => metrics::counter!("prover_blob_bytes_total", "op" => op).increment(bytes as u64),
-        Err(BlobError::NotFound(_)) => {}
-        Err(_) => metrics::counter!("prover_blob_errors_total", "op" => op).increment(1),
+        Ok(_) if op == "get" || op == "put" => metrics::counter!("prover_s3_bytes_total", "direction" => op).increment(bytes as u64),
+        Ok(_) | Err(BlobError::NotFound(_)) => {}
+        Err(_) => metrics::counter!("prover_s3_errors_total", "op" => op).increment(1),
     }
 }
 

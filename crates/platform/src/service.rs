@@ -57,6 +57,15 @@ pub struct ServiceConfig {
     /// Attempts per task before it is dead-lettered and its job fails.
     #[arg(long, env = "PROVER_MAX_ATTEMPTS", default_value_t = 5)]
     pub max_attempts: u32,
+    /// Task kinds the worker role serves (comma list; default all it knows).
+    #[arg(long, env = "PROVER_WORKER_KINDS", value_delimiter = ',')]
+    pub kinds: Vec<String>,
+    /// On SIGTERM, seconds a task in hand may take to finish before its lease is released.
+    #[arg(long, env = "PROVER_DRAIN_TIMEOUT_SECS", default_value_t = 300)]
+    pub drain_timeout_secs: u64,
+    /// Log format.
+    #[arg(long, env = "PROVER_LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
+    pub log_format: String,
 }
 
 impl ServiceConfig {
@@ -133,6 +142,19 @@ pub async fn run(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServiceError> {
     let handle = metrics::install();
+    platform.set_drain_timeout(Duration::from_secs(cfg.drain_timeout_secs));
+    let worker_kinds: Vec<&'static str> = if cfg.kinds.is_empty() {
+        Platform::WORKER_KINDS.to_vec()
+    } else {
+        let mut v = Vec::new();
+        for k in &cfg.kinds {
+            match Platform::WORKER_KINDS.iter().find(|w| **w == k.as_str()) {
+                Some(w) => v.push(*w),
+                None => return Err(ServiceError::Config(format!("--kinds: unknown worker task kind {k:?} (known: {})", Platform::WORKER_KINDS.join(", ")))),
+            }
+        }
+        v
+    };
     let ready = Arc::new(AtomicBool::new(false));
     let (stop_tx, stop_rx) = watch::channel(false);
 
@@ -188,7 +210,10 @@ pub async fn run(
             Role::Worker => {
                 for i in 0..cfg.concurrency.max(1) {
                     let name = format!("{}-{i}", cfg.name("worker"));
-                    tasks.spawn(p.clone().run_worker(name, stop_rx.clone()).map_err_into());
+                    let kinds = worker_kinds.clone();
+                    let p = p.clone();
+                    let stop = stop_rx.clone();
+                    tasks.spawn(async move { p.run_worker_for(name, &kinds, stop).await.map_err(ServiceError::from) });
                 }
             }
         }
@@ -248,12 +273,12 @@ async fn terminate() {
     }
 }
 
-/// Logs as text, or JSON when `PROVER_LOG_FORMAT=json`; level from `RUST_LOG` (default info).
-pub fn init_logging() {
+/// Logs as text, or JSON when `format` is "json"; level from `RUST_LOG` (default info).
+pub fn init_logging(format: &str) {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
-    let _ = if std::env::var("PROVER_LOG_FORMAT").as_deref() == Ok("json") {
+    let _ = if format == "json" {
         builder.json().try_init()
     } else {
         builder.try_init()

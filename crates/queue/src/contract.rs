@@ -165,3 +165,13 @@ pub async fn extend_keeps_the_lease(q: &dyn Queue, kind: &str) {
     assert_eq!(new.attempt, 2);
     q.complete(&new).await.unwrap();
 }
+
+/// Throughput records add up per kind.
+pub async fn throughput_is_recorded(q: &dyn Queue, kind: &str) {
+    assert_eq!(q.stats(kind).await.unwrap().completed, 0);
+    q.record_throughput(kind, Duration::from_millis(1500)).await.unwrap();
+    q.record_throughput(kind, Duration::from_millis(500)).await.unwrap();
+    let s = q.stats(kind).await.unwrap();
+    assert_eq!((s.completed, s.busy), (2, Duration::from_secs(2)));
+    assert!(matches!(q.record_throughput("bad kind", Duration::ZERO).await, Err(QueueError::InvalidKind(_))));
+}

@@ -116,6 +116,10 @@ pub struct QueueStats {
     pub dead: u64,
     /// Age of the oldest message not yet completed (waiting or running).
     pub oldest_age: Option<Duration>,
+    /// Tasks recorded by [`Queue::record_throughput`] since the queue began.
+    pub completed: u64,
+    /// Total time those tasks took (so seconds per task = busy / completed).
+    pub busy: Duration,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -167,6 +171,9 @@ pub trait Queue: Send + Sync {
     /// worker that will not finish it).
     async fn release(&self, lease: &Lease) -> Result<(), QueueError>;
     async fn stats(&self, kind: &str) -> Result<QueueStats, QueueError>;
+    /// Records one finished task of `kind` that took `busy` (per-kind throughput, which the
+    /// autoscaler divides the backlog by).
+    async fn record_throughput(&self, kind: &str, busy: Duration) -> Result<(), QueueError>;
     /// Dead-lettered messages of `kind` with their reasons.
     async fn dead_letters(&self, kind: &str) -> Result<Vec<(TaskMessage, String)>, QueueError>;
     /// Removes every waiting or delayed message of `job_id` (cancellation). Returns how many.

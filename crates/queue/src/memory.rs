@@ -24,6 +24,8 @@ struct Kind {
     held: HashMap<u64, Held>,
     delayed: Vec<(Instant, TaskMessage)>,
     dead: Vec<(TaskMessage, String)>,
+    completed: u64,
+    busy: Duration,
 }
 
 #[derive(Default)]
@@ -198,7 +200,18 @@ impl Queue for MemoryQueue {
             delayed: k.delayed.len() as u64,
             dead: k.dead.len() as u64,
             oldest_age: oldest.map(|t| now.duration_since(t)),
+            completed: k.completed,
+            busy: k.busy,
         })
+    }
+
+    async fn record_throughput(&self, kind: &str, busy: Duration) -> Result<(), QueueError> {
+        check_kind(kind)?;
+        let mut st = self.state.lock().expect("queue mutex");
+        let k = st.kinds.entry(kind.to_string()).or_default();
+        k.completed += 1;
+        k.busy += busy;
+        Ok(())
     }
 
     async fn dead_letters(&self, kind: &str) -> Result<Vec<(TaskMessage, String)>, QueueError> {

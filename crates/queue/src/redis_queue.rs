@@ -32,6 +32,9 @@ fn leases(kind: &str) -> String {
     format!("prover:lease:{kind}")
 }
 const FENCE: &str = "prover:fence";
+fn stats_key(kind: &str) -> String {
+    format!("prover:stats:{kind}")
+}
 
 /// Hands message ARGV[2] to consumer ARGV[3] if the group says it owns it: a fresh fencing token.
 /// Returns {token, delivery count} or nil.
@@ -351,7 +354,32 @@ impl Queue for RedisQueue {
             let ms: u64 = id.split('-').next()?.parse().ok()?;
             Some(Duration::from_millis(now_ms().saturating_sub(ms)))
         });
-        Ok(QueueStats { pending: len.saturating_sub(running), running, delayed: delayed_n, dead, oldest_age })
+        let (completed, busy_ms): (Option<u64>, Option<u64>) =
+            redis::cmd("HMGET").arg(stats_key(kind)).arg("completed").arg("busy_ms").query_async(&mut c).await.map_err(err)?;
+        Ok(QueueStats {
+            pending: len.saturating_sub(running),
+            running,
+            delayed: delayed_n,
+            dead,
+            oldest_age,
+            completed: completed.unwrap_or(0),
+            busy: Duration::from_millis(busy_ms.unwrap_or(0)),
+        })
+    }
+
+    async fn record_throughput(&self, kind: &str, busy: Duration) -> Result<(), QueueError> {
+        check_kind(kind)?;
+        let mut c = self.conn.clone();
+        let _: () = redis::pipe()
+            .atomic()
+            .hincr(stats_key(kind), "completed", 1)
+            .ignore()
+            .hincr(stats_key(kind), "busy_ms", busy.as_millis() as u64)
+            .ignore()
+            .query_async(&mut c)
+            .await
+            .map_err(err)?;
+        Ok(())
     }
 
     async fn dead_letters(&self, kind: &str) -> Result<Vec<(TaskMessage, String)>, QueueError> {
