@@ -30,6 +30,30 @@ pub enum SubmitCommand {
     Reckle(SubmitReckle),
     /// Update the batch proof of a done Reckle job (re-proves only the affected paths).
     ReckleUpdate(SubmitUpdate),
+    /// Many Pari proofs (BLS12-381) of a built-in circuit, emitted in batch-verified bundles.
+    Pari(SubmitPari),
+}
+
+#[derive(Args)]
+pub struct SubmitPari {
+    /// Circuit family: chain or poseidon.
+    #[arg(long, default_value = "chain")]
+    pub circuit: String,
+    /// Chain steps, or Poseidon inputs.
+    #[arg(long, default_value_t = 64)]
+    pub size: u64,
+    /// Number of proofs.
+    #[arg(long)]
+    pub count: u64,
+    /// Instances come from seeds seed_start .. seed_start + count.
+    #[arg(long, default_value_t = 0)]
+    pub seed_start: u64,
+    #[arg(long, default_value_t = 16)]
+    pub proofs_per_task: u64,
+    #[arg(long, default_value_t = 1024)]
+    pub bundle_size: u64,
+    #[arg(long)]
+    pub idempotency_key: Option<String>,
 }
 
 #[derive(Args)]
@@ -143,6 +167,17 @@ pub fn submit(ep: Endpoint, cmd: SubmitCommand) -> anyhow::Result<()> {
                 })),
             }
         }
+        SubmitCommand::Pari(a) => pb::SubmitJobRequest {
+            idempotency_key: a.idempotency_key.unwrap_or_default(),
+            params: Some(pb::submit_job_request::Params::PariBatch(pb::PariBatchParams {
+                circuit: a.circuit,
+                size: a.size,
+                seed_start: a.seed_start,
+                count: a.count,
+                proofs_per_task: a.proofs_per_task,
+                bundle_size: a.bundle_size,
+            })),
+        },
         SubmitCommand::ReckleUpdate(a) => {
             let changes = parse_change_flags(&a.set, &a.add, &a.remove)?
                 .into_iter()

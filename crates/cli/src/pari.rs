@@ -58,6 +58,9 @@ pub enum PariCommand {
         #[arg(required = true)]
         proofs: Vec<PathBuf>,
     },
+    /// Verify the bundles of a Pari job fetched from the platform (`vk.bin`, `bundle-*.bin`),
+    /// one batch verification per bundle.
+    VerifyBundles { dir: PathBuf },
 }
 
 #[derive(Args)]
@@ -111,6 +114,7 @@ pub fn run(cmd: PariCommand) -> anyhow::Result<()> {
             println!("verified");
             Ok(())
         }
+        PariCommand::VerifyBundles { dir } => verify_bundles(&dir),
         PariCommand::BatchVerify { keys, proofs } => {
             match read_circuit(&keys)?.curve {
                 Curve::Bls12_381 => verify_many::<ark_bls12_381::Bls12_381>(&keys, &proofs)?,
@@ -202,4 +206,33 @@ fn verify_many<E: Pairing>(keys: &Path, dirs: &[PathBuf]) -> anyhow::Result<()> 
             bail!("verification failed for {} of {} proof(s): {}", bad.len(), items.len(), names.join(", "))
         }
     }
+}
+
+fn verify_bundles(dir: &Path) -> anyhow::Result<()> {
+    use ark_bls12_381::Bls12_381;
+    if read_circuit(dir)?.curve != Curve::Bls12_381 {
+        anyhow::bail!("{}: platform bundles are on BLS12-381", dir.display());
+    }
+    let vk_bytes = std::fs::read(dir.join("vk.bin")).with_context(|| format!("{}: cannot read vk.bin", dir.display()))?;
+    let vk = pari::VerifyingKey::<Bls12_381>::from_bytes(&vk_bytes).context("vk.bin")?;
+    let pvk = vk.prepare();
+    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("bundle-") && n.ends_with(".bin")))
+        .collect();
+    names.sort();
+    anyhow::ensure!(!names.is_empty(), "{}: no bundle-*.bin files", dir.display());
+    let mut rng = ChaCha20Rng::from_entropy();
+    let (mut proofs, start) = (0, std::time::Instant::now());
+    for path in &names {
+        let bytes = std::fs::read(path)?;
+        let bundle = pari::bundle::Bundle::<Bls12_381>::from_bytes(&bytes).with_context(|| path.display().to_string())?;
+        if let Err(e) = bundle.verify(&pvk, &mut rng) {
+            let bad = bundle.locate_invalid(&pvk, &mut rng).unwrap_or_default();
+            anyhow::bail!("{}: {e} (invalid entries: {bad:?})", path.display());
+        }
+        proofs += bundle.items.len();
+    }
+    println!("verified {proofs} proofs in {} bundles in {}", names.len(), secs(start.elapsed()));
+    Ok(())
 }

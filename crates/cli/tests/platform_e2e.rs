@@ -207,6 +207,22 @@ fn separate_processes_survive_a_killed_worker_and_a_restarted_executor() {
     let st: serde_json::Value = serde_json::from_slice(&std::fs::read(tmp.path().join("update/statement.json")).unwrap()).unwrap();
     assert!(st.to_string().contains("77"), "the updated value is in the statement: {st}");
 
+    // A Pari job: bundles batch-verified by the aggregator, then offline.
+    let job4 = ok(prover(&["submit", "pari", "--circuit", "chain", "--size", "16", "--count", "12", "--proofs-per-task", "4", "--bundle-size", "8", "--endpoint", &ep]));
+    ok(prover(&["watch", &job4, "--endpoint", &ep]));
+    let pdir = tmp.path().join("pari");
+    ok(prover(&["fetch", &job4, "--out", pdir.to_str().unwrap(), "--endpoint", &ep]));
+    let out = ok(prover(&["pari", "verify-bundles", pdir.to_str().unwrap()]));
+    assert!(out.starts_with("verified 12 proofs in 2 bundles"), "{out}");
+    assert_eq!(ok(prover(&["verify-remote", &job4, "--endpoint", &ep])), "verified");
+    // A tampered bundle is rejected offline.
+    let b = pdir.join("bundle-0.bin");
+    let mut bytes = std::fs::read(&b).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&b, bytes).unwrap();
+    assert!(!prover(&["pari", "verify-bundles", pdir.to_str().unwrap()]).status.success());
+
     // Cancellation of a job that cannot finish yet.
     let job3 = ok(prover(&["submit", "reckle", "--random-leaves", "64", "--random-batch", "8", "--log-bucket", "2", "--endpoint", &ep]));
     let cancelled = ok(prover(&["cancel", &job3, "--endpoint", &ep]));

@@ -71,7 +71,7 @@ pub struct PreparedVerifyingKey<E: Pairing> {
     pub tau_h_prep: E::G2Prepared,
 }
 
-fn encode(magic: &[u8; 4], value: &impl CanonicalSerialize) -> Vec<u8> {
+pub(crate) fn encode(magic: &[u8; 4], value: &impl CanonicalSerialize) -> Vec<u8> {
     let mut out = Vec::with_capacity(5 + value.compressed_size());
     out.extend_from_slice(magic);
     out.push(VERSION);
@@ -79,7 +79,7 @@ fn encode(magic: &[u8; 4], value: &impl CanonicalSerialize) -> Vec<u8> {
     out
 }
 
-fn decode<T: CanonicalDeserialize + CanonicalSerialize>(magic: &[u8; 4], what: &str, bytes: &[u8]) -> Result<T, Error> {
+pub(crate) fn decode<T: CanonicalDeserialize + CanonicalSerialize>(magic: &[u8; 4], what: &str, bytes: &[u8]) -> Result<T, Error> {
     if bytes.len() < 5 || &bytes[..4] != magic {
         return Err(Error::Malformed(format!("{what}: wrong magic bytes")));
     }

@@ -40,6 +40,7 @@
 //! place multi-scalar multiplication happens), [`transcript`] (Fiat–Shamir), [`circuits`]
 //! (built-in circuit families).
 
+pub mod bundle;
 pub mod circuits;
 pub mod data_structures;
 pub mod generator;

@@ -194,3 +194,44 @@ fn batch_of_1000_with_one_bad_proof_is_located() {
     items[4].0 = &short;
     assert_eq!(batch_verify_locate(&pvk, &items, &mut r), Err(vec![4]));
 }
+
+#[test]
+fn bundles_round_trip_verify_and_reject_tampering() {
+    use pari::bundle::{Bundle, ProofList};
+    type E = ark_bls12_381::Bls12_381;
+    let family = CircuitFamily::Chain { steps: 3 };
+    let (pk, vk) = keys::<E>(family);
+    let mut r = rng();
+    let items: Vec<_> = (0..6u64)
+        .map(|seed| {
+            let (c, x) = family.instance(seed);
+            (x, prove(&pk, c, &mut r).unwrap())
+        })
+        .collect();
+    let list = ProofList { items: items.clone() };
+    assert_eq!(ProofList::<E>::from_bytes(&list.to_bytes()).unwrap(), list);
+    let bundle = Bundle::new(&vk, items);
+    let bytes = bundle.to_bytes();
+    let back = Bundle::<E>::from_bytes(&bytes).unwrap();
+    assert_eq!(back, bundle);
+    let pvk = vk.prepare();
+    back.verify(&pvk, &mut r).unwrap();
+    assert_eq!(back.locate_invalid(&pvk, &mut r).unwrap(), Vec::<usize>::new());
+    // A wrong public input at entry 4 fails the bundle and is located.
+    let mut bad = bundle.clone();
+    bad.items[4].0[0] += <E as Pairing>::ScalarField::one();
+    assert!(bad.verify(&pvk, &mut r).is_err());
+    assert_eq!(bad.locate_invalid(&pvk, &mut r).unwrap(), vec![4]);
+    // Under another key: refused before any pairing.
+    let (_, other) = keys::<E>(CircuitFamily::Chain { steps: 4 });
+    assert!(matches!(bundle.verify(&other.prepare(), &mut r), Err(pari::Error::KeyMismatch(_))));
+    // Damaged bytes: rejected or fail to verify.
+    for pos in (5..bytes.len()).step_by(97) {
+        let mut b = bytes.clone();
+        b[pos] ^= 0x10;
+        if let Ok(parsed) = Bundle::<E>::from_bytes(&b) {
+            assert!(parsed.verify(&pvk, &mut r).is_err(), "flip at {pos} accepted");
+        }
+    }
+    assert!(Bundle::<E>::from_bytes(&bytes[..bytes.len() - 1]).is_err());
+}

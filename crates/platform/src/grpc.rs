@@ -12,6 +12,7 @@ use api::v1 as pb;
 use api::v1::job_service_server::JobService;
 use jobs::{JobRecord, JobState};
 use reckle::{files, Change, NodeProof, Statement};
+
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
@@ -76,7 +77,23 @@ pub fn job_to_pb(r: &JobRecord) -> pb::Job {
 fn request_from_pb(req: pb::SubmitJobRequest) -> Result<JobRequest, Status> {
     use pb::submit_job_request::Params;
     match req.params {
-        None => Err(Status::invalid_argument("invalid params: one of reckle_batch, reckle_update is required")),
+        None => Err(Status::invalid_argument("invalid params: one of reckle_batch, reckle_update, pari_batch is required")),
+        Some(Params::PariBatch(p)) => {
+            use pari::circuits::CircuitFamily;
+            let size = usize::try_from(p.size).map_err(|_| Status::invalid_argument("invalid size: too large"))?;
+            let circuit = match p.circuit.as_str() {
+                "chain" => CircuitFamily::Chain { steps: size },
+                "poseidon" => CircuitFamily::Poseidon { inputs: size },
+                other => return Err(Status::invalid_argument(format!("invalid circuit: {other:?}; use chain or poseidon"))),
+            };
+            Ok(JobRequest::PariBatch {
+                circuit,
+                seed_start: p.seed_start,
+                count: p.count,
+                per_task: if p.proofs_per_task == 0 { 16 } else { p.proofs_per_task },
+                bundle_size: if p.bundle_size == 0 { 1024 } else { p.bundle_size },
+            })
+        }
         Some(Params::ReckleBatch(p)) => {
             let leaves = match p.leaves {
                 Some(pb::reckle_batch_params::Leaves::Inline(v)) => Leaves::Inline(v.values),
@@ -188,9 +205,18 @@ impl JobService for JobServiceImpl {
         }
         let (tx, rx) = tokio::sync::mpsc::channel(4);
         let blobs = self.platform.blobs().clone();
+        let prefix = proof_prefix(&id);
+        let names: Vec<String> = blobs
+            .list(&prefix)
+            .await
+            .map_err(|e| Status::unavailable(e.to_string()))?
+            .into_iter()
+            .filter_map(|k| k.strip_prefix(&prefix).map(str::to_string))
+            .filter(|n| !n.contains('/'))
+            .collect();
         tokio::spawn(async move {
-            for name in [files::STATEMENT, files::PROOF, files::LAMBDA, files::LEAVES] {
-                let data = match blobs.get(&format!("{}{name}", proof_prefix(&id))).await {
+            for name in names {
+                let data = match blobs.get(&format!("{prefix}{name}")).await {
                     Ok(d) => d,
                     Err(e) => {
                         let _ = tx.send(Err(Status::unavailable(e.to_string()))).await;
@@ -203,7 +229,7 @@ impl JobService for JobServiceImpl {
                     chunks.push(bytes::Bytes::new());
                 }
                 for c in chunks {
-                    let chunk = pb::ProofChunk { file: name.to_string(), data: c.to_vec(), file_size: size };
+                    let chunk = pb::ProofChunk { file: name.clone(), data: c.to_vec(), file_size: size };
                     if tx.send(Ok(chunk)).await.is_err() {
                         return;
                     }
@@ -220,6 +246,10 @@ impl JobService for JobServiceImpl {
                 let rec = self.platform.record(&id).await.map_err(status)?;
                 if rec.state != JobState::Done {
                     return Err(Status::failed_precondition(format!("job {id} is {}, not done", rec.state.as_str())));
+                }
+                if rec.kind == crate::JOB_PARI_BATCH {
+                    let reason = self.platform.verify_pari_outputs(&id).await.err().unwrap_or_default();
+                    return Ok(Response::new(pb::VerifyProofResponse { valid: reason.is_empty(), reason }));
                 }
                 let dir = proof_prefix(&id);
                 let get = |f: &'static str| {

@@ -32,7 +32,10 @@
 
 pub mod grpc;
 pub mod metrics;
+pub mod pari_jobs;
 pub mod service;
+
+pub use pari_jobs::{PariJobSpec, JOB_PARI_BATCH, KIND_PARI_BUNDLE, KIND_PARI_DONE, KIND_PARI_PROVE, KIND_PARI_SETUP};
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
@@ -51,7 +54,8 @@ pub const KIND_NODE: &str = "reckle.node";
 pub const KIND_DONE: &str = "reckle.done";
 pub const KIND_FINISH: &str = "reckle.finish";
 /// Every task kind, for purges and queue metrics.
-pub const TASK_KINDS: [&str; 4] = [KIND_LEAF, KIND_NODE, KIND_DONE, KIND_FINISH];
+pub const TASK_KINDS: [&str; 8] =
+    [KIND_LEAF, KIND_NODE, KIND_DONE, KIND_FINISH, KIND_PARI_SETUP, KIND_PARI_PROVE, KIND_PARI_DONE, KIND_PARI_BUNDLE];
 
 pub const JOB_RECKLE_BATCH: &str = "reckle.batch";
 pub const JOB_RECKLE_UPDATE: &str = "reckle.update";
@@ -97,7 +101,7 @@ impl From<JobError> for PlatformError {
     }
 }
 
-fn invalid(field: &'static str, reason: impl Into<String>) -> PlatformError {
+pub(crate) fn invalid(field: &'static str, reason: impl Into<String>) -> PlatformError {
     PlatformError::InvalidJob { field, reason: reason.into() }
 }
 
@@ -114,6 +118,9 @@ pub enum Leaves {
 pub enum JobRequest {
     ReckleBatch { log_n: u32, log_bucket: u32, batch: Vec<u64>, leaves: Leaves },
     ReckleUpdate { base_job: String, changes: Vec<Change> },
+    /// `count` proofs of a built-in circuit family, instances from seeds `seed_start..`, in
+    /// bundles of `bundle_size` (rounded up to whole prove tasks of `per_task` proofs).
+    PariBatch { circuit: pari::circuits::CircuitFamily, seed_start: u64, count: u64, per_task: u64, bundle_size: u64 },
 }
 
 /// What a Reckle job proves, as recorded in the job store.
@@ -272,7 +279,7 @@ impl Platform {
         Ok(built)
     }
 
-    async fn record(&self, job: &str) -> Result<JobRecord, PlatformError> {
+    pub(crate) async fn record(&self, job: &str) -> Result<JobRecord, PlatformError> {
         self.jobs.get(job).await?.ok_or_else(|| PlatformError::NotFound(job.into()))
     }
 
@@ -304,7 +311,18 @@ impl Platform {
         let job_kind = match &request {
             JobRequest::ReckleBatch { .. } => JOB_RECKLE_BATCH,
             JobRequest::ReckleUpdate { .. } => JOB_RECKLE_UPDATE,
+            JobRequest::PariBatch { .. } => JOB_PARI_BATCH,
         };
+        if let JobRequest::PariBatch { circuit, seed_start, count, per_task, bundle_size } = request {
+            let spec = match PariJobSpec::new(circuit, seed_start, count, per_task, bundle_size) {
+                Ok(s) => s,
+                Err(e) => {
+                    ::metrics::counter!("prover_jobs_total", "kind" => job_kind, "outcome" => "rejected").increment(1);
+                    return Err(e);
+                }
+            };
+            return self.submit_pari(spec, idempotency_key).await;
+        }
         let (kind, spec, values, copy_from) = match self.plan_request(request).await {
             Ok(planned) => planned,
             Err(e) => {
@@ -346,6 +364,37 @@ impl Platform {
                 Err(e)
             }
         }
+    }
+
+    async fn submit_pari(&self, spec: PariJobSpec, idempotency_key: Option<&str>) -> Result<(String, bool), PlatformError> {
+        let job = uuid::Uuid::new_v4().to_string();
+        let spec_json = serde_json::to_string(&spec).map_err(|e| PlatformError::Corrupt(e.to_string()))?;
+        let mut rec = JobRecord::new(&job, JOB_PARI_BATCH, spec_json.clone());
+        rec.tasks = BTreeMap::from([
+            (KIND_PARI_SETUP.to_string(), TaskCounts { total: 1, done: 0 }),
+            (KIND_PARI_PROVE.to_string(), TaskCounts { total: spec.prove_tasks(), done: 0 }),
+            (KIND_PARI_BUNDLE.to_string(), TaskCounts { total: spec.bundles(), done: 0 }),
+        ]);
+        let fp = fingerprint(&spec_json, &[]);
+        if let Created::Existing(id) = self.jobs.create(&rec, idempotency_key.map(|k| (k, fp.as_str()))).await? {
+            return Ok((id, false));
+        }
+        let started = async {
+            self.jobs.mark_released(&job, "setup-0").await?;
+            self.enqueue_pari(&job, KIND_PARI_SETUP, "setup", 0).await?;
+            self.jobs.transition(&job, JobState::Running, "").await?;
+            Ok::<(), PlatformError>(())
+        };
+        if let Err(e) = started.await {
+            for k in TASK_KINDS {
+                let _ = self.queue.purge_job(k, &job).await;
+            }
+            let _ = self.jobs.delete(&job).await;
+            return Err(e);
+        }
+        ::metrics::counter!("prover_jobs_submitted_total", "kind" => JOB_PARI_BATCH).increment(1);
+        tracing::info!(job = %job, kind = JOB_PARI_BATCH, proofs = spec.count, "job planned");
+        Ok((job, true))
     }
 
     /// Validates a request into (job kind, spec, leaf values, base job to copy kept nodes from).
@@ -412,6 +461,7 @@ impl Platform {
                 };
                 Ok((JOB_RECKLE_UPDATE, spec, values, Some(base_job)))
             }
+            JobRequest::PariBatch { .. } => unreachable!("planned by submit_pari"),
         }
     }
 
@@ -459,12 +509,15 @@ impl Platform {
     }
 
     /// True if the job has ended (cancelled, failed, done) or no longer exists.
-    async fn ended(&self, job: &str) -> Result<bool, PlatformError> {
+    pub(crate) async fn ended(&self, job: &str) -> Result<bool, PlatformError> {
         Ok(self.jobs.get(job).await?.is_none_or(|r| r.state.is_terminal()))
     }
 
-    /// Worker: proves one claimed node task.
+    /// Worker: one claimed task.
     async fn prove_task(&self, lease: &Lease) -> Result<(), PlatformError> {
+        if lease.kind.starts_with("pari.") {
+            return self.pari_work(lease).await;
+        }
         let job = &lease.task.job_id;
         if self.ended(job).await? {
             tracing::info!("job has ended; task dropped");
@@ -593,7 +646,7 @@ impl Platform {
     }
 
     /// Counts a job that reached a final state.
-    async fn count_end(&self, job: &str, outcome: &'static str) {
+    pub(crate) async fn count_end(&self, job: &str, outcome: &'static str) {
         let kind = match self.jobs.get(job).await {
             Ok(Some(r)) => r.kind,
             _ => "unknown".into(),
@@ -604,7 +657,7 @@ impl Platform {
         }
     }
 
-    async fn fail_job(&self, job: &str, reason: &str) -> Result<(), PlatformError> {
+    pub(crate) async fn fail_job(&self, job: &str, reason: &str) -> Result<(), PlatformError> {
         if self.jobs.transition(job, JobState::Failed, reason).await? {
             self.count_end(job, "failed").await;
             tracing::warn!(job, reason, "job failed");
@@ -616,7 +669,7 @@ impl Platform {
     }
 
     /// Task kinds a worker serves, root-side first.
-    pub const WORKER_KINDS: [&'static str; 2] = [KIND_NODE, KIND_LEAF];
+    pub const WORKER_KINDS: [&'static str; 4] = [KIND_NODE, KIND_LEAF, KIND_PARI_PROVE, KIND_PARI_SETUP];
 
     /// Worker loop for `reckle.leaf` and `reckle.node` (or the subset `kinds`), until `stop` is
     /// set; the task in hand is finished (or released after the drain timeout).
@@ -635,6 +688,9 @@ impl Platform {
 
     /// Executor: records a proven node and dispatches its parent if that was the last child.
     async fn handle_done(&self, lease: &Lease) -> Result<(), PlatformError> {
+        if lease.kind == KIND_PARI_DONE {
+            return self.pari_done(lease).await;
+        }
         let job = &lease.task.job_id;
         let id = Self::task_node(lease)?;
         let Some(rec) = self.jobs.get(job).await? else { return Ok(()) };
@@ -672,7 +728,7 @@ impl Platform {
     /// Executor loop, until `stop` is set.
     pub async fn run_executor(self: Arc<Self>, name: String, mut stop: watch::Receiver<bool>) -> Result<(), PlatformError> {
         while !*stop.borrow() {
-            if let Some(lease) = self.claim_any(&[KIND_DONE], &name, &mut stop).await? {
+            if let Some(lease) = self.claim_any(&[KIND_DONE, KIND_PARI_DONE], &name, &mut stop).await? {
                 self.run_task(lease.clone(), self.handle_done(&lease), &stop).await?;
             }
         }
@@ -682,6 +738,9 @@ impl Platform {
     /// Aggregator: verifies the root proof against the statement and publishes the proof
     /// directory; the job is done only after that.
     async fn finish(&self, lease: &Lease) -> Result<(), PlatformError> {
+        if lease.kind == KIND_PARI_BUNDLE {
+            return self.pari_bundle(lease).await;
+        }
         let job = &lease.task.job_id;
         if self.ended(job).await? {
             return Ok(());
@@ -717,7 +776,7 @@ impl Platform {
     /// Aggregator loop, until `stop` is set.
     pub async fn run_aggregator(self: Arc<Self>, name: String, mut stop: watch::Receiver<bool>) -> Result<(), PlatformError> {
         while !*stop.borrow() {
-            if let Some(lease) = self.claim_any(&[KIND_FINISH], &name, &mut stop).await? {
+            if let Some(lease) = self.claim_any(&[KIND_FINISH, KIND_PARI_BUNDLE], &name, &mut stop).await? {
                 self.run_task(lease.clone(), self.finish(&lease), &stop).await?;
             }
         }
@@ -734,6 +793,7 @@ impl Platform {
             }
             self.blobs.delete_prefix(&format!("jobs/{job}/nodes/")).await?;
             self.blobs.delete_prefix(&format!("jobs/{job}/inputs/")).await?;
+            self.blobs.delete_prefix(&format!("jobs/{job}/pari/")).await?;
             tracing::info!(job, "job cancelled");
         }
         self.record(job).await

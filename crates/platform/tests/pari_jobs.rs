@@ -1,0 +1,109 @@
+//! Pari batch jobs through the platform: setup → prove tasks → batch-verified bundles, embedded
+//! and against real Redis and S3 (MinIO).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use blobstore::{BlobStore, FsStore, S3Config, S3Store};
+use jobs::{JobStore, MemoryJobStore, RedisJobStore};
+use pari::circuits::CircuitFamily;
+use platform::{JobOutcome, JobRequest, Platform, PlatformError};
+use queue::{MemoryQueue, Queue, QueueConfig, RedisQueue};
+use tokio::sync::watch;
+
+async fn platform(real: bool) -> Option<(Arc<Platform>, Option<tempfile::TempDir>)> {
+    let cfg = QueueConfig { visibility_timeout: Duration::from_secs(5), ..QueueConfig::default() };
+    if !real {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = FsStore::new(dir.path()).unwrap();
+        let p = Platform::new(Arc::new(MemoryQueue::new(cfg)), Arc::new(fs), Arc::new(MemoryJobStore::new()));
+        return Some((p, Some(dir)));
+    }
+    let (Ok(redis), Ok(endpoint)) = (std::env::var("PROVER_TEST_REDIS_URL"), std::env::var("PROVER_TEST_S3_ENDPOINT")) else {
+        assert!(std::env::var("PROVER_TEST_REQUIRE_SERVICES").as_deref() != Ok("1"), "test services required but not configured");
+        return None;
+    };
+    let q: Arc<dyn Queue> = Arc::new(RedisQueue::connect(&redis, cfg).await.unwrap());
+    let j: Arc<dyn JobStore> = Arc::new(RedisJobStore::connect(&redis).await.unwrap());
+    let s3: Arc<dyn BlobStore> = Arc::new(
+        S3Store::connect(S3Config {
+            endpoint,
+            bucket: std::env::var("PROVER_TEST_S3_BUCKET").unwrap_or_else(|_| "prover-test".into()),
+            region: "us-east-1".into(),
+            access_key: std::env::var("AWS_ACCESS_KEY_ID").unwrap(),
+            secret_key: std::env::var("AWS_SECRET_ACCESS_KEY").unwrap(),
+        })
+        .await
+        .unwrap(),
+    );
+    Some((Platform::new(q, s3, j), None))
+}
+
+fn request(count: u64) -> JobRequest {
+    JobRequest::PariBatch { circuit: CircuitFamily::Chain { steps: 8 }, seed_start: 100, count, per_task: 3, bundle_size: 6 }
+}
+
+async fn run(real: bool) {
+    let Some((p, _dir)) = platform(real).await else { return };
+    // Bad requests name the field.
+    for (req, field) in [
+        (request(0), "count"),
+        (JobRequest::PariBatch { circuit: CircuitFamily::Chain { steps: 0 }, seed_start: 0, count: 1, per_task: 1, bundle_size: 1 }, "circuit"),
+        (JobRequest::PariBatch { circuit: CircuitFamily::Chain { steps: 2 }, seed_start: 0, count: 1, per_task: 0, bundle_size: 1 }, "proofs_per_task"),
+        (JobRequest::PariBatch { circuit: CircuitFamily::Chain { steps: 2 }, seed_start: u64::MAX, count: 2, per_task: 1, bundle_size: 1 }, "seed_start"),
+    ] {
+        match p.submit(req, None).await {
+            Err(PlatformError::InvalidJob { field: f, .. }) => assert_eq!(f, field),
+            other => panic!("expected invalid {field}, got {other:?}"),
+        }
+    }
+
+    let (job, _) = p.submit(request(10), None).await.unwrap();
+    let rec = p.job_store().get(&job).await.unwrap().unwrap();
+    // 10 proofs, 3 per task: 4 prove tasks; bundles of 2 tasks: 2 bundles.
+    assert_eq!(rec.tasks["pari.prove"].total, 4);
+    assert_eq!(rec.tasks["pari.bundle"].total, 2);
+    let (stop, rx) = watch::channel(false);
+    tokio::spawn(p.clone().run_executor("ex".into(), rx.clone()));
+    tokio::spawn(p.clone().run_aggregator("ag".into(), rx.clone()));
+    for i in 0..2 {
+        tokio::spawn(p.clone().run_worker(format!("w{i}"), rx.clone()));
+    }
+    let outcome = tokio::time::timeout(Duration::from_secs(600), p.wait(&job, |_| {})).await.unwrap();
+    let _ = stop.send(true);
+    assert_eq!(outcome, JobOutcome::Done);
+    p.verify_pari_outputs(&job).await.unwrap();
+
+    // The bundles verify offline with the library alone, and hold every instance once.
+    type E = ark_bls12_381::Bls12_381;
+    let dir = format!("jobs/{job}/proof/");
+    let vk = pari::VerifyingKey::<E>::from_bytes(&p.blobs().get(&format!("{dir}vk.bin")).await.unwrap()).unwrap();
+    let pvk = vk.prepare();
+    let mut rng = rand::thread_rng();
+    let mut inputs = Vec::new();
+    for k in 0..2 {
+        let b = pari::bundle::Bundle::<E>::from_bytes(&p.blobs().get(&format!("{dir}bundle-{k}.bin")).await.unwrap()).unwrap();
+        b.verify(&pvk, &mut rng).unwrap();
+        inputs.extend(b.items.iter().map(|(x, _)| x.clone()));
+    }
+    let expected: Vec<_> = (100..110).map(|s| CircuitFamily::Chain { steps: 8 }.instance::<ark_bls12_381::Fr>(s).1).collect();
+    assert_eq!(inputs, expected);
+
+    // A tampered published bundle is caught by the platform's verifier.
+    let mut b = pari::bundle::Bundle::<E>::from_bytes(&p.blobs().get(&format!("{dir}bundle-1.bin")).await.unwrap()).unwrap();
+    b.items.swap(0, 1);
+    b.items[0].0 = b.items[1].0.clone();
+    p.blobs().put(&format!("{dir}bundle-1.bin"), bytes::Bytes::from(b.to_bytes())).await.unwrap();
+    assert!(p.verify_pari_outputs(&job).await.is_err());
+    p.blobs().delete_prefix(&format!("jobs/{job}/")).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn embedded_pari_job() {
+    run(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn redis_s3_pari_job() {
+    run(true).await;
+}
