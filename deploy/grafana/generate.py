@@ -3,7 +3,8 @@
 
 Edit this file, not the JSON: `python3 deploy/grafana/generate.py` rewrites them, and
 `python3 deploy/grafana/generate.py --check` (run by scripts/test.d/30-k8s.sh) fails when the
-committed JSON differs from what this script writes.
+committed JSON differs from what this script writes; `--promql-rules` prints every panel query
+as a Prometheus recording rule, for `promtool check rules` to parse.
 
 Metric names: docs/service-contract.md fixes them; the services of this revision still emit a
 few under other names (prover_queue_pending for prover_queue_depth, prover_blob_* for
@@ -246,7 +247,24 @@ def storage():
                      p, "prover_tasks_total", ["prover"])
 
 
+def promql_rules(dashboards):
+    """Every panel query as a recording rule (Grafana variables replaced), so that
+    `promtool check rules` parses the dashboards' PromQL."""
+    rules = []
+    for d in dashboards:
+        for p in d["panels"]:
+            for t in p.get("targets", []):
+                expr = t["expr"].replace("$__rate_interval", "5m").replace("$namespace", ".*")
+                rules.append({"record": f"dashboard:{d['uid'].replace('-', '_')}:panel{p['id']}_{t['refId']}",
+                              "expr": expr})
+    return {"groups": [{"name": "dashboard-queries", "rules": rules}]}
+
+
 def main():
+    if sys.argv[1:2] == ["--promql-rules"]:
+        # JSON is valid YAML, which promtool reads.
+        print(json.dumps(promql_rules([overview(), storage()]), indent=1))
+        return
     check = "--check" in sys.argv[1:]
     stale = []
     for name, d in (("prover-overview.json", overview()), ("prover-storage.json", storage())):

@@ -1,5 +1,7 @@
 # Kubernetes packaging: Dockerfile lint, Helm chart lint/render/schema, rendered manifests
-# validated against the Kubernetes OpenAPI schemas, Prometheus rules and their unit tests,
+# validated against the Kubernetes OpenAPI schemas and checked for what the chart promises
+# (helm/check_rendered.py: probes, non-root, noeviction, grace > drain, ...), Prometheus rules
+# and their unit tests,
 # Grafana dashboards type-checked against @grafana/schema, and the kustomize base.
 #
 # Installs what is missing (once; later runs reuse it): helm (go install, ~/go/bin),
@@ -113,7 +115,9 @@ for k8s_f in "$K8S_CHART"/ci/*.yaml; do
   helm template prover "$K8S_CHART" --namespace prover --kube-version 1.31.0 -f "$k8s_f" >"$k8s_out" \
     || k8s_fail "helm template -f $k8s_f"
   k8s_validate "$k8s_out" "helm template -f $k8s_f"
-  k8s_ok "helm template -f $k8s_f | kubernetes-validate --strict ($(grep -c '^kind:' "$k8s_out") resources)"
+  python3 helm/check_rendered.py "$(basename "$k8s_f" .yaml)" "$k8s_out" \
+    || k8s_fail "helm/check_rendered.py: helm template -f $k8s_f"
+  k8s_ok "helm template -f $k8s_f | kubernetes-validate --strict, check_rendered.py ($(grep -c '^kind:' "$k8s_out") resources)"
 done
 
 # With the Prometheus Operator's API present, the ServiceMonitors appear (no schema offline).

@@ -235,7 +235,7 @@ metadata:
     {{- include "prover.labels" .root | nindent 4 }}
     app.kubernetes.io/component: {{ .component }}
 spec:
-  maxUnavailable: {{ .pdb.maxUnavailable }}
+  maxUnavailable: {{ hasKey .pdb "maxUnavailable" | ternary .pdb.maxUnavailable 1 }}
   selector:
     matchLabels:
       {{- include "prover.selectorLabels" .root | nindent 6 }}
