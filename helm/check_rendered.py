@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Checks what the Kubernetes schemas cannot: the properties the chart promises.
+
+Usage: check_rendered.py VALUES_NAME RENDERED.yaml
+VALUES_NAME is the ci values file's base name (default-values, external-values, ...), which
+selects the expectations specific to that file. Run by scripts/test.d/30-k8s.sh after
+`helm template`; needs PyYAML (installed with kubernetes-validate).
+"""
+import sys
+
+import yaml
+
+problems = []
+
+
+def expect(cond, what):
+    if not cond:
+        problems.append(what)
+
+
+def env_of(container):
+    return {e["name"]: e for e in container.get("env", [])}
+
+
+def main():
+    name, path = sys.argv[1], sys.argv[2]
+    with open(path) as f:
+        docs = [d for d in yaml.safe_load_all(f) if d]
+    by_kind = {}
+    for d in docs:
+        by_kind.setdefault(d["kind"], {})[d["metadata"]["name"]] = d
+    deployments = by_kind.get("Deployment", {})
+    statefulsets = by_kind.get("StatefulSet", {})
+    configmaps = by_kind.get("ConfigMap", {})
+    config = next(iter(configmaps.values()))["data"]
+
+    roles = {"planner", "executor", "aggregator", "worker"}
+    seen_roles = set()
+    for dname, d in deployments.items():
+        pod = d["spec"]["template"]["spec"]
+        c = pod["containers"][0]
+        role = c["args"][1]
+        seen_roles.add(role)
+        expect(c["args"][0] == "serve" and role in roles, f"{dname}: args {c['args']}")
+        expect(pod["securityContext"].get("runAsNonRoot") is True, f"{dname}: pod runAsNonRoot")
+        sc = c["securityContext"]
+        expect(sc.get("readOnlyRootFilesystem") is True, f"{dname}: readOnlyRootFilesystem")
+        expect(sc.get("allowPrivilegeEscalation") is False, f"{dname}: allowPrivilegeEscalation")
+        expect(c["livenessProbe"]["httpGet"]["path"] == "/healthz", f"{dname}: liveness /healthz")
+        expect(c["readinessProbe"]["httpGet"]["path"] == "/readyz", f"{dname}: readiness /readyz")
+        ports = {p["name"]: p["containerPort"] for p in c["ports"]}
+        expect(ports.get("metrics") == 9090, f"{dname}: metrics port 9090")
+        if role == "planner":
+            expect(ports.get("grpc") == 50051, f"{dname}: gRPC port 50051")
+        env = env_of(c)
+        for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+            expect("secretKeyRef" in env.get(key, {}).get("valueFrom", {}), f"{dname}: {key} from a Secret")
+        expect("PROVER_REDIS_URL" in env or "PROVER_REDIS_URL" in config, f"{dname}: PROVER_REDIS_URL set")
+        if role == "worker":
+            drain = int(env["PROVER_DRAIN_TIMEOUT_SECS"]["value"])
+            sleep = c["lifecycle"]["preStop"]["sleep"]["seconds"]
+            grace = pod["terminationGracePeriodSeconds"]
+            expect(grace > drain + sleep, f"{dname}: grace {grace} <= drain {drain} + preStop {sleep}")
+        if role == "executor" and name == "default-values":
+            expect(d["spec"]["replicas"] == 2, f"{dname}: 2 executors by default")
+    expect(seen_roles == roles, f"roles rendered: {sorted(seen_roles)}")
+    expect(config["PROVER_METRICS_LISTEN"] == "0.0.0.0:9090", "PROVER_METRICS_LISTEN")
+
+    redis = [s for n, s in statefulsets.items() if n.endswith("-redis")]
+    minio = [s for n, s in statefulsets.items() if n.endswith("-minio")]
+    for s in redis:
+        args = s["spec"]["template"]["spec"]["containers"][0]["args"]
+        i = args.index("--maxmemory-policy")
+        expect(args[i + 1] == "noeviction", "bundled Redis runs with noeviction")
+    pdbs = by_kind.get("PodDisruptionBudget", {})
+    for dname in deployments:
+        expect(dname in pdbs, f"{dname}: PodDisruptionBudget")
+
+    if name == "default-values":
+        expect(len(redis) == 1 and len(minio) == 1, "bundled Redis and MinIO by default")
+        expect(config["PROVER_REDIS_URL"].startswith("redis://"), "bundled Redis URL in the ConfigMap")
+    elif name in ("external-values", "existing-secret-values"):
+        expect(not redis and not minio, "no bundled Redis or MinIO with external endpoints")
+        expect("PROVER_REDIS_URL" not in config, "external Redis URL is not in the ConfigMap")
+        expect(not config["PROVER_S3_ENDPOINT"].endswith("-minio:9000"), "external S3 endpoint")
+    if name == "existing-secret-values":
+        expect("Secret" not in by_kind, "no Secret is created with credentials.existingSecret")
+    if name == "gpu-values":
+        gpu = deployments[next(n for n in deployments if n.endswith("-worker-gpu"))]
+        pod = gpu["spec"]["template"]["spec"]
+        limits = pod["containers"][0]["resources"]["limits"]
+        expect(limits.get("nvidia.com/gpu") == 1, "GPU pool: nvidia.com/gpu limit")
+        expect(pod.get("nodeSelector") and pod.get("tolerations"), "GPU pool: nodeSelector and tolerations")
+        hpas = by_kind.get("HorizontalPodAutoscaler", {})
+        expect(any(n.endswith("-worker-cpu") for n in hpas), "CPU pool autoscaler")
+        cpu = deployments[next(n for n in deployments if n.endswith("-worker-cpu"))]
+        expect("replicas" not in cpu["spec"], "autoscaled pool leaves replicas to the HPA")
+
+    if problems:
+        for p in problems:
+            print(f"{path}: {p}", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

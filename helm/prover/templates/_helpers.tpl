@@ -1,0 +1,244 @@
+{{/* Chart name. */}}
+{{- define "prover.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Full name: prefix of every resource. */}}
+{{- define "prover.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "prover.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Labels on every resource. */}}
+{{- define "prover.labels" -}}
+helm.sh/chart: {{ include "prover.chart" . }}
+app.kubernetes.io/name: {{ include "prover.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: prover
+{{- end }}
+
+{{/* Selector labels of the release (add app.kubernetes.io/component per workload). */}}
+{{- define "prover.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "prover.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "prover.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "prover.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "prover.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/* Is the bundled Redis installed? "true" or "". */}}
+{{- define "prover.redisBundled" -}}
+{{- if and .Values.redis.enabled (not .Values.externalRedis.url) (not .Values.externalRedis.urlFromSecret) }}true{{ end }}
+{{- end }}
+
+{{/* Is the bundled MinIO installed? "true" or "". */}}
+{{- define "prover.minioBundled" -}}
+{{- if and .Values.minio.enabled (not .Values.externalS3.endpoint) }}true{{ end }}
+{{- end }}
+
+{{- define "prover.secretName" -}}
+{{- default (printf "%s-credentials" (include "prover.fullname" .)) .Values.credentials.existingSecret }}
+{{- end }}
+
+{{- define "prover.s3Endpoint" -}}
+{{- if .Values.externalS3.endpoint }}
+{{- .Values.externalS3.endpoint }}
+{{- else }}
+{{- printf "http://%s-minio:9000" (include "prover.fullname" .) }}
+{{- end }}
+{{- end }}
+
+{{/* Fails rendering on settings that contradict each other (the schema checks each value alone). */}}
+{{- define "prover.validate" -}}
+{{- if not (or .Values.externalRedis.url .Values.externalRedis.urlFromSecret .Values.redis.enabled) }}
+{{- fail "no Redis: set externalRedis.url, or externalRedis.urlFromSecret with credentials.existingSecret, or redis.enabled=true" }}
+{{- end }}
+{{- if and .Values.externalRedis.urlFromSecret (not .Values.credentials.existingSecret) }}
+{{- fail "externalRedis.urlFromSecret needs credentials.existingSecret" }}
+{{- end }}
+{{- if and .Values.externalRedis.url .Values.credentials.existingSecret }}
+{{- fail "externalRedis.url is written into the chart's Secret, which credentials.existingSecret replaces: put the URL into the existing Secret (key credentials.redisUrlKey) and set externalRedis.urlFromSecret=true instead" }}
+{{- end }}
+{{- if not (or .Values.externalS3.endpoint .Values.minio.enabled) }}
+{{- fail "no object store: set externalS3.endpoint or minio.enabled=true" }}
+{{- end }}
+{{- if and .Values.externalS3.endpoint (not .Values.credentials.existingSecret) (not (and .Values.credentials.s3AccessKey .Values.credentials.s3SecretKey)) }}
+{{- fail "external S3 needs credentials: set credentials.s3AccessKey and credentials.s3SecretKey, or credentials.existingSecret" }}
+{{- end }}
+{{- $names := dict }}
+{{- range .Values.workerPools }}
+{{- if hasKey $names .name }}
+{{- fail (printf "workerPools: the name %q is used twice" .name) }}
+{{- end }}
+{{- $_ := set $names .name true }}
+{{- if and .autoscaling .autoscaling.enabled (gt (int .autoscaling.minReplicas) (int .autoscaling.maxReplicas)) }}
+{{- fail (printf "workerPools[%s].autoscaling: minReplicas > maxReplicas" .name) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Environment of every prover container: the ConfigMap, then the credentials from the Secret.
+*/}}
+{{- define "prover.env" -}}
+envFrom:
+  - configMapRef:
+      name: {{ include "prover.fullname" . }}-config
+env:
+  {{- if or .Values.externalRedis.url .Values.externalRedis.urlFromSecret }}
+  - name: PROVER_REDIS_URL
+    valueFrom:
+      secretKeyRef:
+        name: {{ include "prover.secretName" . }}
+        key: {{ .Values.credentials.redisUrlKey }}
+  {{- end }}
+  - name: AWS_ACCESS_KEY_ID
+    valueFrom:
+      secretKeyRef:
+        name: {{ include "prover.secretName" . }}
+        key: {{ .Values.credentials.accessKeyKey }}
+  - name: AWS_SECRET_ACCESS_KEY
+    valueFrom:
+      secretKeyRef:
+        name: {{ include "prover.secretName" . }}
+        key: {{ .Values.credentials.secretKeyKey }}
+  {{- with .Values.config.extraEnv }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+{{- end }}
+
+{{/*
+Pod template of a prover service. Call with (dict "root" $ "role" ROLE "component" NAME
+"spec" VALUES-OF-THE-WORKLOAD "extraEnv" LIST "grpc" BOOL "worker" BOOL).
+*/}}
+{{- define "prover.podTemplate" -}}
+{{- $root := .root }}
+{{- $spec := .spec -}}
+metadata:
+  labels:
+    {{- include "prover.selectorLabels" $root | nindent 4 }}
+    app.kubernetes.io/component: {{ .component }}
+    app.kubernetes.io/part-of: prover
+    prover.dev/metrics: "true"
+    {{- with $root.Values.podLabels }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  annotations:
+    checksum/config: {{ include (print $root.Template.BasePath "/configmap.yaml") $root | sha256sum }}
+    checksum/credentials: {{ include (print $root.Template.BasePath "/secret.yaml") $root | sha256sum }}
+    {{- with $root.Values.podAnnotations }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+spec:
+  serviceAccountName: {{ include "prover.serviceAccountName" $root }}
+  automountServiceAccountToken: false
+  {{- with $root.Values.imagePullSecrets }}
+  imagePullSecrets:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  securityContext:
+    {{- toYaml $root.Values.podSecurityContext | nindent 4 }}
+  {{- if .worker }}
+  terminationGracePeriodSeconds: {{ .terminationGracePeriodSeconds }}
+  {{- end }}
+  containers:
+    - name: {{ .role }}
+      image: {{ include "prover.image" $root | quote }}
+      imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+      args: ["serve", {{ .role | quote }}]
+      {{- include "prover.env" $root | nindent 6 }}
+      {{- with .extraEnv }}
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      ports:
+        {{- if .grpc }}
+        - name: grpc
+          containerPort: 50051
+          protocol: TCP
+        {{- end }}
+        - name: metrics
+          containerPort: 9090
+          protocol: TCP
+      livenessProbe:
+        httpGet:
+          path: /healthz
+          port: metrics
+        {{- toYaml $root.Values.probes.liveness | nindent 8 }}
+      readinessProbe:
+        httpGet:
+          path: /readyz
+          port: metrics
+        {{- toYaml $root.Values.probes.readiness | nindent 8 }}
+      {{- if .worker }}
+      lifecycle:
+        preStop:
+          sleep:
+            seconds: {{ .preStopSleepSeconds }}
+      {{- end }}
+      resources:
+        {{- toYaml .resources | nindent 8 }}
+      securityContext:
+        {{- toYaml $root.Values.securityContext | nindent 8 }}
+      volumeMounts:
+        - name: tmp
+          mountPath: /tmp
+  volumes:
+    - name: tmp
+      emptyDir:
+        sizeLimit: 1Gi
+  {{- with $spec.nodeSelector }}
+  nodeSelector:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with $spec.tolerations }}
+  tolerations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with $spec.affinity }}
+  affinity:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end }}
+
+{{/* PodDisruptionBudget for a component. (dict "root" $ "name" NAME "component" C "pdb" VALUES) */}}
+{{- define "prover.pdb" -}}
+{{- if .pdb.enabled }}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: {{ .name }}
+  labels:
+    {{- include "prover.labels" .root | nindent 4 }}
+    app.kubernetes.io/component: {{ .component }}
+spec:
+  maxUnavailable: {{ hasKey .pdb "maxUnavailable" | ternary .pdb.maxUnavailable 1 }}
+  selector:
+    matchLabels:
+      {{- include "prover.selectorLabels" .root | nindent 6 }}
+      app.kubernetes.io/component: {{ .component }}
+{{- end }}
+{{- end }}
