@@ -33,7 +33,12 @@
 //! [`mirage::verify`], [`mirage::batch_verify`] and, for subcircuits that share one setup
 //! (paper §6.3), [`mirage::VerifyingKey::fix_trailing_inputs`].
 
+pub mod augment;
+pub mod circuits;
+pub mod merkle;
 pub mod mirage;
+pub mod partition;
+pub mod workflow;
 
 use ark_relations::gr1cs::SynthesisError;
 use ark_serialize::SerializationError;
