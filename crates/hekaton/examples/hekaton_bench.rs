@@ -203,7 +203,7 @@ fn main() {
         mono_constraints as f64 / g16_prove_s
     );
     println!(
-        "| final proof size (k commitments and proofs, root, 2 paths, last leaf) | {} B |",
+        "| final proof size (k commitments and proofs, root, leaf-0 path) | {} B |",
         to_bytes(&proof).unwrap().len()
     );
 }

@@ -25,7 +25,10 @@
 //! 4. leaf `i` of the tree with root `rt` is `(t_{i−1}, a_{i−1}, T_{i−1}, A_{i−1})` (for
 //!    `i = 0`: leaf 0 is `x`, and the products start at 1 after a sentinel entry at address
 //!    `−1`), and leaf `i+1` is `(t_i, a_i, T_i, A_i)` with `t_i`, `a_i` the last entries of the
-//!    slices (or the previous ones when the slice is empty).
+//!    slices (or the previous ones when the slice is empty);
+//! 5. in the last subcircuit only, `T_{k−1} = A_{k−1}`: the permutation check. Doing it here
+//!    rather than in the verifier keeps the last leaf (which holds a shared-wire value) hidden;
+//!    the verifier only opens leaf 0.
 //!
 //! Because the memory is read-only (§2.4), `T` need not be checked for sortedness: its
 //! subcircuit indices and addresses are public inputs, so its order is fixed by the layout.
@@ -304,6 +307,9 @@ impl<F: PrimeField, S: Subcircuit<F>> ConstraintSynthesizer<F> for Augmented<'_,
             _ => prev_t,
         };
         let a_last = last;
+        if self.index + 1 == layout.num_subcircuits() {
+            t_product.enforce_equal(&a_product)?;
+        }
         counts.memory += mark(&cs) - c;
 
         // Leaf i+1 and both paths.

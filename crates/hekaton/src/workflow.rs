@@ -23,7 +23,7 @@ use std::collections::HashMap;
 
 use ark_crypto_primitives::sponge::Absorb;
 use ark_ec::pairing::Pairing;
-use ark_ff::{PrimeField, Zero};
+use ark_ff::PrimeField;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize, Compress};
 use blake2::{Blake2b512, Digest};
 use rand::Rng;
@@ -40,7 +40,7 @@ pub struct VerifyingKey<E: Pairing> {
     pub layout: Layout,
     /// Shape (index into `vks`) of each subcircuit.
     pub shape_of: Vec<u32>,
-    /// One per distinct `(shape, accesses, first?)`; public input `(rt, α, β, i, addrs…)`.
+    /// One per distinct `(shape, accesses, first?, last?)`; public input `(rt, α, β, i, addrs…)`.
     pub vks: Vec<mirage::VerifyingKey<E>>,
 }
 
@@ -133,15 +133,14 @@ pub struct ChallengeRound<F: PrimeField> {
 }
 
 /// The final proof (without aggregation): commitments and proofs of every subcircuit, the
-/// root, the path of leaf 0 and the opened last leaf with its path.
+/// root and the path of leaf 0. The permutation check `T = A` is enforced inside the last
+/// subcircuit, so no other leaf is opened.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct HekatonProof<E: Pairing> {
     pub commitments: Vec<Commitment<E>>,
     pub proofs: Vec<Proof<E>>,
     pub root: E::ScalarField,
     pub input_path: Vec<E::ScalarField>,
-    pub last_leaf: Leaf<E::ScalarField>,
-    pub last_path: Vec<E::ScalarField>,
 }
 
 fn blank_leaf<F: PrimeField>() -> Leaf<F> {
@@ -227,7 +226,7 @@ pub fn constraint_breakdown<F: PrimeField + Absorb, S: Subcircuit<F>>(
 }
 
 /// Step 0: derives the layout and runs one Mirage setup per distinct
-/// `(shape, number of accesses, first?)`, committing the trace slice of each subcircuit.
+/// `(shape, number of accesses, first?, last?)`, committing the trace slice of each subcircuit.
 pub fn setup<E, S, R>(
     circuit: &Partitioned<E::ScalarField, S>,
     rng: &mut R,
@@ -241,13 +240,14 @@ where
     let (layout, _) = record(circuit, false)?;
     let cfg = poseidon_config::<E::ScalarField>();
     let (zeros, entries) = blanks::<E::ScalarField>(&layout);
-    let mut shapes: HashMap<(String, usize, bool), u32> = HashMap::new();
+    let k = layout.num_subcircuits();
+    let mut shapes: HashMap<(String, usize, bool, bool), u32> = HashMap::new();
     let mut shape_of = Vec::with_capacity(layout.num_subcircuits());
     let mut pks = Vec::new();
     let mut vks = Vec::new();
     for (i, sub) in circuit.subcircuits.iter().enumerate() {
         let sl = &layout.subcircuits[i];
-        let key = (sl.shape.clone(), sl.addresses.len(), i == 0);
+        let key = (sl.shape.clone(), sl.addresses.len(), i == 0, i + 1 == k);
         if let Some(&k) = shapes.get(&key) {
             shape_of.push(k);
             continue;
@@ -458,21 +458,19 @@ pub fn coordinator_assemble<E: Pairing>(
     commitments: Vec<Commitment<E>>,
     proofs: Vec<Proof<E>>,
 ) -> HekatonProof<E> {
-    let k = round.leaves.len();
     HekatonProof {
         commitments,
         proofs,
         root: round.tree.root(),
         input_path: round.tree.path(0),
-        last_leaf: round.leaves[k - 1],
-        last_path: round.tree.path(k),
     }
 }
 
-/// Step 6: accepts iff the challenge is the transcript hash of the commitments, leaf 0 of the
-/// tree is the public input, the last leaf's running products are equal (`T` and `A` are
-/// permutations of each other), and every subcircuit's Mirage proof verifies under its own
-/// key with public input `(rt, α, β)` (batched per shape with random 128-bit scalars).
+/// Step 6: accepts iff leaf 0 of the tree with root `rt` is the public input and every
+/// subcircuit's Mirage proof verifies under its own key with public input `(rt, α, β)`, where
+/// `(α, β)` is recomputed as the transcript hash of the commitments (batched per shape with
+/// random 128-bit scalars). The last subcircuit's proof covers the permutation check
+/// `T_{k−1}(α, β) = A_{k−1}(α, β)`; each subcircuit's covers its leaves and local checks.
 pub fn verify<E, R>(
     vk: &VerifyingKey<E>,
     public_inputs: &[E::ScalarField],
@@ -497,24 +495,11 @@ where
     let challenge = derive_challenge(vk, public_inputs, &proof.commitments)?;
     let cfg = poseidon_config::<E::ScalarField>();
     let depth = vk.layout.tree_depth();
-    if proof.input_path.len() != depth || proof.last_path.len() != depth {
+    if proof.input_path.len() != depth {
         return Err(Error::VerificationFailed);
     }
     let input_leaf = hash_leaf(&cfg, LEAF_INPUT, public_inputs);
     if !verify_path(&cfg, proof.root, 0, input_leaf, &proof.input_path) {
-        return Err(Error::VerificationFailed);
-    }
-    if !verify_path(
-        &cfg,
-        proof.root,
-        k,
-        proof.last_leaf.hash(&cfg),
-        &proof.last_path,
-    ) {
-        return Err(Error::VerificationFailed);
-    }
-    if proof.last_leaf.t_product != proof.last_leaf.a_product || proof.last_leaf.t_product.is_zero()
-    {
         return Err(Error::VerificationFailed);
     }
     let inputs: Vec<Vec<E::ScalarField>> = (0..k)

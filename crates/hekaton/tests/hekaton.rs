@@ -107,8 +107,9 @@ fn bench_circuit_two_subcircuits() {
 fn bench_circuit_eight_subcircuits_share_keys() {
     let circuit = bench_circuit(8, 16, 2, Fr::from(5u64));
     let (pk, _) = keys(&circuit);
-    // First subcircuit, then kinds 1, 2, 3, 4, 0, 1, 2: six setups for eight subcircuits.
-    assert_eq!(pk.pks.len(), 6);
+    // First subcircuit, kinds 1, 2, 3, 4, 0, 1, then the last (which also checks T = A):
+    // seven setups for eight subcircuits.
+    assert_eq!(pk.pks.len(), 7);
     assert_eq!(pk.vk.shape_of[1], pk.vk.shape_of[6]);
     completeness(8, 16, 2);
 }
@@ -192,27 +193,32 @@ fn writer_reader() -> Partitioned<Fr, WriterReader> {
 }
 
 #[test]
-fn inconsistent_shared_wire_reaches_the_verifier_and_fails() {
+fn inconsistent_shared_wire_fails_the_permutation_check() {
     // Subcircuit 1 reads a value different from the one subcircuit 0 wrote: its T slice says
-    // so, A (from the honest memory) does not. The local checks pass, so every subcircuit
-    // proves, but the final running products differ.
+    // so, A (from the honest memory) does not. Every local check passes; only the permutation
+    // check T = A, which the last subcircuit enforces, fails.
     let circuit = writer_reader();
     let (pk, vk) = keys(&circuit);
     let honest = run_workflow(&pk, &circuit, |_| {}).unwrap();
     verify(&vk, &circuit.public_inputs, &honest, &mut rng(3)).unwrap();
-    let proof = run_workflow(&pk, &circuit, |shares| {
+    let (_, mut shares) = coordinator_traces(&pk.vk.layout, &circuit).unwrap();
+    shares[1].t_values[0] += Fr::one();
+    let commitments: Vec<Commitment<E>> = shares
+        .iter()
+        .map(|s| {
+            worker_commit(pk.subcircuit_key(s.index as usize), s, &mut rng(2))
+                .unwrap()
+                .0
+        })
+        .collect();
+    let round =
+        coordinator_challenge(&pk.vk, &circuit.public_inputs, &shares, &commitments).unwrap();
+    let last = round.leaves.last().unwrap();
+    assert_ne!(last.t_product, last.a_product);
+    let result = run_workflow(&pk, &circuit, |shares| {
         shares[1].t_values[0] += Fr::one();
-    })
-    .expect("local checks pass");
-    assert!(proof.last_leaf.t_product != proof.last_leaf.a_product);
-    assert!(matches!(
-        verify(&vk, &circuit.public_inputs, &proof, &mut rng(3)),
-        Err(Error::VerificationFailed)
-    ));
-    // Claiming equal products in the last leaf does not help: the root no longer matches.
-    let mut forged = proof.clone();
-    forged.last_leaf.a_product = forged.last_leaf.t_product;
-    assert!(verify(&vk, &circuit.public_inputs, &forged, &mut rng(3)).is_err());
+    });
+    assert!(matches!(result, Err(Error::Unsatisfied(_))), "{result:?}");
 }
 
 #[test]
@@ -256,12 +262,11 @@ fn trace_that_is_not_a_permutation_is_rejected() {
     // A claims a different reader for one entry: still sorted and consistent, not a
     // permutation of T.
     let circuit = bench_circuit(2, 10, 2, Fr::from(3u64));
-    let (pk, vk) = keys(&circuit);
+    let (pk, _) = keys(&circuit);
     let proof = run_workflow(&pk, &circuit, |shares| {
         shares[0].a_slice[1].subcircuit += Fr::one();
-    })
-    .expect("local checks pass");
-    assert!(verify(&vk, &circuit.public_inputs, &proof, &mut rng(3)).is_err());
+    });
+    assert!(matches!(proof, Err(Error::Unsatisfied(_))), "{proof:?}");
 }
 
 #[test]
@@ -283,10 +288,9 @@ fn tampered_merkle_leaf_is_rejected() {
     let proof = run_workflow(&pk, &circuit, |_| {}).unwrap();
     verify(&vk, &circuit.public_inputs, &proof, &mut rng(3)).unwrap();
 
-    // The opened last leaf claims different (equal) products.
+    // Another path for leaf 0.
     let mut bad = proof.clone();
-    bad.last_leaf.a_product = bad.last_leaf.t_product + Fr::one();
-    bad.last_leaf.t_product = bad.last_leaf.a_product;
+    bad.input_path[0] += Fr::one();
     assert!(verify(&vk, &circuit.public_inputs, &bad, &mut rng(3)).is_err());
 
     // Another root (a tree with a tampered leaf): the opened paths no longer lead to it, and
