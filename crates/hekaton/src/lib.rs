@@ -1,5 +1,12 @@
-//! Building blocks of Hekaton (Rosenberg, Mopuri, Hafezi, Miers, Mishra): for now, **Mirage**,
-//! the commit-carrying variant of Groth16 that Hekaton uses as its inner zkSNARK (paper §5.1.1).
+//! Hekaton (Rosenberg, Mopuri, Hafezi, Miers, Mishra) without the aggregation layer:
+//!
+//! * [`mirage`]: the commit-carrying Groth16 used as the inner zkSNARK (paper §5.1.1);
+//! * [`partition`]: partitioned circuits, portals (shared wires) over a read-only memory, and
+//!   the traces `T` and `A` cut by subcircuit (§2.1.2, §2.4, §4.2, Fig. 3);
+//! * [`augment`]: the memory-checking augmentation of each subcircuit (§4.3, Fig. 4);
+//! * [`merkle`]: the Poseidon Merkle tree over `(x, (t_i, a_i, T_i, A_i)_i)` (§2.4);
+//! * [`workflow`]: the distributed prover of §6.2, one function per step, and the verifier;
+//! * [`circuits`]: the §8.1 benchmark circuit and a Poseidon Merkle batch-update circuit.
 //!
 //! # Notation (paper §5.1.1)
 //!
@@ -33,7 +40,12 @@
 //! [`mirage::verify`], [`mirage::batch_verify`] and, for subcircuits that share one setup
 //! (paper §6.3), [`mirage::VerifyingKey::fix_trailing_inputs`].
 
+pub mod augment;
+pub mod circuits;
+pub mod merkle;
 pub mod mirage;
+pub mod partition;
+pub mod workflow;
 
 use ark_relations::gr1cs::SynthesisError;
 use ark_serialize::SerializationError;

@@ -23,14 +23,15 @@
 //! [`from_bytes`] use the compressed encoding and full validation (curve and subgroup checks).
 
 use ark_ec::{
-    pairing::Pairing, scalar_mul::BatchMulPreprocessing, AffineRepr, CurveGroup, PrimeGroup, VariableBaseMSM,
+    pairing::Pairing, scalar_mul::BatchMulPreprocessing, AffineRepr, CurveGroup, PrimeGroup,
+    VariableBaseMSM,
 };
 use ark_ff::{Field, UniformRand, Zero};
 use ark_groth16::r1cs_to_qap::{LibsnarkReduction, R1CSToQAP};
 use ark_poly::{EvaluationDomain, GeneralEvaluationDomain};
 use ark_relations::gr1cs::{
-    ConstraintSynthesizer, ConstraintSystem, ConstraintSystemRef, Matrix, OptimizationGoal, SynthesisError,
-    SynthesisMode, R1CS_PREDICATE_LABEL,
+    ConstraintSynthesizer, ConstraintSystem, ConstraintSystemRef, Matrix, OptimizationGoal,
+    SynthesisError, SynthesisMode, R1CS_PREDICATE_LABEL,
 };
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize, Compress, Validate};
 use rand::Rng;
@@ -81,7 +82,8 @@ impl<E: Pairing> VerifyingKey<E> {
             });
         }
         let keep = self.ic_query.len() - fixed.len();
-        let folded = self.ic_query[0].into_group() + E::G1::msm_unchecked(&self.ic_query[keep..], fixed);
+        let folded =
+            self.ic_query[0].into_group() + E::G1::msm_unchecked(&self.ic_query[keep..], fixed);
         let mut ic_query = self.ic_query[..keep].to_vec();
         ic_query[0] = folded.into_affine();
         Ok(VerifyingKey {
@@ -132,7 +134,10 @@ impl<E: Pairing> ProvingKey<E> {
         if m > w {
             return bad("more committed than witness variables");
         }
-        if self.a_query.len() != l + w || self.b_g1_query.len() != l + w || self.b_g2_query.len() != l + w {
+        if self.a_query.len() != l + w
+            || self.b_g1_query.len() != l + w
+            || self.b_g2_query.len() != l + w
+        {
             return bad("A/B query length");
         }
         if self.l_query.len() != w - m || self.vk.ic_query.len() != l {
@@ -214,7 +219,9 @@ fn synthesize<F: ark_ff::PrimeField, C: ConstraintSynthesizer<F>>(
     Ok(cs)
 }
 
-fn r1cs_matrices<F: ark_ff::PrimeField>(cs: &ConstraintSystemRef<F>) -> Result<Vec<Matrix<F>>, Error> {
+fn r1cs_matrices<F: ark_ff::PrimeField>(
+    cs: &ConstraintSystemRef<F>,
+) -> Result<Vec<Matrix<F>>, Error> {
     let mut all = cs.to_matrices()?;
     let m = all
         .remove(R1CS_PREDICATE_LABEL)
@@ -229,7 +236,11 @@ fn r1cs_matrices<F: ark_ff::PrimeField>(cs: &ConstraintSystemRef<F>) -> Result<V
 
 /// Mirage.Setup for one circuit: samples the trapdoor and returns `(pk, vk)`. The first
 /// `num_committed` witness variables of `circuit` form the committed witness.
-pub fn setup<E, C, R>(circuit: C, num_committed: usize, rng: &mut R) -> Result<(ProvingKey<E>, VerifyingKey<E>), Error>
+pub fn setup<E, C, R>(
+    circuit: C,
+    num_committed: usize,
+    rng: &mut R,
+) -> Result<(ProvingKey<E>, VerifyingKey<E>), Error>
 where
     E: Pairing,
     C: ConstraintSynthesizer<E::ScalarField>,
@@ -257,8 +268,10 @@ where
     let domain = Domain::<E::ScalarField>::new(num_constraints + num_instance)
         .ok_or(SynthesisError::PolynomialDegreeTooLarge)?;
     let s = domain.sample_element_outside_domain(rng);
-    let (a, b, c, zt, _qap_vars, domain_size) =
-        LibsnarkReduction::instance_map_with_evaluation::<E::ScalarField, Domain<E::ScalarField>>(cs.clone(), &s)?;
+    let (a, b, c, zt, _qap_vars, domain_size) = LibsnarkReduction::instance_map_with_evaluation::<
+        E::ScalarField,
+        Domain<E::ScalarField>,
+    >(cs.clone(), &s)?;
     debug_assert_eq!(a.len(), num_instance + num_witness);
 
     // The inverses exist: the trapdoor elements are nonzero.
@@ -270,7 +283,9 @@ where
     let committed_start = num_instance;
     let rest_start = num_instance + num_committed;
     let ic: Vec<_> = (0..num_instance).map(|j| p(j) * gamma_inv).collect();
-    let committed: Vec<_> = (committed_start..rest_start).map(|j| p(j) * eta_inv).collect();
+    let committed: Vec<_> = (committed_start..rest_start)
+        .map(|j| p(j) * eta_inv)
+        .collect();
     if let Some(k) = committed.iter().position(|x| x.is_zero()) {
         // p_j(s) = 0 at a random s means p_j ≡ 0: the variable is in no constraint.
         return Err(Error::UnconstrainedCommittedVariable(k));
@@ -331,7 +346,8 @@ pub fn commit_with_randomness<E: Pairing>(
             got: committed_values.len(),
         });
     }
-    let d = E::G1::msm_unchecked(&ck.committed_query, committed_values) + ck.delta_g1 * randomness.kappa;
+    let d = E::G1::msm_unchecked(&ck.committed_query, committed_values)
+        + ck.delta_g1 * randomness.kappa;
     Ok(Commitment { d: d.into_affine() })
 }
 
@@ -371,8 +387,16 @@ where
         },
     )?;
     let shape = [
-        ("instance variables", pk.num_instance, cs.num_instance_variables()),
-        ("witness variables", pk.num_witness, cs.num_witness_variables()),
+        (
+            "instance variables",
+            pk.num_instance,
+            cs.num_instance_variables(),
+        ),
+        (
+            "witness variables",
+            pk.num_witness,
+            cs.num_witness_variables(),
+        ),
         ("constraints", pk.num_constraints, cs.num_constraints()),
     ];
     for (what, expected, got) in shape {
@@ -399,7 +423,10 @@ where
 
     let matrices = r1cs_matrices(&cs)?;
     let num_instance = instance.len();
-    let full: Vec<E::ScalarField> = instance.into_iter().chain(witness.iter().copied()).collect();
+    let full: Vec<E::ScalarField> = instance
+        .into_iter()
+        .chain(witness.iter().copied())
+        .collect();
     let h = LibsnarkReduction::witness_map_from_matrices::<E::ScalarField, Domain<E::ScalarField>>(
         &matrices,
         num_instance,
@@ -412,18 +439,27 @@ where
     let delta_g1 = pk.ck.delta_g1;
 
     // A = [α + p_A(s) + κ_A δ]₁, B = [β + p_B(s) + κ_B δ]₂ (and its G1 twin for C).
-    let a = pk.vk.alpha_g1.into_group() + E::G1::msm_unchecked(&pk.a_query, &full) + delta_g1 * kappa_a;
-    let b_g2 = pk.vk.beta_g2.into_group() + E::G2::msm_unchecked(&pk.b_g2_query, &full) + pk.vk.delta_g2 * kappa_b;
-    let b_g1 = pk.beta_g1.into_group() + E::G1::msm_unchecked(&pk.b_g1_query, &full) + delta_g1 * kappa_b;
+    let a =
+        pk.vk.alpha_g1.into_group() + E::G1::msm_unchecked(&pk.a_query, &full) + delta_g1 * kappa_a;
+    let b_g2 = pk.vk.beta_g2.into_group()
+        + E::G2::msm_unchecked(&pk.b_g2_query, &full)
+        + pk.vk.delta_g2 * kappa_b;
+    let b_g1 =
+        pk.beta_g1.into_group() + E::G1::msm_unchecked(&pk.b_g1_query, &full) + delta_g1 * kappa_b;
 
     // h has one coefficient more than the h-query (its top coefficient is zero for a
     // satisfying witness); msm_unchecked uses the common prefix.
     let ht = E::G1::msm_unchecked(&pk.h_query, &h);
     let v2 = E::G1::msm_unchecked(&pk.l_query, w_rest);
-    let c = ht + v2 + a * kappa_b + b_g1 * kappa_a - delta_g1 * (kappa_a * kappa_b) - pk.eta_g1 * randomness.kappa;
+    let c = ht + v2 + a * kappa_b + b_g1 * kappa_a
+        - delta_g1 * (kappa_a * kappa_b)
+        - pk.eta_g1 * randomness.kappa;
 
     let mut affine = E::G1::normalize_batch(&[a, c]).into_iter();
-    let (a, c) = (affine.next().expect("two points"), affine.next().expect("two points"));
+    let (a, c) = (
+        affine.next().expect("two points"),
+        affine.next().expect("two points"),
+    );
     Ok(Proof {
         a,
         b: b_g2.into_affine(),
@@ -431,7 +467,10 @@ where
     })
 }
 
-fn check_inputs<E: Pairing>(vk: &VerifyingKey<E>, public_inputs: &[E::ScalarField]) -> Result<(), Error> {
+fn check_inputs<E: Pairing>(
+    vk: &VerifyingKey<E>,
+    public_inputs: &[E::ScalarField],
+) -> Result<(), Error> {
     if vk.ic_query.is_empty() || public_inputs.len() != vk.ic_query.len() - 1 {
         return Err(Error::PublicInputLength {
             expected: vk.num_public_inputs(),
@@ -509,7 +548,11 @@ pub fn batch_verify<E: Pairing, R: Rng>(
     let c = E::G1::msm_unchecked(&cs, &r);
     let d = E::G1::msm_unchecked(&ds, &r);
 
-    let mut g1: Vec<E::G1> = items.iter().zip(&r).map(|(it, r_i)| it.proof.a * r_i).collect();
+    let mut g1: Vec<E::G1> = items
+        .iter()
+        .zip(&r)
+        .map(|(it, r_i)| it.proof.a * r_i)
+        .collect();
     g1.extend([-(vk.alpha_g1 * r_sum), -ic, -c, -d]);
     let mut g2: Vec<E::G2Affine> = items.iter().map(|it| it.proof.b).collect();
     g2.extend([vk.beta_g2, vk.gamma_g2, vk.delta_g2, vk.eta_g2]);

@@ -7,10 +7,12 @@ use std::time::Instant;
 use ark_bls12_381::{Bls12_381, Fr, G1Projective, G2Projective};
 use ark_ec::{CurveGroup, PrimeGroup};
 use ark_ff::{AdditiveGroup, Field};
-use ark_relations::gr1cs::{ConstraintSynthesizer, ConstraintSystemRef, LinearCombination, SynthesisError, Variable};
+use ark_relations::gr1cs::{
+    ConstraintSynthesizer, ConstraintSystemRef, LinearCombination, SynthesisError, Variable,
+};
 use hekaton::mirage::{
-    batch_verify, commit, commit_with_randomness, from_bytes, prove, setup, to_bytes, verify, BatchItem, Commitment,
-    CommitmentRandomness, Proof, ProvingKey, VerifyingKey,
+    batch_verify, commit, commit_with_randomness, from_bytes, prove, setup, to_bytes, verify,
+    BatchItem, Commitment, CommitmentRandomness, Proof, ProvingKey, VerifyingKey,
 };
 use hekaton::Error;
 use rand::SeedableRng;
@@ -65,7 +67,13 @@ impl ConstraintSynthesizer<Fr> for Chain {
             cs.enforce_r1cs_constraint(
                 || LinearCombination::from(v),
                 || LinearCombination::from(v),
-                || LinearCombination::from_sum_coeff_vars(&[(Fr::ONE, next), (-i_f, Variable::One), (-Fr::ONE, cj)]),
+                || {
+                    LinearCombination::from_sum_coeff_vars(&[
+                        (Fr::ONE, next),
+                        (-i_f, Variable::One),
+                        (-Fr::ONE, cj),
+                    ])
+                },
             )?;
             v = next;
         }
@@ -146,7 +154,8 @@ fn completeness_without_committed_witness() {
     let proof = prove(&pk, circuit.clone(), &d, &kappa, &mut r).unwrap();
     verify(&vk, &[circuit.output], &d, &proof).unwrap();
     // The hiding term matters: dropping it breaks the equation.
-    let bare = commit_with_randomness(&pk.ck, &[], &CommitmentRandomness { kappa: Fr::ZERO }).unwrap();
+    let bare =
+        commit_with_randomness(&pk.ck, &[], &CommitmentRandomness { kappa: Fr::ZERO }).unwrap();
     assert!(matches!(
         verify(&vk, &[circuit.output], &bare, &proof),
         Err(Error::VerificationFailed)
@@ -163,11 +172,17 @@ fn rejects_wrong_public_input() {
     ));
     assert!(matches!(
         verify(&f.vk, &[], &f.d, &f.proof),
-        Err(Error::PublicInputLength { expected: 1, got: 0 })
+        Err(Error::PublicInputLength {
+            expected: 1,
+            got: 0
+        })
     ));
     assert!(matches!(
         verify(&f.vk, &[f.output, f.output], &f.d, &f.proof),
-        Err(Error::PublicInputLength { expected: 1, got: 2 })
+        Err(Error::PublicInputLength {
+            expected: 1,
+            got: 2
+        })
     ));
 }
 
@@ -226,7 +241,10 @@ fn rejects_perturbed_proof_elements() {
         Err(Error::VerificationFailed)
     ));
     // Swapping the roles of C and D (both in G1) fails too.
-    let p = Proof { c: f.d.d, ..f.proof };
+    let p = Proof {
+        c: f.d.d,
+        ..f.proof
+    };
     assert!(matches!(
         verify(&f.vk, &[f.output], &Commitment { d: f.proof.c }, &p),
         Err(Error::VerificationFailed)
@@ -238,13 +256,15 @@ fn rejects_other_circuits_verifying_key() {
     let f = fixture(8);
     let mut r = rng(9);
     // Same circuit, independent setup.
-    let (_, vk_same_shape) = setup::<E, _, _>(Chain::honest(&f.committed, STEPS), 3, &mut r).unwrap();
+    let (_, vk_same_shape) =
+        setup::<E, _, _>(Chain::honest(&f.committed, STEPS), 3, &mut r).unwrap();
     assert!(matches!(
         verify(&vk_same_shape, &[f.output], &f.d, &f.proof),
         Err(Error::VerificationFailed)
     ));
     // A longer chain.
-    let (_, vk_longer) = setup::<E, _, _>(Chain::honest(&f.committed, STEPS + 1), 3, &mut r).unwrap();
+    let (_, vk_longer) =
+        setup::<E, _, _>(Chain::honest(&f.committed, STEPS + 1), 3, &mut r).unwrap();
     assert!(matches!(
         verify(&vk_longer, &[f.output], &f.d, &f.proof),
         Err(Error::VerificationFailed)
@@ -266,7 +286,10 @@ fn every_bit_flip_in_proof_or_commitment_is_rejected() {
             Err(e) => panic!("unexpected error {e}"),
             Ok(p) => {
                 assert!(
-                    matches!(verify(&f.vk, &[f.output], &f.d, &p), Err(Error::VerificationFailed)),
+                    matches!(
+                        verify(&f.vk, &[f.output], &f.d, &p),
+                        Err(Error::VerificationFailed)
+                    ),
                     "flipping bit {bit} gave a proof that verifies"
                 );
                 verify_failures += 1;
@@ -311,7 +334,10 @@ fn serialization_round_trips_and_rejects_bad_bytes() {
     // Trailing and truncated bytes are errors, not panics.
     let mut long = to_bytes(&f.proof).unwrap();
     long.push(0);
-    assert!(matches!(from_bytes::<Proof<E>>(&long), Err(Error::TrailingBytes(1))));
+    assert!(matches!(
+        from_bytes::<Proof<E>>(&long),
+        Err(Error::TrailingBytes(1))
+    ));
     let vk_bytes = to_bytes(&f.vk).unwrap();
     for cut in 0..vk_bytes.len() {
         assert!(from_bytes::<VerifyingKey<E>>(&vk_bytes[..cut]).is_err());
@@ -326,7 +352,13 @@ fn serialization_round_trips_and_rejects_bad_bytes() {
     short.l_query.pop();
     let short: ProvingKey<E> = from_bytes(&to_bytes(&short).unwrap()).unwrap();
     assert!(matches!(
-        prove(&short, Chain::honest(&f.committed, STEPS), &f.d, &f.kappa, &mut r),
+        prove(
+            &short,
+            Chain::honest(&f.committed, STEPS),
+            &f.d,
+            &f.kappa,
+            &mut r
+        ),
         Err(Error::MalformedKey(_))
     ));
     // Non-canonical scalar for κ_D.
@@ -363,7 +395,10 @@ fn prover_rejects_mismatched_commitment() {
     // Wrong number of committed values.
     assert!(matches!(
         commit(&f.pk, &f.committed[..2], &mut r),
-        Err(Error::CommittedLength { expected: 3, got: 2 })
+        Err(Error::CommittedLength {
+            expected: 3,
+            got: 2
+        })
     ));
 }
 
@@ -455,7 +490,10 @@ fn subcircuits_share_one_setup_through_fixed_inputs() {
     .unwrap();
     assert_eq!(vk.num_public_inputs(), 2);
     let tags: Vec<Fr> = (1..=3u64).map(Fr::from).collect();
-    let vks: Vec<VerifyingKey<E>> = tags.iter().map(|t| vk.fix_trailing_inputs(&[*t]).unwrap()).collect();
+    let vks: Vec<VerifyingKey<E>> = tags
+        .iter()
+        .map(|t| vk.fix_trailing_inputs(&[*t]).unwrap())
+        .collect();
     let mut st = Vec::new();
     for (i, &tag) in tags.iter().enumerate() {
         let circuit = Tagged {

@@ -1,0 +1,179 @@
+//! Poseidon hashing and the Merkle tree that homogenises the subcircuits' public inputs
+//! (paper §2.4, "Homogenizing public inputs via Merkle trees").
+//!
+//! * Poseidon: the ark-crypto-primitives sponge with rate 2, capacity 1, `α = 5`, 8 full and
+//!   57 partial rounds, round constants and MDS matrix from the Grain LFSR (the same
+//!   parameters as the rest of this workspace).
+//! * A **leaf** is a tagged list of field elements, `H(tag, x_1, …, x_n)` with one sponge call
+//!   ([`LEAF_INPUT`] for leaf 0, the public input; [`LEAF_TRACE`] for the others).
+//! * An inner **node** is `H(left, right)`. The tree is complete: the leaf layer is padded
+//!   with zeros to a power of two, and a path is the list of siblings from the leaf upwards.
+//!
+//! Each function has an in-circuit twin ([`hash_leaf_var`], [`root_from_path_var`]) that
+//! produces the same value.
+
+use ark_crypto_primitives::sponge::constraints::CryptographicSpongeVar;
+use ark_crypto_primitives::sponge::poseidon::constraints::PoseidonSpongeVar;
+use ark_crypto_primitives::sponge::poseidon::{
+    find_poseidon_ark_and_mds, PoseidonConfig, PoseidonSponge,
+};
+use ark_crypto_primitives::sponge::{Absorb, CryptographicSponge};
+use ark_ff::PrimeField;
+use ark_r1cs_std::boolean::Boolean;
+use ark_r1cs_std::fields::fp::FpVar;
+use ark_r1cs_std::select::CondSelectGadget;
+use ark_relations::gr1cs::{ConstraintSystemRef, SynthesisError};
+use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+
+/// Tag of leaf 0, which holds the public input of the whole circuit.
+pub const LEAF_INPUT: u64 = 0;
+/// Tag of leaves `1..=k`, which hold `(t_i, a_i, T_i, A_i)`.
+pub const LEAF_TRACE: u64 = 1;
+
+/// The Poseidon parameters (rate 2, capacity 1, `α = 5`, 8 full / 57 partial rounds).
+pub fn poseidon_config<F: PrimeField>() -> PoseidonConfig<F> {
+    let (full, partial, alpha, rate) = (8u64, 57u64, 5u64, 2usize);
+    let (ark, mds) =
+        find_poseidon_ark_and_mds::<F>(F::MODULUS_BIT_SIZE as u64, rate, full, partial, 0);
+    PoseidonConfig::new(full as usize, partial as usize, alpha, mds, ark, rate, 1)
+}
+
+/// `H(tag, items…)`.
+pub fn hash_leaf<F: PrimeField + Absorb>(cfg: &PoseidonConfig<F>, tag: u64, items: &[F]) -> F {
+    let mut input = Vec::with_capacity(items.len() + 1);
+    input.push(F::from(tag));
+    input.extend_from_slice(items);
+    let mut sponge = PoseidonSponge::new(cfg);
+    sponge.absorb(&input);
+    sponge.squeeze_field_elements::<F>(1)[0]
+}
+
+/// `H(left, right)`.
+pub fn hash_node<F: PrimeField + Absorb>(cfg: &PoseidonConfig<F>, left: F, right: F) -> F {
+    let mut sponge = PoseidonSponge::new(cfg);
+    sponge.absorb(&vec![left, right]);
+    sponge.squeeze_field_elements::<F>(1)[0]
+}
+
+/// Depth of a complete tree with at least `num_leaves` leaves (at least 1).
+pub fn depth_for(num_leaves: usize) -> usize {
+    num_leaves.max(2).next_power_of_two().trailing_zeros() as usize
+}
+
+/// A complete binary Merkle tree over leaf hashes; `levels[0]` is the padded leaf layer and
+/// the last level is the root.
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct MerkleTree<F: PrimeField> {
+    pub levels: Vec<Vec<F>>,
+}
+
+impl<F: PrimeField> MerkleTree<F> {
+    pub fn depth(&self) -> usize {
+        self.levels.len() - 1
+    }
+
+    pub fn root(&self) -> F {
+        self.levels.last().expect("non-empty")[0]
+    }
+
+    /// The siblings of leaf `index`, from the bottom up.
+    pub fn path(&self, index: usize) -> Vec<F> {
+        (0..self.depth())
+            .map(|level| self.levels[level][(index >> level) ^ 1])
+            .collect()
+    }
+}
+
+impl<F: PrimeField + Absorb> MerkleTree<F> {
+    /// Builds the tree of the given depth over `leaf_hashes` (padded with zeros).
+    pub fn new(cfg: &PoseidonConfig<F>, depth: usize, leaf_hashes: &[F]) -> Option<Self> {
+        if leaf_hashes.len() > 1usize << depth {
+            return None;
+        }
+        let mut layer = leaf_hashes.to_vec();
+        layer.resize(1 << depth, F::zero());
+        let mut levels = vec![layer];
+        for _ in 0..depth {
+            let prev = levels.last().expect("non-empty");
+            let next = prev.chunks(2).map(|p| hash_node(cfg, p[0], p[1])).collect();
+            levels.push(next);
+        }
+        Some(MerkleTree { levels })
+    }
+}
+
+/// The root reached from `leaf` at position `index` along `path`.
+pub fn root_from_path<F: PrimeField + Absorb>(
+    cfg: &PoseidonConfig<F>,
+    index: usize,
+    leaf: F,
+    path: &[F],
+) -> F {
+    let mut cur = leaf;
+    for (level, sibling) in path.iter().enumerate() {
+        cur = if (index >> level) & 1 == 1 {
+            hash_node(cfg, *sibling, cur)
+        } else {
+            hash_node(cfg, cur, *sibling)
+        };
+    }
+    cur
+}
+
+/// Checks that `leaf` sits at `index` of the depth-`path.len()` tree with root `root`.
+pub fn verify_path<F: PrimeField + Absorb>(
+    cfg: &PoseidonConfig<F>,
+    root: F,
+    index: usize,
+    leaf: F,
+    path: &[F],
+) -> bool {
+    index >> path.len() == 0 && root_from_path(cfg, index, leaf, path) == root
+}
+
+/// In-circuit [`hash_leaf`].
+pub fn hash_leaf_var<F: PrimeField>(
+    cs: ConstraintSystemRef<F>,
+    cfg: &PoseidonConfig<F>,
+    tag: u64,
+    items: &[FpVar<F>],
+) -> Result<FpVar<F>, SynthesisError> {
+    let mut input = Vec::with_capacity(items.len() + 1);
+    input.push(FpVar::Constant(F::from(tag)));
+    input.extend_from_slice(items);
+    let mut sponge = PoseidonSpongeVar::new(cs, cfg);
+    sponge.absorb(&input)?;
+    Ok(sponge.squeeze_field_elements(1)?.remove(0))
+}
+
+/// In-circuit [`hash_node`].
+pub fn hash_node_var<F: PrimeField>(
+    cs: ConstraintSystemRef<F>,
+    cfg: &PoseidonConfig<F>,
+    left: &FpVar<F>,
+    right: &FpVar<F>,
+) -> Result<FpVar<F>, SynthesisError> {
+    let mut sponge = PoseidonSpongeVar::new(cs, cfg);
+    sponge.absorb(&vec![left.clone(), right.clone()])?;
+    Ok(sponge.squeeze_field_elements(1)?.remove(0))
+}
+
+/// In-circuit [`root_from_path`]; `index_bits` are the little-endian bits of the position.
+pub fn root_from_path_var<F: PrimeField>(
+    cs: ConstraintSystemRef<F>,
+    cfg: &PoseidonConfig<F>,
+    index_bits: &[Boolean<F>],
+    leaf: &FpVar<F>,
+    path: &[FpVar<F>],
+) -> Result<FpVar<F>, SynthesisError> {
+    if index_bits.len() != path.len() {
+        return Err(SynthesisError::Unsatisfiable);
+    }
+    let mut cur = leaf.clone();
+    for (bit, sibling) in index_bits.iter().zip(path) {
+        let left = FpVar::conditionally_select(bit, sibling, &cur)?;
+        let right = FpVar::conditionally_select(bit, &cur, sibling)?;
+        cur = hash_node_var(cs.clone(), cfg, &left, &right)?;
+    }
+    Ok(cur)
+}
