@@ -54,9 +54,22 @@ pub const KIND_NODE: &str = "reckle.node";
 pub const KIND_DONE: &str = "reckle.done";
 pub const KIND_FINISH: &str = "reckle.finish";
 /// Every task kind, for purges and queue metrics.
-pub const TASK_KINDS: [&str; 8] =
-    [KIND_LEAF, KIND_NODE, KIND_DONE, KIND_FINISH, KIND_PARI_SETUP, KIND_PARI_PROVE, KIND_PARI_DONE, KIND_PARI_BUNDLE];
+pub const TASK_KINDS: [&str; 10] = [
+    KIND_LEAF,
+    KIND_NODE,
+    KIND_DONE,
+    KIND_FINISH,
+    KIND_PARI_SETUP,
+    KIND_PARI_PROVE,
+    KIND_PARI_DONE,
+    KIND_PARI_BUNDLE,
+    KIND_NOOP,
+    KIND_NOOP_DONE,
+];
 
+pub const KIND_NOOP: &str = "noop";
+pub const KIND_NOOP_DONE: &str = "noop.done";
+pub const JOB_NOOP: &str = "noop";
 pub const JOB_RECKLE_BATCH: &str = "reckle.batch";
 pub const JOB_RECKLE_UPDATE: &str = "reckle.update";
 
@@ -121,6 +134,8 @@ pub enum JobRequest {
     /// `count` proofs of a built-in circuit family, instances from seeds `seed_start..`, in
     /// bundles of `bundle_size` (rounded up to whole prove tasks of `per_task` proofs).
     PariBatch { circuit: pari::circuits::CircuitFamily, seed_start: u64, count: u64, per_task: u64, bundle_size: u64 },
+    /// `tasks` tasks that do nothing: measures the orchestration itself (not offered over gRPC).
+    Noop { tasks: u64 },
 }
 
 /// What a Reckle job proves, as recorded in the job store.
@@ -229,6 +244,12 @@ pub struct Platform {
     drain_timeout: Mutex<Duration>,
 }
 
+fn now_us() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_micros() as u64).unwrap_or(0)
+}
+
+static NOOP_LATENCIES: Mutex<Vec<(u64, u64)>> = Mutex::new(Vec::new());
+
 /// Tasks running in this process (all roles), for the busy/in-flight gauges.
 static IN_FLIGHT: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
 
@@ -312,7 +333,11 @@ impl Platform {
             JobRequest::ReckleBatch { .. } => JOB_RECKLE_BATCH,
             JobRequest::ReckleUpdate { .. } => JOB_RECKLE_UPDATE,
             JobRequest::PariBatch { .. } => JOB_PARI_BATCH,
+            JobRequest::Noop { .. } => JOB_NOOP,
         };
+        if let JobRequest::Noop { tasks } = request {
+            return self.submit_noop(tasks).await;
+        }
         if let JobRequest::PariBatch { circuit, seed_start, count, per_task, bundle_size } = request {
             let spec = match PariJobSpec::new(circuit, seed_start, count, per_task, bundle_size) {
                 Ok(s) => s,
@@ -397,6 +422,47 @@ impl Platform {
         Ok((job, true))
     }
 
+    async fn submit_noop(&self, tasks: u64) -> Result<(String, bool), PlatformError> {
+        if tasks == 0 || tasks > 1_000_000 {
+            return Err(invalid("tasks", format!("must be in 1..=1000000, got {tasks}")));
+        }
+        let job = uuid::Uuid::new_v4().to_string();
+        let mut rec = JobRecord::new(&job, JOB_NOOP, "{}");
+        rec.tasks = BTreeMap::from([(KIND_NOOP.to_string(), TaskCounts { total: tasks, done: 0 })]);
+        self.jobs.create(&rec, None).await?;
+        self.jobs.transition(&job, JobState::Running, "").await?;
+        for i in 0..tasks {
+            let payload = now_us().to_string();
+            self.queue.enqueue(KIND_NOOP, TaskMessage { job_id: job.clone(), task_id: i.to_string(), payload, failures: 0 }).await?;
+        }
+        Ok((job, true))
+    }
+
+    /// Executor: a no-op task came back; its payload is the enqueue time (µs), so the time
+    /// from dispatch to this point is one task's orchestration latency.
+    async fn noop_done(&self, lease: &Lease) -> Result<(), PlatformError> {
+        let job = &lease.task.job_id;
+        if let Ok(t0) = lease.task.payload.parse::<u64>() {
+            let now = now_us();
+            ::metrics::histogram!("prover_noop_latency_seconds").record(now.saturating_sub(t0) as f64 / 1e6);
+            NOOP_LATENCIES.lock().expect("mutex").push((t0, now));
+        }
+        if self.jobs.task_done(job, KIND_NOOP, &lease.task.task_id).await? {
+            let rec = self.record(job).await?;
+            let c = rec.tasks.get(KIND_NOOP).copied().unwrap_or_default();
+            if c.done == c.total && self.jobs.transition(job, JobState::Done, "").await? {
+                self.count_end(job, "done").await;
+            }
+        }
+        Ok(())
+    }
+
+    /// `(enqueued, reported)` times in µs of the no-op tasks this process's executors have seen
+    /// since the last call (orchestration benchmarks).
+    pub fn take_noop_latencies() -> Vec<(u64, u64)> {
+        std::mem::take(&mut *NOOP_LATENCIES.lock().expect("mutex"))
+    }
+
     /// Validates a request into (job kind, spec, leaf values, base job to copy kept nodes from).
     async fn plan_request(
         &self,
@@ -461,7 +527,7 @@ impl Platform {
                 };
                 Ok((JOB_RECKLE_UPDATE, spec, values, Some(base_job)))
             }
-            JobRequest::PariBatch { .. } => unreachable!("planned by submit_pari"),
+            JobRequest::PariBatch { .. } | JobRequest::Noop { .. } => unreachable!("planned by submit_pari / submit_noop"),
         }
     }
 
@@ -515,6 +581,11 @@ impl Platform {
 
     /// Worker: one claimed task.
     async fn prove_task(&self, lease: &Lease) -> Result<(), PlatformError> {
+        if lease.kind == KIND_NOOP {
+            let t = &lease.task;
+            let done = TaskMessage { job_id: t.job_id.clone(), task_id: t.task_id.clone(), payload: t.payload.clone(), failures: 0 };
+            return Ok(self.queue.enqueue(KIND_NOOP_DONE, done).await?);
+        }
         if lease.kind.starts_with("pari.") {
             return self.pari_work(lease).await;
         }
@@ -669,7 +740,7 @@ impl Platform {
     }
 
     /// Task kinds a worker serves, root-side first.
-    pub const WORKER_KINDS: [&'static str; 4] = [KIND_NODE, KIND_LEAF, KIND_PARI_PROVE, KIND_PARI_SETUP];
+    pub const WORKER_KINDS: [&'static str; 5] = [KIND_NODE, KIND_LEAF, KIND_PARI_PROVE, KIND_PARI_SETUP, KIND_NOOP];
 
     /// Worker loop for `reckle.leaf` and `reckle.node` (or the subset `kinds`), until `stop` is
     /// set; the task in hand is finished (or released after the drain timeout).
@@ -688,6 +759,9 @@ impl Platform {
 
     /// Executor: records a proven node and dispatches its parent if that was the last child.
     async fn handle_done(&self, lease: &Lease) -> Result<(), PlatformError> {
+        if lease.kind == KIND_NOOP_DONE {
+            return self.noop_done(lease).await;
+        }
         if lease.kind == KIND_PARI_DONE {
             return self.pari_done(lease).await;
         }
@@ -728,7 +802,7 @@ impl Platform {
     /// Executor loop, until `stop` is set.
     pub async fn run_executor(self: Arc<Self>, name: String, mut stop: watch::Receiver<bool>) -> Result<(), PlatformError> {
         while !*stop.borrow() {
-            if let Some(lease) = self.claim_any(&[KIND_DONE, KIND_PARI_DONE], &name, &mut stop).await? {
+            if let Some(lease) = self.claim_any(&[KIND_DONE, KIND_PARI_DONE, KIND_NOOP_DONE], &name, &mut stop).await? {
                 self.run_task(lease.clone(), self.handle_done(&lease), &stop).await?;
             }
         }

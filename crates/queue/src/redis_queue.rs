@@ -103,6 +103,10 @@ pub struct RedisQueue {
     finish: Script,
     promote: Script,
     bury: Script,
+    /// Kinds whose consumer group this process has created (or found).
+    groups: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// When each kind's retries were last promoted and expired leases last looked for.
+    maintained: std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>,
 }
 
 impl RedisQueue {
@@ -128,18 +132,50 @@ impl RedisQueue {
             finish: Script::new(FINISH),
             promote: Script::new(PROMOTE),
             bury: Script::new(BURY),
+            groups: Default::default(),
+            maintained: Default::default(),
         })
     }
 
+    /// Whether it is time to promote due retries and look for expired leases of `kind`: at most
+    /// every quarter visibility timeout (capped at 250 ms) per process, so an idle worker polling
+    /// many kinds costs one round trip per kind, not three.
+    fn maintenance_due(&self, kind: &str) -> bool {
+        let every = (self.config.visibility_timeout / 4).min(Duration::from_millis(250));
+        let mut m = self.maintained.lock().expect("mutex");
+        let now = std::time::Instant::now();
+        match m.get(kind) {
+            Some(t) if now.duration_since(*t) < every => false,
+            _ => {
+                m.insert(kind.to_string(), now);
+                true
+            }
+        }
+    }
+
     async fn ensure_group(&self, kind: &str) -> Result<(), QueueError> {
+        if self.groups.lock().expect("mutex").contains(kind) {
+            return Ok(());
+        }
         let mut c = self.conn.clone();
         let r: redis::RedisResult<()> =
             redis::cmd("XGROUP").arg("CREATE").arg(stream(kind)).arg(GROUP).arg("0").arg("MKSTREAM").query_async(&mut c).await;
         match r {
-            Ok(()) => Ok(()),
-            Err(e) if e.to_string().contains("BUSYGROUP") => Ok(()),
-            Err(e) => Err(err(e)),
+            Ok(()) => {}
+            Err(e) if e.to_string().contains("BUSYGROUP") => {}
+            Err(e) => return Err(err(e)),
         }
+        self.groups.lock().expect("mutex").insert(kind.to_string());
+        Ok(())
+    }
+
+    /// A read failed because the stream or group vanished (a flushed server): forget the group
+    /// so the next call creates it again.
+    fn on_read_error(&self, kind: &str, e: redis::RedisError) -> QueueError {
+        if e.to_string().contains("NOGROUP") {
+            self.groups.lock().expect("mutex").remove(kind);
+        }
+        err(e)
     }
 
     /// Gives message `id` a fencing token for `consumer`, or dead-letters it when the delivery
@@ -252,9 +288,16 @@ impl Queue for RedisQueue {
         let deadline = tokio::time::Instant::now() + wait;
         loop {
             let mut c = self.conn.clone();
-            let _: i64 = self.promote.key(stream(kind)).key(delayed(kind)).arg(now_ms()).invoke_async(&mut c).await.map_err(err)?;
+            let maintain = self.maintenance_due(kind);
+            if maintain {
+                let _: i64 =
+                    self.promote.key(stream(kind)).key(delayed(kind)).arg(now_ms()).invoke_async(&mut c).await.map_err(err)?;
+            }
             // Expired leases first.
-            let claimed: Value = redis::cmd("XAUTOCLAIM")
+            let claimed: Value = if !maintain {
+                Value::Nil
+            } else {
+                redis::cmd("XAUTOCLAIM")
                 .arg(stream(kind))
                 .arg(GROUP)
                 .arg(consumer)
@@ -264,9 +307,12 @@ impl Queue for RedisQueue {
                 .arg(1)
                 .query_async(&mut c)
                 .await
-                .map_err(err)?;
+                .map_err(|e| self.on_read_error(kind, e))?
+            };
             if let Value::Array(parts) = &claimed {
                 if let Some((id, fields)) = parts.get(1).and_then(first_entry) {
+                    // There may be more expired leases: look again on the next claim.
+                    self.maintained.lock().expect("mutex").remove(kind);
                     if let Some(l) = self.lease(kind, consumer, id, &fields).await? {
                         return Ok(Some(l));
                     }
@@ -283,10 +329,17 @@ impl Queue for RedisQueue {
             cmd.arg("GROUP").arg(GROUP).arg(consumer).arg("COUNT").arg(1);
             let read: Value = if wait.is_zero() {
                 // Non-blocking: the shared multiplexed connection is fine.
-                cmd.arg("STREAMS").arg(stream(kind)).arg(">").query_async(&mut c).await.map_err(err)?
+                cmd.arg("STREAMS").arg(stream(kind)).arg(">").query_async(&mut c).await.map_err(|e| self.on_read_error(kind, e))?
             } else {
                 let mut b = self.blocking.lock().await;
-                cmd.arg("BLOCK").arg(block).arg("STREAMS").arg(stream(kind)).arg(">").query_async(&mut *b).await.map_err(err)?
+                cmd.arg("BLOCK")
+                    .arg(block)
+                    .arg("STREAMS")
+                    .arg(stream(kind))
+                    .arg(">")
+                    .query_async(&mut *b)
+                    .await
+                    .map_err(|e| self.on_read_error(kind, e))?
             };
             if let Value::Array(streams) = &read {
                 if let Some(Value::Array(s)) = streams.first() {

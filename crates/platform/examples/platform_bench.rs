@@ -1,0 +1,158 @@
+//! Orchestration benchmark of the platform roles, in one process, over the in-process backends
+//! and (with `--redis URL --s3-endpoint URL`, credentials from AWS_ACCESS_KEY_ID /
+//! AWS_SECRET_ACCESS_KEY) over Redis and S3:
+//!
+//! 1. no-op jobs: N tasks that do nothing go planner → worker → executor; throughput (tasks/s)
+//!    and each task's dispatch-to-report latency (median, p99) for each number of worker loops;
+//! 2. a Reckle batch job end to end with 1 and with 2 workers (circuits built beforehand).
+//!
+//! `cargo run --release -p platform --example platform_bench -- [--tasks 5000] [--workers 1,4,16]
+//!  [--reckle 8:3:16|none] [--redis URL --s3-endpoint URL]`
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use blobstore::{BlobStore, FsStore, S3Config, S3Store};
+use jobs::{JobStore, MemoryJobStore, RedisJobStore};
+use platform::{JobOutcome, JobRequest, Leaves, Platform};
+use queue::{MemoryQueue, Queue, QueueConfig, RedisQueue};
+use rand::{Rng, SeedableRng};
+
+struct Args {
+    tasks: u64,
+    workers: Vec<usize>,
+    reckle: Option<(u32, u32, usize)>,
+    redis: Option<String>,
+    s3: Option<String>,
+}
+
+fn args() -> Args {
+    let mut a = Args { tasks: 5000, workers: vec![1, 4, 16], reckle: Some((8, 3, 16)), redis: None, s3: None };
+    let v: Vec<String> = std::env::args().skip(1).collect();
+    let mut i = 0;
+    while i < v.len() {
+        let val = v.get(i + 1).cloned().unwrap_or_default();
+        match v[i].as_str() {
+            "--tasks" => a.tasks = val.parse().expect("--tasks N"),
+            "--workers" => a.workers = val.split(',').map(|w| w.parse().expect("--workers a,b,c")).collect(),
+            "--reckle" if val == "none" => a.reckle = None,
+            "--reckle" => {
+                let p: Vec<u64> = val.split(':').map(|x| x.parse().expect("--reckle LOG_N:LOG_BUCKET:BATCH")).collect();
+                a.reckle = Some((p[0] as u32, p[1] as u32, p[2] as usize));
+            }
+            "--redis" => a.redis = Some(val),
+            "--s3-endpoint" => a.s3 = Some(val),
+            other => panic!("unknown argument {other}"),
+        }
+        i += 2;
+    }
+    a
+}
+
+type Backends = (Arc<dyn Queue>, Arc<dyn BlobStore>, Arc<dyn JobStore>, &'static str);
+
+async fn backends(a: &Args, dir: &std::path::Path) -> Backends {
+    let cfg = QueueConfig::default();
+    match (&a.redis, &a.s3) {
+        (Some(r), Some(s3)) => {
+            let blobs = S3Store::connect(S3Config {
+                endpoint: s3.clone(),
+                bucket: "prover-bench".into(),
+                region: "us-east-1".into(),
+                access_key: std::env::var("AWS_ACCESS_KEY_ID").expect("AWS_ACCESS_KEY_ID"),
+                secret_key: std::env::var("AWS_SECRET_ACCESS_KEY").expect("AWS_SECRET_ACCESS_KEY"),
+            })
+            .await
+            .expect("S3");
+            (
+                Arc::new(RedisQueue::connect(r, cfg).await.expect("Redis")),
+                Arc::new(blobs),
+                Arc::new(RedisJobStore::connect(r).await.expect("Redis")),
+                "Redis + S3",
+            )
+        }
+        _ => (Arc::new(MemoryQueue::new(cfg)), Arc::new(FsStore::new(dir).unwrap()), Arc::new(MemoryJobStore::new()), "in-process"),
+    }
+}
+
+fn pct(v: &mut [f64], q: f64) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1]
+}
+
+fn run_roles(p: &Arc<Platform>, workers: usize) -> tokio::sync::watch::Sender<bool> {
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(p.clone().run_executor("bench-executor".into(), rx.clone()));
+    tokio::spawn(p.clone().run_aggregator("bench-aggregator".into(), rx.clone()));
+    for i in 0..workers {
+        tokio::spawn(p.clone().run_worker(format!("bench-worker-{i}"), rx.clone()));
+    }
+    tx
+}
+
+#[tokio::main]
+async fn main() {
+    let a = args();
+    let dir = tempfile::tempdir().unwrap();
+    let (q, blobs, jobs, backend) = backends(&a, dir.path()).await;
+    println!("backend: {backend}, {} cores", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    println!("\nno-op tasks (planner enqueues all; each goes worker → done report → executor):");
+    println!("gap = time between consecutive tasks finishing at the executor (per-task orchestration cost");
+    println!("of the saturated pipeline); latency = enqueue → executor, mostly waiting behind the backlog");
+    println!("| worker loops | tasks | wall | tasks/s | gap p50 | gap p99 | latency p50 | latency p99 |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for &w in &a.workers {
+        let p = Platform::new(q.clone(), blobs.clone(), jobs.clone());
+        let stop = run_roles(&p, w);
+        Platform::take_noop_latencies();
+        let t = Instant::now();
+        let (job, _) = p.submit(JobRequest::Noop { tasks: a.tasks }, None).await.unwrap();
+        let out = p.wait(&job, |_| {}).await;
+        let wall = t.elapsed();
+        let _ = stop.send(true);
+        assert_eq!(out, JobOutcome::Done);
+        let mut rec = Platform::take_noop_latencies();
+        rec.sort_by_key(|r| r.1);
+        let mut lat: Vec<f64> = rec.iter().map(|(a, b)| b.saturating_sub(*a) as f64 / 1e3).collect();
+        let mut gaps: Vec<f64> = rec.windows(2).map(|w| (w[1].1 - w[0].1) as f64 / 1e3).collect();
+        println!(
+            "| {w} | {} | {:.2} s | {:.0} | {:.3} ms | {:.3} ms | {:.0} ms | {:.0} ms |",
+            a.tasks,
+            wall.as_secs_f64(),
+            a.tasks as f64 / wall.as_secs_f64(),
+            pct(&mut gaps, 0.5),
+            pct(&mut gaps, 0.99),
+            pct(&mut lat, 0.5),
+            pct(&mut lat, 0.99)
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    if let Some((log_n, log_bucket, batch)) = a.reckle {
+        println!("\nReckle batch job, ℓ = {log_n}, q = {log_bucket}, |I| = {batch} (circuits built before timing):");
+        println!("| workers | node proofs | wall | speed-up |");
+        println!("|---|---|---|---|");
+        let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+        let n = 1usize << log_n;
+        let values: Vec<u64> = (0..n).map(|_| rng.gen()).collect();
+        let mut idx: Vec<u64> = rand::seq::index::sample(&mut rng, n, batch).into_iter().map(|i| i as u64).collect();
+        idx.sort_unstable();
+        let mut base = None;
+        for w in [1usize, 2] {
+            let p = Platform::new(q.clone(), blobs.clone(), jobs.clone());
+            p.circuits(reckle::Params::new(log_n, log_bucket).unwrap()).await.unwrap();
+            let stop = run_roles(&p, w);
+            let t = Instant::now();
+            let req = JobRequest::ReckleBatch { log_n, log_bucket, batch: idx.clone(), leaves: Leaves::Inline(values.clone()) };
+            let (job, _) = p.submit(req, None).await.unwrap();
+            let out = p.wait(&job, |_| {}).await;
+            let wall = t.elapsed().as_secs_f64();
+            let _ = stop.send(true);
+            assert_eq!(out, JobOutcome::Done);
+            let nodes = jobs.get(&job).await.unwrap().unwrap().progress().total;
+            let b = *base.get_or_insert(wall);
+            println!("| {w} | {nodes} | {wall:.1} s | {:.2}× |", b / wall);
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+}
