@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 
 mod client;
 mod dev;
+mod hekaton;
 mod pari;
 mod reckle;
 mod serve;
@@ -28,6 +29,9 @@ enum Command {
     /// Pari proofs: setup, prove, verify, batch-verify.
     #[command(subcommand)]
     Pari(pari::PariCommand),
+    /// Hekaton proofs of partitioned circuits: prove, verify.
+    #[command(subcommand)]
+    Hekaton(hekaton::HekatonCommand),
     /// Run platform services: one role against Redis and S3, or all of them with --embedded.
     Serve(serve::ServeArgs),
     /// Submit a job to the platform; prints its id.
@@ -95,6 +99,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Dev(args) => dev::run(args),
         Command::Reckle(cmd) => reckle::run(cmd),
         Command::Pari(cmd) => pari::run(cmd),
+        Command::Hekaton(cmd) => hekaton::run(cmd),
         Command::Serve(args) => serve::run(args),
         Command::Submit { endpoint, job } => client::submit(endpoint, job),
         Command::Watch { job, endpoint } => client::watch(endpoint, job),
