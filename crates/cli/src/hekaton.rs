@@ -87,7 +87,7 @@ fn check(a: &ProveArgs) -> anyhow::Result<()> {
         Circuit::MerkleUpdate => {
             ensure!((1..=32).contains(&a.depth), "--depth must be in 1..=32");
             ensure!((1..=1024).contains(&a.updates), "--updates must be in 1..=1024");
-            ensure!(a.parts >= 1 && a.depth % a.parts == 0, "--parts must divide --depth ({})", a.depth);
+            ensure!(a.parts >= 1 && a.depth.is_multiple_of(a.parts), "--parts must divide --depth ({})", a.depth);
         }
     }
     Ok(())

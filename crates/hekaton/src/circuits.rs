@@ -220,7 +220,7 @@ pub fn merkle_update_circuit<F: PrimeField + Absorb, R: Rng>(
     rng: &mut R,
 ) -> Partitioned<F, MerkleUpdatePart<F>> {
     assert!(
-        parts > 0 && depth % parts == 0 && num_updates > 0,
+        parts > 0 && depth.is_multiple_of(parts) && num_updates > 0,
         "parts must divide depth"
     );
     let cfg = poseidon_config::<F>();

@@ -130,7 +130,7 @@ impl<E: Pairing> VerifyingKey<E> {
         if !n.is_power_of_two() || Radix2EvaluationDomain::<E::ScalarField>::new(n as usize).is_none() {
             return Err(Error::Malformed("verifying key: domain size is not a supported power of two".into()));
         }
-        if self.num_instance == 0 || self.instance_row_start.checked_add(self.num_instance).map_or(true, |e| e > n) {
+        if self.num_instance == 0 || self.instance_row_start.checked_add(self.num_instance).is_none_or(|e| e > n) {
             return Err(Error::Malformed("verifying key: instance rows outside the domain".into()));
         }
         use ark_ec::AffineRepr;

@@ -201,11 +201,13 @@ pub async fn run(
             }
             Role::Executor => {
                 let name = cfg.name("executor");
-                tasks.spawn(p.run_executor(name, stop_rx.clone()).map_err_into());
+                let fut = p.run_executor(name, stop_rx.clone());
+                tasks.spawn(async move { fut.await.map_err(ServiceError::from) });
             }
             Role::Aggregator => {
                 let name = cfg.name("aggregator");
-                tasks.spawn(p.run_aggregator(name, stop_rx.clone()).map_err_into());
+                let fut = p.run_aggregator(name, stop_rx.clone());
+                tasks.spawn(async move { fut.await.map_err(ServiceError::from) });
             }
             Role::Worker => {
                 for i in 0..cfg.concurrency.max(1) {
@@ -240,19 +242,6 @@ pub async fn run(
         }
     }
     result
-}
-
-trait MapErrInto {
-    fn map_err_into(self) -> impl std::future::Future<Output = Result<(), ServiceError>> + Send + 'static;
-}
-
-impl<F> MapErrInto for F
-where
-    F: std::future::Future<Output = Result<(), crate::PlatformError>> + Send + 'static,
-{
-    fn map_err_into(self) -> impl std::future::Future<Output = Result<(), ServiceError>> + Send + 'static {
-        async move { self.await.map_err(ServiceError::from) }
-    }
 }
 
 async fn terminate() {

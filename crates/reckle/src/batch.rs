@@ -477,7 +477,7 @@ pub fn encode_values(values: &[u64]) -> Vec<u8> {
 
 /// Decodes [`encode_values`]; the length must be a multiple of 8.
 pub fn decode_values(bytes: &[u8]) -> Result<Vec<u64>, Error> {
-    if bytes.len() % 8 != 0 {
+    if !bytes.len().is_multiple_of(8) {
         return Err(Error::Malformed(format!("leaf values: {} bytes is not a multiple of 8", bytes.len())));
     }
     Ok(bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect())

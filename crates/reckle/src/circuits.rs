@@ -320,7 +320,7 @@ impl Circuits {
         let mut padding: Option<Padding> = None;
         for _ in params.log_bucket + 1..=params.log_n {
             let child = levels.last().map(|l| &l.data).unwrap_or(&bucket.data);
-            if padding.as_ref().map_or(true, |p| p.common != child.common) {
+            if padding.as_ref().is_none_or(|p| p.common != child.common) {
                 padding = Some(Padding::build(&child.common)?);
             }
             let circuit = LevelCircuit::build(child, padding.as_ref().expect("just built"))?;
