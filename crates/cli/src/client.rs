@@ -92,15 +92,8 @@ pub struct SubmitUpdate {
     /// The done job whose proof is updated.
     #[arg(long)]
     pub base: String,
-    /// Set a leaf: INDEX=VALUE. Repeatable.
-    #[arg(long = "set")]
-    pub set: Vec<String>,
-    /// Add an index to the batch. Repeatable.
-    #[arg(long = "add")]
-    pub add: Vec<String>,
-    /// Remove an index from the batch. Repeatable.
-    #[arg(long = "remove")]
-    pub remove: Vec<String>,
+    #[command(flatten)]
+    pub changes: crate::reckle::ChangeFlags,
     #[arg(long)]
     pub idempotency_key: Option<String>,
 }
@@ -179,7 +172,7 @@ pub fn submit(ep: Endpoint, cmd: SubmitCommand) -> anyhow::Result<()> {
             })),
         },
         SubmitCommand::ReckleUpdate(a) => {
-            let changes = parse_change_flags(&a.set, &a.add, &a.remove)?
+            let changes = parse_change_flags(&a.changes)?
                 .into_iter()
                 .map(|c| pb::ReckleChange {
                     change: Some(match c {

@@ -63,6 +63,16 @@ pub struct UpdateArgs {
     /// Directory written by `prove` or an earlier `update`.
     #[arg(long)]
     pub state: PathBuf,
+    #[command(flatten)]
+    pub changes: ChangeFlags,
+    /// Output directory for the refreshed state (must not exist, or be empty).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// Leaf and batch changes, as flags (shared with `prover submit reckle-update`).
+#[derive(Args)]
+pub struct ChangeFlags {
     /// Set a leaf: INDEX=VALUE (VALUE decimal or 0x-hex). Repeatable.
     #[arg(long = "set")]
     pub set: Vec<String>,
@@ -72,9 +82,6 @@ pub struct UpdateArgs {
     /// Remove an index from the batch. Repeatable.
     #[arg(long = "remove")]
     pub remove: Vec<String>,
-    /// Output directory for the refreshed state (must not exist, or be empty).
-    #[arg(long)]
-    pub out: PathBuf,
 }
 
 pub fn run(cmd: ReckleCommand) -> anyhow::Result<()> {
@@ -278,11 +285,12 @@ pub fn load_state(dir: &Path, circuits: &Circuits) -> anyhow::Result<(Tree, Batc
 }
 
 fn parse_changes(a: &UpdateArgs) -> anyhow::Result<Vec<Change>> {
-    parse_change_flags(&a.set, &a.add, &a.remove)
+    parse_change_flags(&a.changes)
 }
 
 /// Changes from `--set I=V`, `--add I` and `--remove I` flags.
-pub fn parse_change_flags(set: &[String], add: &[String], remove: &[String]) -> anyhow::Result<Vec<Change>> {
+pub fn parse_change_flags(flags: &ChangeFlags) -> anyhow::Result<Vec<Change>> {
+    let (set, add, remove) = (&flags.set, &flags.add, &flags.remove);
     let mut changes = Vec::new();
     for s in set {
         let (i, v) = s.split_once('=').with_context(|| format!("--set {s:?}: expected INDEX=VALUE"))?;

@@ -103,6 +103,24 @@ impl RedisJobStore {
         })
     }
 
+    /// Adds `task` to the job's `set`, bumping `counter` ('' for none) if it was new.
+    async fn add_task(&self, id: &str, set: &str, task: &str, counter: &str) -> Result<bool, JobError> {
+        let r: i64 = self
+            .add_task
+            .key(job_key(id))
+            .key(set)
+            .arg(task)
+            .arg(counter)
+            .arg(now_ms())
+            .invoke_async(&mut self.conn.clone())
+            .await
+            .map_err(err)?;
+        match r {
+            -1 => Err(JobError::NotFound(id.into())),
+            r => Ok(r == 1),
+        }
+    }
+
     fn parse(id: &str, h: HashMap<String, String>) -> Result<Option<JobRecord>, JobError> {
         if h.is_empty() {
             return Ok(None);
@@ -226,20 +244,7 @@ impl JobStore for RedisJobStore {
     }
 
     async fn task_done(&self, id: &str, kind: &str, task: &str) -> Result<bool, JobError> {
-        let r: i64 = self
-            .add_task
-            .key(job_key(id))
-            .key(done_key(id))
-            .arg(task)
-            .arg(format!("done:{kind}"))
-            .arg(now_ms())
-            .invoke_async(&mut self.conn.clone())
-            .await
-            .map_err(err)?;
-        match r {
-            -1 => Err(JobError::NotFound(id.into())),
-            r => Ok(r == 1),
-        }
+        self.add_task(id, &done_key(id), task, &format!("done:{kind}")).await
     }
 
     async fn is_done(&self, id: &str, task: &str) -> Result<bool, JobError> {
@@ -247,20 +252,7 @@ impl JobStore for RedisJobStore {
     }
 
     async fn mark_released(&self, id: &str, task: &str) -> Result<bool, JobError> {
-        let r: i64 = self
-            .add_task
-            .key(job_key(id))
-            .key(released_key(id))
-            .arg(task)
-            .arg("")
-            .arg(now_ms())
-            .invoke_async(&mut self.conn.clone())
-            .await
-            .map_err(err)?;
-        match r {
-            -1 => Err(JobError::NotFound(id.into())),
-            r => Ok(r == 1),
-        }
+        self.add_task(id, &released_key(id), task, "").await
     }
 
     async fn is_released(&self, id: &str, task: &str) -> Result<bool, JobError> {

@@ -4,39 +4,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use blobstore::{BlobStore, FsStore, S3Config, S3Store};
-use jobs::{JobStore, MemoryJobStore, RedisJobStore};
+mod common;
+
 use pari::circuits::CircuitFamily;
 use platform::{JobOutcome, JobRequest, Platform, PlatformError};
-use queue::{MemoryQueue, Queue, QueueConfig, RedisQueue};
+use queue::QueueConfig;
 use tokio::sync::watch;
 
 async fn platform(real: bool) -> Option<(Arc<Platform>, Option<tempfile::TempDir>)> {
     let cfg = QueueConfig { visibility_timeout: Duration::from_secs(5), ..QueueConfig::default() };
-    if !real {
-        let dir = tempfile::tempdir().unwrap();
-        let fs = FsStore::new(dir.path()).unwrap();
-        let p = Platform::new(Arc::new(MemoryQueue::new(cfg)), Arc::new(fs), Arc::new(MemoryJobStore::new()));
-        return Some((p, Some(dir)));
-    }
-    let (Ok(redis), Ok(endpoint)) = (std::env::var("PROVER_TEST_REDIS_URL"), std::env::var("PROVER_TEST_S3_ENDPOINT")) else {
-        assert!(std::env::var("PROVER_TEST_REQUIRE_SERVICES").as_deref() != Ok("1"), "test services required but not configured");
-        return None;
-    };
-    let q: Arc<dyn Queue> = Arc::new(RedisQueue::connect(&redis, cfg).await.unwrap());
-    let j: Arc<dyn JobStore> = Arc::new(RedisJobStore::connect(&redis).await.unwrap());
-    let s3: Arc<dyn BlobStore> = Arc::new(
-        S3Store::connect(S3Config {
-            endpoint,
-            bucket: std::env::var("PROVER_TEST_S3_BUCKET").unwrap_or_else(|_| "prover-test".into()),
-            region: "us-east-1".into(),
-            access_key: std::env::var("AWS_ACCESS_KEY_ID").unwrap(),
-            secret_key: std::env::var("AWS_SECRET_ACCESS_KEY").unwrap(),
-        })
-        .await
-        .unwrap(),
-    );
-    Some((Platform::new(q, s3, j), None))
+    let (q, blobs, jobs, dir) = common::backends(real, cfg).await?;
+    Some((Platform::new(q, blobs, jobs), dir))
 }
 
 fn request(count: u64) -> JobRequest {

@@ -6,10 +6,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use blobstore::{BlobStore, FsStore, S3Config, S3Store};
-use jobs::{JobState, JobStore, MemoryJobStore, RedisJobStore};
+mod common;
+
+use blobstore::BlobStore;
+use jobs::JobState;
 use platform::{JobOutcome, JobRequest, Leaves, Platform, PlatformError, KIND_LEAF, TASK_KINDS};
-use queue::{MemoryQueue, Queue, QueueConfig, RedisQueue};
+use queue::{Queue, QueueConfig};
 use rand::{Rng, SeedableRng};
 use reckle::{files, Change, Circuits, NodeProof, Params, Statement};
 use tokio::sync::watch;
@@ -19,31 +21,8 @@ fn config() -> QueueConfig {
     QueueConfig { visibility_timeout: Duration::from_secs(3), ..QueueConfig::default() }
 }
 
-type Backends = (Arc<dyn Queue>, Arc<dyn BlobStore>, Arc<dyn JobStore>, Option<tempfile::TempDir>);
-
-async fn backends(real: bool) -> Option<Backends> {
-    if !real {
-        let dir = tempfile::tempdir().unwrap();
-        let fs = FsStore::new(dir.path()).unwrap();
-        return Some((Arc::new(MemoryQueue::new(config())), Arc::new(fs), Arc::new(MemoryJobStore::new()), Some(dir)));
-    }
-    let (Ok(redis), Ok(endpoint)) = (std::env::var("PROVER_TEST_REDIS_URL"), std::env::var("PROVER_TEST_S3_ENDPOINT")) else {
-        assert!(std::env::var("PROVER_TEST_REQUIRE_SERVICES").as_deref() != Ok("1"), "test services required but not configured");
-        eprintln!("skipping: no Redis/S3 configured");
-        return None;
-    };
-    let q = RedisQueue::connect(&redis, config()).await.unwrap();
-    let j = RedisJobStore::connect(&redis).await.unwrap();
-    let s3 = S3Store::connect(S3Config {
-        endpoint,
-        bucket: std::env::var("PROVER_TEST_S3_BUCKET").unwrap_or_else(|_| "prover-test".into()),
-        region: "us-east-1".into(),
-        access_key: std::env::var("AWS_ACCESS_KEY_ID").unwrap(),
-        secret_key: std::env::var("AWS_SECRET_ACCESS_KEY").unwrap(),
-    })
-    .await
-    .unwrap();
-    Some((Arc::new(q), Arc::new(s3), Arc::new(j), None))
+async fn backends(real: bool) -> Option<common::Backends> {
+    common::backends(real, config()).await
 }
 
 /// Starts 2 executors, 1 aggregator and `workers` workers; returns the stop switch.
