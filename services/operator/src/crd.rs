@@ -18,6 +18,7 @@ pub const GROUP: &str = "prover.dev";
     version = "v1alpha1",
     kind = "ProofJob",
     plural = "proofjobs",
+    doc = "A proving job: submitted to the platform's JobService once, its progress mirrored into status.",
     shortname = "pj",
     namespaced,
     status = "ProofJobStatus",
@@ -137,6 +138,7 @@ pub struct PariBatch {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProofJobStatus {
+    /// Pending (not submitted yet), Queued, Running, Done, Failed or Cancelled.
     pub phase: Phase,
     /// The platform's job id, once submitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -160,7 +162,8 @@ pub struct ProofJobStatus {
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum Phase {
-    /// Not yet submitted.
+    // Pending: not submitted yet (no doc comment on a variant: schemars would move it out of
+    // the enum's order).
     #[default]
     Pending,
     Queued,
@@ -194,6 +197,7 @@ pub struct TaskProgress {
     version = "v1alpha1",
     kind = "ProverPool",
     plural = "proverpools",
+    doc = "A worker Deployment scaled by the work waiting in the queues of its task kinds.",
     shortname = "pp",
     namespaced,
     status = "ProverPoolStatus",
@@ -210,11 +214,14 @@ pub struct ProverPoolSpec {
     /// Name of the worker Deployment (same namespace) whose replicas the operator sets.
     pub deployment: String,
     #[serde(default)]
+    #[schemars(range(min = 0))]
     pub min_replicas: i32,
+    #[schemars(range(min = 0))]
     pub max_replicas: i32,
     /// Seconds of queued work one worker should have at most: the backlog in seconds divided
     /// by this is the number of workers wanted (default 60).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
     pub target_backlog_seconds: Option<f64>,
     /// Seconds per task assumed while a kind has no throughput statistics yet (default 10).
     #[serde(default, skip_serializing_if = "Option::is_none")]

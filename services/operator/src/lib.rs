@@ -13,8 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use futures::StreamExt;
-use kube::runtime::reflector::{self, ObjectRef};
-use kube::runtime::{predicates, watcher, Controller, WatchStreamExt};
+use kube::runtime::{watcher, Controller};
 use kube::{Api, Client};
 
 pub mod crd;
@@ -99,8 +98,9 @@ pub async fn run_proofjobs(
         .await;
 }
 
-/// Runs the ProverPool scaler until `shutdown` resolves. Status-only changes do not trigger a
-/// reconcile (the scaler writes the status itself); each pool is re-evaluated every interval.
+/// Runs the ProverPool scaler until `shutdown` resolves. Each pool is re-evaluated every
+/// interval; events that change only the status (the scaler's own writes) do not cause an
+/// earlier evaluation (see [`pool::reconcile`]).
 pub async fn run_pools(
     ctx: Arc<pool::PoolContext>,
     namespace: Option<String>,
@@ -108,16 +108,10 @@ pub async fn run_pools(
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
     let pools: Api<crd::ProverPool> = api(ctx.client.clone(), namespace.as_deref());
-    let (reader, writer) = reflector::store();
-    let trigger = watcher(pools, watcher::Config::default())
-        .default_backoff()
-        .reflect(writer)
-        .applied_objects()
-        .predicate_filter(predicates::generation, Default::default());
-    Controller::for_stream(trigger, reader)
+    Controller::new(pools, watcher::Config::default())
         .graceful_shutdown_on(shutdown)
         .run(pool::reconcile, pool::error_policy, ctx)
-        .for_each(|r: Result<(ObjectRef<crd::ProverPool>, _), _>| {
+        .for_each(|r| {
             match r {
                 Ok(_) => stats.pools_ok.fetch_add(1, Ordering::Relaxed),
                 Err(_) => stats.pools_err.fetch_add(1, Ordering::Relaxed),

@@ -115,11 +115,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
     }
     if let Some(redis) = &args.redis {
         let queue = RedisQueue::connect(redis, QueueConfig::default()).await.context("connect to Redis")?;
-        let ctx = Arc::new(pool::PoolContext {
-            client: client.clone(),
-            queue: Arc::new(queue),
-            interval: Duration::from_secs(args.scale_interval_secs.max(1)),
-        });
+        let ctx = Arc::new(pool::PoolContext::new(client.clone(), Arc::new(queue), Duration::from_secs(args.scale_interval_secs.max(1))));
         tracing::info!(namespace = ?args.namespace, "ProverPool scaler");
         tasks.spawn(prover_operator::run_pools(ctx, args.namespace.clone(), stats.clone(), stopped()));
     }

@@ -2,8 +2,9 @@
 //! decides the replicas ([`crate::scaling::decide`]) and sets the worker Deployment's
 //! `spec.replicas` through its scale subresource when it changes.
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Patch, PatchParams};
@@ -20,6 +21,28 @@ pub struct PoolContext {
     pub queue: Arc<dyn Queue>,
     /// How often each pool is re-evaluated.
     pub interval: Duration,
+    /// When each pool (namespace, name) was last evaluated, and at which generation.
+    pub last: Mutex<HashMap<(String, String), (Instant, Option<i64>)>>,
+}
+
+impl PoolContext {
+    pub fn new(client: Client, queue: Arc<dyn Queue>, interval: Duration) -> Self {
+        Self { client, queue, interval, last: Mutex::new(HashMap::new()) }
+    }
+
+    /// Time until the pool is due again, if it was evaluated less than an interval ago at the
+    /// same generation: then the trigger was a status-only change (the scaler's own status
+    /// write), and evaluating again would make every status write trigger the next one.
+    fn not_due(&self, key: &(String, String), generation: Option<i64>) -> Option<Duration> {
+        let last = self.last.lock().expect("pool mutex");
+        let (at, seen) = last.get(key)?;
+        let elapsed = at.elapsed();
+        (*seen == generation && elapsed < self.interval).then(|| self.interval - elapsed)
+    }
+
+    fn evaluated(&self, key: (String, String), generation: Option<i64>) {
+        self.last.lock().expect("pool mutex").insert(key, (Instant::now(), generation));
+    }
 }
 
 /// The settings of a pool's spec, with defaults filled in.
@@ -51,6 +74,11 @@ pub async fn reconcile(pool: Arc<ProverPool>, ctx: Arc<PoolContext>) -> Result<A
     let name = pool.name_any();
     let pools: Api<ProverPool> = Api::namespaced(ctx.client.clone(), &ns);
     let deployments: Api<Deployment> = Api::namespaced(ctx.client.clone(), &ns);
+    let key = (ns.clone(), name.clone());
+    if let Some(wait) = ctx.not_due(&key, pool.metadata.generation) {
+        return Ok(Action::requeue(wait));
+    }
+    ctx.evaluated(key, pool.metadata.generation);
     let old = pool.status.clone().unwrap_or_default();
     let settings = settings(&pool);
 

@@ -282,7 +282,7 @@ async fn pool_scales_the_deployment_with_the_backlog_and_never_below_busy_worker
     let ns = setup(&client, "op-pool").await;
     let (stop_tx, stop_rx) = watch::channel(false);
     let queue = Arc::new(MemoryQueue::new(QueueConfig::default()));
-    let ctx = Arc::new(pool::PoolContext { client: client.clone(), queue: queue.clone() as Arc<dyn Queue>, interval: Duration::from_millis(300) });
+    let ctx = Arc::new(pool::PoolContext::new(client.clone(), queue.clone() as Arc<dyn Queue>, Duration::from_millis(300)));
     let controller = tokio::spawn(prover_operator::run_pools(ctx, Some(ns.clone()), Arc::new(Stats::default()), stopper(&stop_rx)));
 
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
