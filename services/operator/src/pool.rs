@@ -16,13 +16,16 @@ use crate::crd::{ProverPool, ProverPoolStatus};
 use crate::scaling::{self, KindLoad, PoolSettings};
 use crate::{Error, FIELD_MANAGER};
 
+/// A pool by (namespace, name) → when it was last evaluated, at which generation.
+type Evaluations = HashMap<(String, String), (Instant, Option<i64>)>;
+
 pub struct PoolContext {
     pub client: Client,
     pub queue: Arc<dyn Queue>,
     /// How often each pool is re-evaluated.
     pub interval: Duration,
     /// When each pool (namespace, name) was last evaluated, and at which generation.
-    pub last: Mutex<HashMap<(String, String), (Instant, Option<i64>)>>,
+    last: Mutex<Evaluations>,
 }
 
 impl PoolContext {
