@@ -75,6 +75,8 @@ kube_build() {
 
 kube_start() {
   KUBE_TMP="$(mktemp -d)"
+  # Stop the servers on every exit from here on, a failed start included.
+  kube_chain_exit_trap
   # Ports of their own, away from a developer's etcd (2379) or API server (6443).
   local etcd_port=23791 peer_port=23801 api_port=16443
   etcd --name prover-test --data-dir "$KUBE_TMP/etcd" \
@@ -125,6 +127,26 @@ contexts:
     user: admin
 current-context: prover-test
 EOF
+  # The chart's operator RBAC (ServiceAccount, ClusterRole, binding), so the operator tests
+  # run their controllers as that ServiceAccount (impersonated) and fail if the chart's rules
+  # miss a request the operator makes. Needs helm (installed by 30-k8s.sh; here if missing).
+  if ! command -v helm >/dev/null 2>&1; then
+    echo "installing helm v3.16.4 (go install, about 2 minutes the first time)"
+    (cd /tmp && go install "helm.sh/helm/v3/cmd/helm@v3.16.4") || kube_fail "go install helm"
+  fi
+  local sa_ns=prover-operator-test kubectl_cmd
+  kubectl_cmd=(kubectl --kubeconfig "$KUBE_TMP/kubeconfig")
+  if command -v kubectl >/dev/null 2>&1; then
+    helm template prover helm/prover --namespace "$sa_ns" --kube-version "$KUBE_VERSION" --set operator.enabled=true \
+      --set operator.watchAllNamespaces=true --show-only templates/operator.yaml >"$KUBE_TMP/operator.yaml" \
+      || kube_fail "helm template (operator RBAC)"
+    { "${kubectl_cmd[@]}" create namespace "$sa_ns" \
+        && "${kubectl_cmd[@]}" apply -f "$KUBE_TMP/operator.yaml"; } >"$KUBE_TMP/kubectl.log" 2>&1 \
+      || { cat "$KUBE_TMP/kubectl.log" >&2; kube_fail "kubectl apply (operator RBAC)"; }
+    export PROVER_TEST_OPERATOR_SA="$sa_ns:prover-operator"
+  else
+    echo "no kubectl: the operator tests run as admin, not as the chart's ServiceAccount"
+  fi
   export PROVER_TEST_KUBE_URL PROVER_TEST_KUBE_TOKEN
   export PROVER_TEST_KUBECONFIG="$KUBE_TMP/kubeconfig"
   export PROVER_TEST_REQUIRE_KUBE=1
@@ -159,13 +181,11 @@ case "$kube_mode" in
   shell)
     kube_build
     kube_start
-    kube_chain_exit_trap
     echo "PROVER_TEST_KUBE_URL=$PROVER_TEST_KUBE_URL PROVER_TEST_KUBECONFIG=$PROVER_TEST_KUBECONFIG"
     "${SHELL:-bash}" -i
     ;;
   *)
     kube_build
     kube_start
-    kube_chain_exit_trap
     ;;
 esac

@@ -25,6 +25,25 @@ use prover_operator::{pool, proofjob, Stats};
 use queue::{MemoryQueue, Queue, QueueConfig, TaskMessage};
 use tokio::sync::watch;
 
+/// The client the controllers use: with PROVER_TEST_OPERATOR_SA=NAMESPACE:NAME (set by
+/// 20-kube.sh after applying the chart's operator RBAC), requests impersonate that
+/// ServiceAccount, so a request the chart's rules do not allow fails the test.
+async fn operator_client() -> Client {
+    let path = std::env::var("PROVER_TEST_KUBECONFIG").expect("PROVER_TEST_KUBECONFIG");
+    let kc = Kubeconfig::read_from(&path).expect("read PROVER_TEST_KUBECONFIG");
+    let mut cfg = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default()).await.expect("kubeconfig");
+    match std::env::var("PROVER_TEST_OPERATOR_SA") {
+        Ok(sa) => {
+            let (ns, name) = sa.split_once(':').expect("PROVER_TEST_OPERATOR_SA=NAMESPACE:NAME");
+            cfg.auth_info.impersonate = Some(format!("system:serviceaccount:{ns}:{name}"));
+            cfg.auth_info.impersonate_groups =
+                Some(vec!["system:serviceaccounts".into(), format!("system:serviceaccounts:{ns}"), "system:authenticated".into()]);
+        }
+        Err(_) => eprintln!("PROVER_TEST_OPERATOR_SA unset: controllers run as admin, the chart's RBAC is not exercised"),
+    }
+    Client::try_from(cfg).expect("client")
+}
+
 async fn kube_client() -> Option<Client> {
     let Ok(path) = std::env::var("PROVER_TEST_KUBECONFIG") else {
         if std::env::var("PROVER_TEST_REQUIRE_KUBE").as_deref() == Ok("1") {
@@ -156,7 +175,7 @@ async fn proofjob_is_submitted_mirrored_and_failed_on_invalid_spec() {
     let endpoint = start_platform(&[Role::Planner, Role::Executor, Role::Aggregator, Role::Worker], dir.path(), stop_rx.clone()).await;
 
     let ctx = Arc::new(proofjob::JobContext {
-        client: client.clone(),
+        client: operator_client().await,
         jobs: job_client(&endpoint),
         poll: Duration::from_millis(500),
         retry: Duration::from_secs(2),
@@ -227,7 +246,7 @@ async fn deleting_a_running_proofjob_cancels_its_job() {
     // No workers: the job is planned and then waits for ever.
     let endpoint = start_platform(&[Role::Planner, Role::Executor], dir.path(), stop_rx.clone()).await;
     let ctx = Arc::new(proofjob::JobContext {
-        client: client.clone(),
+        client: operator_client().await,
         jobs: job_client(&endpoint),
         poll: Duration::from_millis(500),
         retry: Duration::from_secs(2),
@@ -282,7 +301,16 @@ async fn pool_scales_the_deployment_with_the_backlog_and_never_below_busy_worker
     let ns = setup(&client, "op-pool").await;
     let (stop_tx, stop_rx) = watch::channel(false);
     let queue = Arc::new(MemoryQueue::new(QueueConfig::default()));
-    let ctx = Arc::new(pool::PoolContext::new(client.clone(), queue.clone() as Arc<dyn Queue>, Duration::from_millis(300)));
+    let op_client = operator_client().await;
+    if std::env::var("PROVER_TEST_OPERATOR_SA").is_ok() {
+        // Impersonation is in force: the operator may not read Secrets.
+        let secrets: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(op_client.clone(), &ns);
+        match secrets.list(&Default::default()).await {
+            Err(kube::Error::Api(e)) if e.code == 403 => {}
+            other => panic!("listing Secrets as the operator's ServiceAccount should be forbidden: {other:?}"),
+        }
+    }
+    let ctx = Arc::new(pool::PoolContext::new(op_client, queue.clone() as Arc<dyn Queue>, Duration::from_millis(300)));
     let controller = tokio::spawn(prover_operator::run_pools(ctx, Some(ns.clone()), Arc::new(Stats::default()), stopper(&stop_rx)));
 
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
