@@ -189,7 +189,7 @@ async fn apply(pj: &ProofJob, api: &Api<ProofJob>, ctx: &JobContext) -> Result<A
                         new.message = Some(format!("not submitted yet: {}", s.message()));
                         retry_later = true;
                     }
-                    Err(status) => return Err(Error::Grpc { op: "SubmitJob", status }),
+                    Err(status) => return Err(unreachable(api, &name, &old, new, "SubmitJob", status).await),
                 },
             }
         }
@@ -199,7 +199,7 @@ async fn apply(pj: &ProofJob, api: &Api<ProofJob>, ctx: &JobContext) -> Result<A
                 new.phase = Phase::Failed;
                 new.message = Some(format!("the JobService no longer knows job {job_id}"));
             }
-            Err(status) => return Err(Error::Grpc { op: "GetJob", status }),
+            Err(status) => return Err(unreachable(api, &name, &old, new, "GetJob", status).await),
         },
     }
     if new != old {
@@ -212,6 +212,18 @@ async fn apply(pj: &ProofJob, api: &Api<ProofJob>, ctx: &JobContext) -> Result<A
     } else {
         Action::requeue(ctx.poll)
     })
+}
+
+/// The JobService failed (unavailable, timed out, ...): say so in the status (once; the
+/// phase stays) and return the error, which the error policy retries.
+async fn unreachable(api: &Api<ProofJob>, name: &str, old: &ProofJobStatus, mut new: ProofJobStatus, op: &'static str, status: tonic::Status) -> Error {
+    new.message = Some(format!("retrying: JobService {op}: {}", status.message()));
+    if new != *old {
+        if let Err(e) = patch_status(api, name, &new).await {
+            tracing::warn!(proofjob = %name, error = %e, "status update failed");
+        }
+    }
+    Error::Grpc { op, status }
 }
 
 async fn cleanup(pj: &ProofJob, ctx: &JobContext) -> Result<Action, Error> {

@@ -114,7 +114,10 @@ struct Cfg {
 /// The platform in embedded mode with `roles`, serving gRPC on a free loopback port.
 /// Returns the endpoint URL; everything stops when `stop` turns true.
 async fn start_platform(roles: &'static [Role], dir: &std::path::Path, stop: watch::Receiver<bool>) -> String {
-    let port = free_port();
+    start_platform_on(free_port(), roles, dir, stop).await
+}
+
+async fn start_platform_on(port: u16, roles: &'static [Role], dir: &std::path::Path, stop: watch::Receiver<bool>) -> String {
     let cfg = Cfg::parse_from([
         "test",
         "--listen",
@@ -395,6 +398,49 @@ async fn pool_scales_the_deployment_with_the_backlog_and_never_below_busy_worker
         (msg.contains("Deployment").then_some(()).filter(|_| msg.contains("not found")), msg)
     })
     .await;
+
+    let _ = stop_tx.send(true);
+    let _ = tokio::time::timeout(Duration::from_secs(30), controller).await;
+    teardown(&client, &ns).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreachable_jobservice_is_reported_and_retried() {
+    let Some(client) = kube_client().await else { return };
+    let ns = setup(&client, "op-down").await;
+    let (stop_tx, stop_rx) = watch::channel(false);
+    // Nothing listens on this port yet: the submission fails and is retried.
+    let port = free_port();
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let ctx = Arc::new(proofjob::JobContext {
+        client: operator_client().await,
+        jobs: job_client(&endpoint),
+        poll: Duration::from_millis(500),
+        retry: Duration::from_millis(500),
+    });
+    let controller = tokio::spawn(prover_operator::run_proofjobs(ctx, Some(ns.clone()), Arc::new(Stats::default()), stopper(&stop_rx)));
+    let jobs_api: Api<ProofJob> = Api::namespaced(client.clone(), &ns);
+    let jobs = &jobs_api;
+    jobs.create(&PostParams::default(), &pari_job("later", "chain", 8, 4)).await.unwrap();
+    let st = eventually(Duration::from_secs(30), "a retrying message", move || async move {
+        let st = jobs.get("later").await.unwrap().status;
+        let msg = st.as_ref().and_then(|s| s.message.clone()).unwrap_or_default();
+        (st.filter(|_| msg.starts_with("retrying: JobService SubmitJob")), msg)
+    })
+    .await;
+    assert_eq!((st.phase, st.job_id), (Phase::Pending, None));
+
+    // The JobService comes up on that port: the retry submits the job, and it is proved.
+    let dir = tempfile::tempdir().unwrap();
+    let started = start_platform_on(port, &[Role::Planner, Role::Executor, Role::Aggregator, Role::Worker], dir.path(), stop_rx.clone()).await;
+    assert_eq!(started, endpoint);
+    let st = eventually(Duration::from_secs(120), "ProofJob later Done", move || async move {
+        let st = jobs.get("later").await.unwrap().status;
+        (st.clone().filter(|s| s.phase == Phase::Done), format!("{st:?}"))
+    })
+    .await;
+    assert!(st.job_id.is_some());
+    assert_eq!(st.message, None, "the retry message is cleared");
 
     let _ = stop_tx.send(true);
     let _ = tokio::time::timeout(Duration::from_secs(30), controller).await;
