@@ -22,6 +22,62 @@ def env_of(container):
     return {e["name"]: e for e in container.get("env", [])}
 
 
+def rules_allow(rules, group, resource, verbs):
+    granted = set()
+    for r in rules:
+        if group in r["apiGroups"] and resource in r["resources"]:
+            granted |= set(r["verbs"])
+    return set(verbs) <= granted
+
+
+def check_operator(name, by_kind, operators, workers, config):
+    pools = by_kind.get("ProverPool", {})
+    if name != "operator-values":
+        expect(not operators, "no operator unless operator.enabled")
+        expect(not pools, "no ProverPool unless a pool has queueScaling")
+        return
+    expect(len(operators) == 1, "one operator Deployment")
+    dname, d = next(iter(operators.items()))
+    expect(d["spec"]["replicas"] == 1 and d["spec"]["strategy"]["type"] == "Recreate",
+           f"{dname}: a single instance (no leader election)")
+    pod = d["spec"]["template"]["spec"]
+    c = pod["containers"][0]
+    expect(c["command"] == ["/usr/local/bin/operator"] and c["args"] == ["run"], f"{dname}: command {c.get('command')} {c['args']}")
+    expect(pod["automountServiceAccountToken"] is True, f"{dname}: needs its API token")
+    expect(pod["securityContext"].get("runAsNonRoot") is True, f"{dname}: pod runAsNonRoot")
+    expect(c["securityContext"].get("readOnlyRootFilesystem") is True, f"{dname}: readOnlyRootFilesystem")
+    expect(c["livenessProbe"]["httpGet"]["path"] == "/healthz", f"{dname}: liveness /healthz")
+    expect(c["readinessProbe"]["httpGet"]["path"] == "/readyz", f"{dname}: readiness /readyz")
+    env = env_of(c)
+    expect(env.get("PROVER_ENDPOINT", {}).get("value", "").endswith("-planner:50051"), f"{dname}: PROVER_ENDPOINT")
+    expect("PROVER_REDIS_URL" in env or "PROVER_REDIS_URL" in config, f"{dname}: PROVER_REDIS_URL set")
+    sa = pod["serviceAccountName"]
+    expect(sa in by_kind.get("ServiceAccount", {}), f"{dname}: ServiceAccount {sa} rendered")
+    role_kind = "ClusterRole"
+    roles = by_kind.get(role_kind, {})
+    bindings = by_kind.get("ClusterRoleBinding", {})
+    expect(len(roles) == 1 and len(bindings) == 1, "watchAllNamespaces: a ClusterRole and its binding")
+    for b in bindings.values():
+        expect(any(s["name"] == sa for s in b["subjects"]), f"binding names {sa}")
+        rules = roles.get(b["roleRef"]["name"], {}).get("rules", [])
+        for res in ("proofjobs", "proverpools"):
+            expect(rules_allow(rules, "prover.dev", res, ["get", "list", "watch", "patch"]), f"RBAC: {res}")
+            expect(rules_allow(rules, "prover.dev", f"{res}/status", ["patch"]), f"RBAC: {res}/status")
+        expect(rules_allow(rules, "apps", "deployments/scale", ["get", "patch"]), "RBAC: deployments/scale")
+    expect(len(pools) == 1, f"one ProverPool (the pari pool): {sorted(pools)}")
+    for pname, p in pools.items():
+        target = p["spec"]["deployment"]
+        expect(target in workers, f"ProverPool {pname}: Deployment {target} rendered")
+        if target in workers:
+            expect("replicas" not in workers[target]["spec"], f"{target}: replicas left to the operator")
+        expect(p["spec"]["taskKinds"] == ["pari.setup", "pari.prove"], f"ProverPool {pname}: taskKinds")
+        expect((p["spec"]["minReplicas"], p["spec"]["maxReplicas"]) == (1, 12), f"ProverPool {pname}: replicas bounds")
+        expect(p["spec"]["targetBacklogSeconds"] == 120, f"ProverPool {pname}: targetBacklogSeconds")
+    for wname, w in workers.items():
+        if wname.endswith("-worker-reckle"):
+            expect(w["spec"]["replicas"] == 2, f"{wname}: a pool without queueScaling keeps its replicas")
+
+
 def main():
     name, path = sys.argv[1], sys.argv[2]
     with open(path) as f:
@@ -36,6 +92,8 @@ def main():
 
     roles = {"planner", "executor", "aggregator", "worker"}
     seen_roles = set()
+    operators = {n: d for n, d in deployments.items() if n.endswith("-operator")}
+    deployments = {n: d for n, d in deployments.items() if n not in operators}
     for dname, d in deployments.items():
         pod = d["spec"]["template"]["spec"]
         c = pod["containers"][0]
@@ -75,6 +133,8 @@ def main():
     pdbs = by_kind.get("PodDisruptionBudget", {})
     for dname in deployments:
         expect(dname in pdbs, f"{dname}: PodDisruptionBudget")
+
+    check_operator(name, by_kind, operators, deployments, config)
 
     if name == "default-values":
         expect(len(redis) == 1 and len(minio) == 1, "bundled Redis and MinIO by default")

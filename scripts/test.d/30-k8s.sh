@@ -114,11 +114,21 @@ for k8s_f in "$K8S_CHART"/ci/*.yaml; do
   k8s_out="$K8S_TMP/$(basename "$k8s_f" .yaml).yaml"
   helm template prover "$K8S_CHART" --namespace prover --kube-version 1.31.0 -f "$k8s_f" >"$k8s_out" \
     || k8s_fail "helm template -f $k8s_f"
-  k8s_validate "$k8s_out" "helm template -f $k8s_f"
+  k8s_validate "$k8s_out" "helm template -f $k8s_f" ProverPool
   python3 helm/check_rendered.py "$(basename "$k8s_f" .yaml)" "$k8s_out" \
     || k8s_fail "helm/check_rendered.py: helm template -f $k8s_f"
   k8s_ok "helm template -f $k8s_f | kubernetes-validate --strict, check_rendered.py ($(grep -c '^kind:' "$k8s_out") resources)"
 done
+
+# The operator's CRDs (generated from services/operator/src/crd.rs; a cargo test keeps the
+# copies in deploy/crds and helm/prover/crds equal to the types) validate, and Helm ships them.
+for k8s_f in deploy/crds/*.yaml; do
+  k8s_validate "$k8s_f" "$k8s_f"
+  cmp -s "$k8s_f" "$K8S_CHART/crds/$(basename "$k8s_f")" || k8s_fail "$K8S_CHART/crds/$(basename "$k8s_f") differs from $k8s_f"
+done
+helm template prover "$K8S_CHART" --kube-version 1.31.0 --include-crds >"$K8S_TMP/crds.yaml" || k8s_fail "helm template --include-crds"
+[ "$(grep -c '^kind: CustomResourceDefinition$' "$K8S_TMP/crds.yaml")" = 2 ] || k8s_fail "helm template --include-crds: expected 2 CRDs"
+k8s_ok "CRDs in deploy/crds validate and are the chart's crds/"
 
 # With the Prometheus Operator's API present, the ServiceMonitors appear (no schema offline).
 k8s_out="$K8S_TMP/with-monitoring.yaml"

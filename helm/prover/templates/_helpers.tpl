@@ -97,6 +97,20 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if and .autoscaling .autoscaling.enabled (gt (int .autoscaling.minReplicas) (int .autoscaling.maxReplicas)) }}
 {{- fail (printf "workerPools[%s].autoscaling: minReplicas > maxReplicas" .name) }}
 {{- end }}
+{{- if and .queueScaling .queueScaling.enabled }}
+{{- if not $.Values.operator.enabled }}
+{{- fail (printf "workerPools[%s].queueScaling needs operator.enabled=true (the operator does the scaling)" .name) }}
+{{- end }}
+{{- if and .autoscaling .autoscaling.enabled }}
+{{- fail (printf "workerPools[%s]: queueScaling and autoscaling both enabled; choose one" .name) }}
+{{- end }}
+{{- if not .kinds }}
+{{- fail (printf "workerPools[%s].queueScaling needs the pool's kinds listed (their queues drive the scaling)" .name) }}
+{{- end }}
+{{- if gt (int (.queueScaling.minReplicas | default 0)) (int (.queueScaling.maxReplicas | default 8)) }}
+{{- fail (printf "workerPools[%s].queueScaling: minReplicas > maxReplicas" .name) }}
+{{- end }}
+{{- end }}
 {{- end }}
 {{- end }}
 

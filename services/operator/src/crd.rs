@@ -1,0 +1,279 @@
+//! The custom resources (group `prover.dev`, version `v1alpha1`), derived from these types.
+//! `operator crds` prints their CustomResourceDefinitions; the committed copies under
+//! `deploy/crds/` and `helm/prover/crds/` are checked against them by a test.
+
+use kube::{CustomResource, CustomResourceExt};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+pub const GROUP: &str = "prover.dev";
+
+/// A proving job submitted to the platform's JobService (`SubmitJob`) and followed until it ends.
+///
+/// Exactly one of `reckleBatch`, `reckleUpdate` and `pariBatch` must be given: the one `kind`
+/// names. The job is submitted once; later changes to the spec are not applied to it.
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kube(
+    group = "prover.dev",
+    version = "v1alpha1",
+    kind = "ProofJob",
+    plural = "proofjobs",
+    doc = "A proving job: submitted to the platform's JobService once, its progress mirrored into status.",
+    shortname = "pj",
+    namespaced,
+    status = "ProofJobStatus",
+    printcolumn = r#"{"name":"Kind","type":"string","jsonPath":".spec.kind"}"#,
+    printcolumn = r#"{"name":"Phase","type":"string","jsonPath":".status.phase"}"#,
+    printcolumn = r#"{"name":"Job","type":"string","jsonPath":".status.jobId"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+#[serde(rename_all = "camelCase")]
+pub struct ProofJobSpec {
+    /// Which job: reckle-batch, reckle-update or pari-batch.
+    pub kind: JobKind,
+    /// Idempotency key of the submission (default: the resource's UID), so that a retried
+    /// submission returns the job already created instead of a second one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
+    /// Parameters of a reckle-batch job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reckle_batch: Option<ReckleBatch>,
+    /// Parameters of a reckle-update job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reckle_update: Option<ReckleUpdate>,
+    /// Parameters of a pari-batch job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pari_batch: Option<PariBatch>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum JobKind {
+    #[default]
+    #[serde(rename = "reckle-batch")]
+    ReckleBatch,
+    #[serde(rename = "reckle-update")]
+    ReckleUpdate,
+    #[serde(rename = "pari-batch")]
+    PariBatch,
+}
+
+impl JobKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobKind::ReckleBatch => "reckle-batch",
+            JobKind::ReckleUpdate => "reckle-update",
+            JobKind::PariBatch => "pari-batch",
+        }
+    }
+}
+
+/// A Reckle batch proof over a tree of 2^logN leaves (`ReckleBatchParams`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReckleBatch {
+    pub log_n: u32,
+    /// Leaves per bucket proof: 2^logBucket.
+    pub log_bucket: u32,
+    /// Indices of the leaves proved.
+    pub batch: Vec<u64>,
+    /// All 2^logN leaf values, inline (small trees only: the resource must stay under etcd's
+    /// object size limit). Give this or leavesObjectKey.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leaves: Option<Vec<u64>>,
+    /// Object key in the platform's blob store holding the leaf values (8-byte little-endian each).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leaves_object_key: Option<String>,
+}
+
+/// Re-proves a done reckle-batch job after changes (`ReckleUpdateParams`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReckleUpdate {
+    /// Job id of the earlier, done, batch job.
+    pub base_job_id: String,
+    pub changes: Vec<ReckleChange>,
+}
+
+/// One change: exactly one of set, add, remove.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReckleChange {
+    /// Set the leaf at `index` to `value`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set: Option<SetLeaf>,
+    /// Add this leaf index to the batch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub add: Option<u64>,
+    /// Remove this leaf index from the batch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remove: Option<u64>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SetLeaf {
+    pub index: u64,
+    pub value: u64,
+}
+
+/// Many Pari proofs of one built-in circuit, published in bundles (`PariBatchParams`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PariBatch {
+    /// "chain" (size = steps of v <- v^2 + i) or "poseidon" (size = inputs hashed).
+    pub circuit: String,
+    pub size: u64,
+    /// Instances are derived from seeds seedStart .. seedStart + count.
+    #[serde(default)]
+    pub seed_start: u64,
+    pub count: u64,
+    /// Proofs per prove task (default 16).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proofs_per_task: Option<u64>,
+    /// Proofs per bundle, rounded up to whole prove tasks (default 1024).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundle_size: Option<u64>,
+}
+
+/// Where the job stands, mirrored from the JobService (`GetJob`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProofJobStatus {
+    /// Pending (not submitted yet), Queued, Running, Done, Failed or Cancelled.
+    pub phase: Phase,
+    /// The platform's job id, once submitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_id: Option<String>,
+    /// Idempotency key the job was submitted with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
+    /// Task progress per task kind.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tasks: Vec<TaskProgress>,
+    /// Object-key prefix of the proof directory once done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proof_prefix: Option<String>,
+    /// Why the job failed or was cancelled, or why it could not be submitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// The metadata.generation this status was written for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum Phase {
+    // Pending: not submitted yet (no doc comment on a variant: schemars would move it out of
+    // the enum's order).
+    #[default]
+    Pending,
+    Queued,
+    Running,
+    Done,
+    Failed,
+    Cancelled,
+}
+
+impl Phase {
+    /// Done, Failed and Cancelled: nothing more will happen to the job.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Phase::Done | Phase::Failed | Phase::Cancelled)
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TaskProgress {
+    pub kind: String,
+    pub done: u64,
+    pub total: u64,
+}
+
+/// A pool of workers (one Deployment) scaled by the work waiting in the queues of its task kinds.
+///
+/// desired = ceil(Σ_kind (pending + running + delayed) × secondsPerTask(kind) / targetBacklogSeconds),
+/// clamped to [minReplicas, maxReplicas], and never below the workers busy with a task.
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kube(
+    group = "prover.dev",
+    version = "v1alpha1",
+    kind = "ProverPool",
+    plural = "proverpools",
+    doc = "A worker Deployment scaled by the work waiting in the queues of its task kinds.",
+    shortname = "pp",
+    namespaced,
+    status = "ProverPoolStatus",
+    printcolumn = r#"{"name":"Deployment","type":"string","jsonPath":".spec.deployment"}"#,
+    printcolumn = r#"{"name":"Desired","type":"integer","jsonPath":".status.desiredReplicas"}"#,
+    printcolumn = r#"{"name":"Busy","type":"integer","jsonPath":".status.busyWorkers"}"#,
+    printcolumn = r#"{"name":"Pending","type":"integer","jsonPath":".status.pending"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+#[serde(rename_all = "camelCase")]
+pub struct ProverPoolSpec {
+    /// Task kinds the pool's workers serve (their queues drive the scaling), e.g. ["pari.prove"].
+    pub task_kinds: Vec<String>,
+    /// Name of the worker Deployment (same namespace) whose replicas the operator sets.
+    pub deployment: String,
+    #[serde(default)]
+    #[schemars(range(min = 0))]
+    pub min_replicas: i32,
+    #[schemars(range(min = 0))]
+    pub max_replicas: i32,
+    /// Seconds of queued work one worker should have at most: the backlog in seconds divided
+    /// by this is the number of workers wanted (default 60).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub target_backlog_seconds: Option<f64>,
+    /// Seconds per task assumed while a kind has no throughput statistics yet (default 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_seconds_per_task: Option<f64>,
+    /// After a scaling change, the pool is not scaled down again for this long (default 60),
+    /// so a burst that ends does not make it flap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_down_delay_seconds: Option<u64>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProverPoolStatus {
+    /// Replicas the operator last decided on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub desired_replicas: Option<i32>,
+    /// The Deployment's spec.replicas as last read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_replicas: Option<i32>,
+    /// Workers holding a task (the pool's running tasks): never scaled below.
+    pub busy_workers: u64,
+    /// Tasks waiting for a worker, over the pool's kinds.
+    pub pending: u64,
+    /// Tasks being worked on, over the pool's kinds.
+    pub running: u64,
+    /// Tasks waiting for a retry backoff, over the pool's kinds.
+    pub delayed: u64,
+    /// Measured seconds per task over the pool's kinds (busy time / completed), or the default.
+    pub seconds_per_task: f64,
+    /// When the operator last changed the Deployment's replicas (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_scale_time: Option<String>,
+    /// Why the last decision was made, or what went wrong.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+}
+
+/// The CustomResourceDefinitions, one YAML document each: (file name, YAML).
+pub fn crd_files() -> Vec<(String, String)> {
+    [ProofJob::crd(), ProverPool::crd()]
+        .into_iter()
+        .map(|crd| {
+            let name = crd.metadata.name.clone().unwrap_or_default();
+            let yaml = serde_saphyr::to_string(&crd).expect("a CRD serializes to YAML");
+            (format!("{name}.yaml"), format!("# Generated by `operator crds` from services/operator/src/crd.rs: do not edit.\n{yaml}"))
+        })
+        .collect()
+}
+
+/// All CRDs as one multi-document YAML stream.
+pub fn crds_yaml() -> String {
+    crd_files().into_iter().map(|(_, y)| format!("---\n{y}")).collect()
+}

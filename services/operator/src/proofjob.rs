@@ -1,0 +1,340 @@
+//! The ProofJob reconciler: submits the job over gRPC (once, with an idempotency key), then
+//! mirrors `GetJob` into the status until the job ends; deleting a ProofJob whose job is still
+//! running cancels it (finalizer).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use api::v1 as pb;
+use api::v1::job_service_client::JobServiceClient;
+use kube::api::{Patch, PatchParams};
+use kube::runtime::controller::Action;
+use kube::runtime::finalizer::{finalizer, Event};
+use kube::{Api, Client, Resource, ResourceExt};
+use tonic::transport::Channel;
+use tonic::Code;
+
+use crate::crd::{JobKind, Phase, ProofJob, ProofJobSpec, ProofJobStatus, TaskProgress};
+use crate::{Error, FIELD_MANAGER};
+
+/// Finalizer that holds a deleted ProofJob until its running job is cancelled.
+pub const FINALIZER: &str = "prover.dev/cancel-job";
+
+pub struct JobContext {
+    pub client: Client,
+    pub jobs: JobServiceClient<Channel>,
+    /// How often a job that has not ended is polled.
+    pub poll: Duration,
+    /// Retry delay after an error (API server or JobService unreachable), and for a
+    /// submission refused with FAILED_PRECONDITION (e.g. the base job of an update not done).
+    pub retry: Duration,
+}
+
+/// The `SubmitJobRequest` for a spec, or why the spec is invalid.
+pub fn submit_request(spec: &ProofJobSpec, idempotency_key: &str) -> Result<pb::SubmitJobRequest, String> {
+    use pb::submit_job_request::Params;
+    let given: Vec<&str> = [
+        spec.reckle_batch.as_ref().map(|_| "reckleBatch"),
+        spec.reckle_update.as_ref().map(|_| "reckleUpdate"),
+        spec.pari_batch.as_ref().map(|_| "pariBatch"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let wanted = match spec.kind {
+        JobKind::ReckleBatch => "reckleBatch",
+        JobKind::ReckleUpdate => "reckleUpdate",
+        JobKind::PariBatch => "pariBatch",
+    };
+    if given != [wanted] {
+        return Err(format!(
+            "invalid spec: kind {} needs spec.{wanted} and no other parameters (given: {})",
+            spec.kind.as_str(),
+            if given.is_empty() { "none".to_string() } else { given.join(", ") }
+        ));
+    }
+    let params = match spec.kind {
+        JobKind::PariBatch => {
+            let p = spec.pari_batch.as_ref().expect("checked above");
+            Params::PariBatch(pb::PariBatchParams {
+                circuit: p.circuit.clone(),
+                size: p.size,
+                seed_start: p.seed_start,
+                count: p.count,
+                proofs_per_task: p.proofs_per_task.unwrap_or(0),
+                bundle_size: p.bundle_size.unwrap_or(0),
+            })
+        }
+        JobKind::ReckleBatch => {
+            let p = spec.reckle_batch.as_ref().expect("checked above");
+            let leaves = match (&p.leaves, &p.leaves_object_key) {
+                (Some(v), None) => pb::reckle_batch_params::Leaves::Inline(pb::LeafValues { values: v.clone() }),
+                (None, Some(k)) => pb::reckle_batch_params::Leaves::ObjectKey(k.clone()),
+                _ => return Err("invalid spec.reckleBatch: give exactly one of leaves and leavesObjectKey".into()),
+            };
+            Params::ReckleBatch(pb::ReckleBatchParams {
+                log_n: p.log_n,
+                log_bucket: p.log_bucket,
+                batch: p.batch.clone(),
+                leaves: Some(leaves),
+            })
+        }
+        JobKind::ReckleUpdate => {
+            let p = spec.reckle_update.as_ref().expect("checked above");
+            let mut changes = Vec::with_capacity(p.changes.len());
+            for (i, c) in p.changes.iter().enumerate() {
+                use pb::reckle_change::Change as C;
+                let change = match (&c.set, c.add, c.remove) {
+                    (Some(s), None, None) => C::Set(pb::SetLeaf { index: s.index, value: s.value }),
+                    (None, Some(a), None) => C::Add(a),
+                    (None, None, Some(r)) => C::Remove(r),
+                    _ => return Err(format!("invalid spec.reckleUpdate.changes[{i}]: give exactly one of set, add, remove")),
+                };
+                changes.push(pb::ReckleChange { change: Some(change) });
+            }
+            Params::ReckleUpdate(pb::ReckleUpdateParams { base_job_id: p.base_job_id.clone(), changes })
+        }
+    };
+    Ok(pb::SubmitJobRequest { idempotency_key: idempotency_key.to_string(), params: Some(params) })
+}
+
+/// Copies a JobService `Job` into the status.
+pub fn mirror(status: &mut ProofJobStatus, job: &pb::Job) {
+    status.phase = match pb::JobState::try_from(job.state) {
+        Ok(pb::JobState::Queued) => Phase::Queued,
+        Ok(pb::JobState::Running) => Phase::Running,
+        Ok(pb::JobState::Done) => Phase::Done,
+        Ok(pb::JobState::Failed) => Phase::Failed,
+        Ok(pb::JobState::Cancelled) => Phase::Cancelled,
+        Ok(pb::JobState::Unspecified) | Err(_) => Phase::Pending,
+    };
+    if !job.job_id.is_empty() {
+        status.job_id = Some(job.job_id.clone());
+    }
+    status.tasks = job.tasks.iter().map(|t| TaskProgress { kind: t.kind.clone(), done: t.done, total: t.total }).collect();
+    status.proof_prefix = (!job.proof_prefix.is_empty()).then(|| job.proof_prefix.clone());
+    status.message = (!job.message.is_empty()).then(|| job.message.clone());
+}
+
+async fn patch_status(api: &Api<ProofJob>, name: &str, status: &ProofJobStatus) -> Result<(), Error> {
+    // Server-side apply: fields this manager set before and now leaves out are removed.
+    let patch = serde_json::json!({
+        "apiVersion": ProofJob::api_version(&()),
+        "kind": ProofJob::kind(&()),
+        "status": status,
+    });
+    api.patch_status(name, &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(&patch)).await?;
+    Ok(())
+}
+
+/// Reconciles one ProofJob (the `Controller`'s reconcile function).
+pub async fn reconcile(obj: Arc<ProofJob>, ctx: Arc<JobContext>) -> Result<Action, Error> {
+    let ns = obj.namespace().ok_or_else(|| Error::Invalid("ProofJob without a namespace".into()))?;
+    let api: Api<ProofJob> = Api::namespaced(ctx.client.clone(), &ns);
+    finalizer(&api, FINALIZER, obj, |event| async {
+        match event {
+            Event::Apply(pj) => apply(&pj, &api, &ctx).await,
+            Event::Cleanup(pj) => cleanup(&pj, &ctx).await,
+        }
+    })
+    .await
+    .map_err(|e| Error::Finalizer(Box::new(e)))
+}
+
+async fn apply(pj: &ProofJob, api: &Api<ProofJob>, ctx: &JobContext) -> Result<Action, Error> {
+    let name = pj.name_any();
+    let old = pj.status.clone().unwrap_or_default();
+    if old.phase.is_terminal() {
+        return Ok(Action::await_change());
+    }
+    let mut new = old.clone();
+    new.observed_generation = pj.metadata.generation;
+    let mut retry_later = false;
+    match old.job_id.clone() {
+        None => {
+            let key = pj
+                .spec
+                .idempotency_key
+                .clone()
+                .filter(|k| !k.is_empty())
+                .or_else(|| pj.uid())
+                .ok_or_else(|| Error::Invalid(format!("ProofJob {ns}/{name} has no UID", ns = pj.namespace().unwrap_or_default())))?;
+            match submit_request(&pj.spec, &key) {
+                Err(message) => {
+                    new.phase = Phase::Failed;
+                    new.message = Some(message);
+                }
+                Ok(req) => match ctx.jobs.clone().submit_job(req).await {
+                    Ok(resp) => {
+                        let resp = resp.into_inner();
+                        tracing::info!(proofjob = %name, job_id = %resp.job_id, created = resp.created, "submitted");
+                        new.job_id = Some(resp.job_id.clone());
+                        new.idempotency_key = Some(key);
+                        match resp.job {
+                            Some(job) => mirror(&mut new, &job),
+                            None => {
+                                new.phase = Phase::Queued;
+                                new.message = None;
+                            }
+                        }
+                    }
+                    Err(s) if s.code() == Code::InvalidArgument => {
+                        tracing::info!(proofjob = %name, message = %s.message(), "submission refused");
+                        new.phase = Phase::Failed;
+                        new.message = Some(s.message().to_string());
+                    }
+                    Err(s) if s.code() == Code::FailedPrecondition => {
+                        // E.g. the base job of an update is not done yet: wait and retry.
+                        new.phase = Phase::Pending;
+                        new.message = Some(format!("not submitted yet: {}", s.message()));
+                        retry_later = true;
+                    }
+                    Err(status) => return Err(unreachable(api, &name, &old, new, "SubmitJob", status).await),
+                },
+            }
+        }
+        Some(job_id) => match ctx.jobs.clone().get_job(pb::GetJobRequest { job_id: job_id.clone() }).await {
+            Ok(job) => mirror(&mut new, &job.into_inner()),
+            Err(s) if s.code() == Code::NotFound => {
+                new.phase = Phase::Failed;
+                new.message = Some(format!("the JobService no longer knows job {job_id}"));
+            }
+            Err(status) => return Err(unreachable(api, &name, &old, new, "GetJob", status).await),
+        },
+    }
+    if new != old {
+        patch_status(api, &name, &new).await?;
+    }
+    Ok(if new.phase.is_terminal() {
+        Action::await_change()
+    } else if retry_later {
+        Action::requeue(ctx.retry)
+    } else {
+        Action::requeue(ctx.poll)
+    })
+}
+
+/// The JobService failed (unavailable, timed out, ...): say so in the status (once; the
+/// phase stays) and return the error, which the error policy retries.
+async fn unreachable(api: &Api<ProofJob>, name: &str, old: &ProofJobStatus, mut new: ProofJobStatus, op: &'static str, status: tonic::Status) -> Error {
+    new.message = Some(format!("retrying: JobService {op}: {}", status.message()));
+    if new != *old {
+        if let Err(e) = patch_status(api, name, &new).await {
+            tracing::warn!(proofjob = %name, error = %e, "status update failed");
+        }
+    }
+    Error::Grpc { op, status }
+}
+
+async fn cleanup(pj: &ProofJob, ctx: &JobContext) -> Result<Action, Error> {
+    let Some(status) = &pj.status else { return Ok(Action::await_change()) };
+    let (Some(job_id), false) = (&status.job_id, status.phase.is_terminal()) else {
+        return Ok(Action::await_change());
+    };
+    match ctx.jobs.clone().cancel_job(pb::CancelJobRequest { job_id: job_id.clone() }).await {
+        Ok(job) => {
+            let job = job.into_inner();
+            tracing::info!(proofjob = %pj.name_any(), %job_id, state = job.state, "ProofJob deleted: job cancelled");
+        }
+        // Gone already, or ended meanwhile: nothing to cancel.
+        Err(s) if matches!(s.code(), Code::NotFound | Code::FailedPrecondition) => {
+            tracing::info!(proofjob = %pj.name_any(), %job_id, message = %s.message(), "ProofJob deleted: nothing to cancel");
+        }
+        Err(status) => return Err(Error::Grpc { op: "CancelJob", status }),
+    }
+    Ok(Action::await_change())
+}
+
+pub fn error_policy(obj: Arc<ProofJob>, err: &Error, ctx: Arc<JobContext>) -> Action {
+    tracing::warn!(proofjob = %obj.name_any(), error = %err, "reconcile failed; retrying");
+    Action::requeue(ctx.retry)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crd::{PariBatch, ReckleBatch, ReckleChange, ReckleUpdate, SetLeaf};
+
+    fn pari() -> ProofJobSpec {
+        ProofJobSpec {
+            kind: JobKind::PariBatch,
+            pari_batch: Some(PariBatch { circuit: "chain".into(), size: 8, seed_start: 3, count: 4, proofs_per_task: Some(2), bundle_size: None }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn pari_request_carries_params_and_key() {
+        let req = submit_request(&pari(), "uid-1").unwrap();
+        assert_eq!(req.idempotency_key, "uid-1");
+        let Some(pb::submit_job_request::Params::PariBatch(p)) = req.params else { panic!("{req:?}") };
+        assert_eq!((p.circuit.as_str(), p.size, p.seed_start, p.count, p.proofs_per_task, p.bundle_size), ("chain", 8, 3, 4, 2, 0));
+    }
+
+    #[test]
+    fn kind_must_match_the_params_given() {
+        let mut s = pari();
+        s.kind = JobKind::ReckleBatch;
+        let e = submit_request(&s, "k").unwrap_err();
+        assert!(e.contains("kind reckle-batch needs spec.reckleBatch") && e.contains("given: pariBatch"), "{e}");
+        let mut s = pari();
+        s.reckle_update = Some(ReckleUpdate::default());
+        assert!(submit_request(&s, "k").unwrap_err().contains("given: reckleUpdate, pariBatch"));
+        let s = ProofJobSpec { kind: JobKind::PariBatch, ..Default::default() };
+        assert!(submit_request(&s, "k").unwrap_err().contains("given: none"));
+    }
+
+    #[test]
+    fn reckle_requests() {
+        let s = ProofJobSpec {
+            kind: JobKind::ReckleBatch,
+            reckle_batch: Some(ReckleBatch { log_n: 3, log_bucket: 1, batch: vec![1, 2], leaves: Some(vec![0; 8]), leaves_object_key: None }),
+            ..Default::default()
+        };
+        let Some(pb::submit_job_request::Params::ReckleBatch(p)) = submit_request(&s, "k").unwrap().params else { panic!() };
+        assert_eq!(p.leaves, Some(pb::reckle_batch_params::Leaves::Inline(pb::LeafValues { values: vec![0; 8] })));
+        let mut both = s.clone();
+        both.reckle_batch.as_mut().unwrap().leaves_object_key = Some("x".into());
+        assert!(submit_request(&both, "k").unwrap_err().contains("exactly one of leaves and leavesObjectKey"));
+
+        let u = ProofJobSpec {
+            kind: JobKind::ReckleUpdate,
+            reckle_update: Some(ReckleUpdate {
+                base_job_id: "j".into(),
+                changes: vec![
+                    ReckleChange { set: Some(SetLeaf { index: 1, value: 9 }), ..Default::default() },
+                    ReckleChange { add: Some(4), ..Default::default() },
+                    ReckleChange { remove: Some(2), ..Default::default() },
+                ],
+            }),
+            ..Default::default()
+        };
+        let Some(pb::submit_job_request::Params::ReckleUpdate(p)) = submit_request(&u, "k").unwrap().params else { panic!() };
+        assert_eq!(p.changes.len(), 3);
+        assert_eq!(p.changes[1].change, Some(pb::reckle_change::Change::Add(4)));
+        let mut bad = u.clone();
+        bad.reckle_update.as_mut().unwrap().changes.push(ReckleChange::default());
+        assert!(submit_request(&bad, "k").unwrap_err().contains("changes[3]"));
+    }
+
+    #[test]
+    fn mirror_copies_the_job() {
+        let mut st = ProofJobStatus { message: Some("old".into()), ..Default::default() };
+        let job = pb::Job {
+            job_id: "j1".into(),
+            kind: "pari.batch".into(),
+            state: pb::JobState::Done as i32,
+            message: String::new(),
+            tasks: vec![pb::TaskProgress { kind: "pari.prove".into(), done: 2, total: 2 }],
+            created_unix_ms: 1,
+            updated_unix_ms: 2,
+            proof_prefix: "jobs/j1/proof/".into(),
+        };
+        mirror(&mut st, &job);
+        assert_eq!(st.phase, Phase::Done);
+        assert_eq!(st.job_id.as_deref(), Some("j1"));
+        assert_eq!(st.tasks, vec![TaskProgress { kind: "pari.prove".into(), done: 2, total: 2 }]);
+        assert_eq!(st.proof_prefix.as_deref(), Some("jobs/j1/proof/"));
+        assert_eq!(st.message, None);
+    }
+}
