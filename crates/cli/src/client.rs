@@ -10,12 +10,11 @@ use api::v1::job_service_client::JobServiceClient;
 use clap::{Args, Subcommand};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use rand::rngs::StdRng;
-use rand::seq::index::sample;
 use rand::{Rng, SeedableRng};
 use tonic::transport::Channel;
 
-use crate::reckle::{log2_exact, parse_change_flags, read_leaves_file};
-use crate::util::{parse_u64, write_dir_atomically};
+use crate::reckle::{batch_flags, log2_exact, parse_change_flags, read_leaves_file};
+use crate::util::write_dir_atomically;
 
 #[derive(Args, Clone)]
 pub struct Endpoint {
@@ -139,17 +138,7 @@ pub fn submit(ep: Endpoint, cmd: SubmitCommand) -> anyhow::Result<()> {
                 Some(l) => l,
                 None => log2_exact(n, "leaves")?,
             };
-            let batch: Vec<u64> = match a.random_batch {
-                Some(k) => {
-                    if k == 0 || k > n {
-                        bail!("--random-batch must be in 1..={n}, got {k}");
-                    }
-                    let mut b: Vec<u64> = sample(&mut rng, n as usize, k as usize).into_iter().map(|i| i as u64).collect();
-                    b.sort_unstable();
-                    b
-                }
-                None => a.batch.iter().map(|s| parse_u64(s).context("--batch")).collect::<anyhow::Result<_>>()?,
-            };
+            let batch = batch_flags(&a.batch, a.random_batch, n, &mut rng)?;
             pb::SubmitJobRequest {
                 idempotency_key: a.idempotency_key.unwrap_or_default(),
                 params: Some(pb::submit_job_request::Params::ReckleBatch(pb::ReckleBatchParams {

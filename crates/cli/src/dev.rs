@@ -15,7 +15,6 @@ use jobs::MemoryJobStore;
 use platform::{JobOutcome, JobRequest, Leaves, Platform};
 use queue::{MemoryQueue, QueueConfig};
 use rand::rngs::StdRng;
-use rand::seq::index::sample;
 use rand::{Rng, SeedableRng};
 use reckle::{files, Change, NodeProof, Params, Statement};
 
@@ -70,9 +69,7 @@ async fn demo(a: DevArgs, params: Params, data: std::path::PathBuf) -> anyhow::R
     }
 
     let values: Vec<u64> = (0..params.num_leaves()).map(|_| rng.gen()).collect();
-    let mut batch: Vec<u64> =
-        sample(&mut rng, params.num_leaves() as usize, a.batch as usize).into_iter().map(|i| i as u64).collect();
-    batch.sort_unstable();
+    let batch = crate::reckle::random_batch(&mut rng, params.num_leaves(), a.batch);
     let start = std::time::Instant::now();
     let request = JobRequest::ReckleBatch {
         log_n: a.log_n,

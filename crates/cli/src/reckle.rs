@@ -97,6 +97,26 @@ pub fn run(cmd: ReckleCommand) -> anyhow::Result<()> {
     }
 }
 
+/// The batch from `--batch I,J,…` or `--random-batch K` (K distinct indices below `n`, sorted).
+pub fn batch_flags(batch: &[String], random: Option<u64>, n: u64, rng: &mut StdRng) -> anyhow::Result<Vec<u64>> {
+    match random {
+        Some(k) => {
+            if k == 0 || k > n {
+                bail!("--random-batch must be in 1..={n}, got {k}");
+            }
+            Ok(random_batch(rng, n, k))
+        }
+        None => batch.iter().map(|s| parse_u64(s).context("--batch")).collect(),
+    }
+}
+
+/// `k` distinct indices below `n`, sorted.
+pub fn random_batch(rng: &mut StdRng, n: u64, k: u64) -> Vec<u64> {
+    let mut b: Vec<u64> = sample(rng, n as usize, k as usize).into_iter().map(|i| i as u64).collect();
+    b.sort_unstable();
+    b
+}
+
 /// log2 of `n`, which must be a power of two ≥ 2.
 pub fn log2_exact(n: u64, what: &str) -> anyhow::Result<u32> {
     if n < 2 || !n.is_power_of_two() {
@@ -169,18 +189,7 @@ pub fn prove(a: ProveArgs) -> anyhow::Result<()> {
     };
     let log_n = log2_exact(values.len() as u64, "leaves")?;
     let params = Params::new(log_n, a.log_bucket.min(log_n))?;
-    let batch: Vec<u64> = match a.random_batch {
-        Some(k) => {
-            if k == 0 || k > params.num_leaves() {
-                bail!("--random-batch must be in 1..={}, got {k}", params.num_leaves());
-            }
-            let mut b: Vec<u64> =
-                sample(&mut rng, params.num_leaves() as usize, k as usize).into_iter().map(|i| i as u64).collect();
-            b.sort_unstable();
-            b
-        }
-        None => a.batch.iter().map(|s| parse_u64(s).context("--batch")).collect::<anyhow::Result<_>>()?,
-    };
+    let batch = batch_flags(&a.batch, a.random_batch, params.num_leaves(), &mut rng)?;
     reckle::plan_batch(params, &batch).context("--batch")?;
     let circuits = build_circuits(params)?;
     let (tree, t_tree) = timed(|| Tree::build(params, values));

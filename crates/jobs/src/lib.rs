@@ -168,7 +168,8 @@ pub fn check_id(id: &str) -> Result<(), JobError> {
     Ok(())
 }
 
-pub(crate) fn check_idem(key: &str) -> Result<(), JobError> {
+/// Idempotency keys: 1–128 printable characters without spaces.
+pub fn check_idempotency_key(key: &str) -> Result<(), JobError> {
     if key.is_empty() || key.len() > 128 || key.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control()) {
         return Err(JobError::Invalid { field: "idempotency_key", reason: "1–128 printable characters without spaces".into() });
     }

@@ -5,7 +5,7 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 
-use crate::{check_idem, check_record, now_ms, Created, JobError, JobRecord, JobState, JobStore};
+use crate::{check_idempotency_key, check_record, now_ms, Created, JobError, JobRecord, JobState, JobStore};
 
 #[derive(Default)]
 struct Inner {
@@ -37,7 +37,7 @@ impl JobStore for MemoryJobStore {
         check_record(rec)?;
         let mut g = self.lock();
         if let Some((key, fp)) = idempotency {
-            check_idem(key)?;
+            check_idempotency_key(key)?;
             if let Some((job, old_fp)) = g.idem.get(key) {
                 return if old_fp == fp {
                     Ok(Created::Existing(job.clone()))

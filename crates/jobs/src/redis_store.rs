@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use redis::aio::ConnectionManager;
 use redis::{AsyncCommands, Script};
 
-use crate::{check_idem, check_record, now_ms, Created, JobError, JobRecord, JobState, JobStore, TaskCounts};
+use crate::{check_idempotency_key, check_record, now_ms, Created, JobError, JobRecord, JobState, JobStore, TaskCounts};
 
 const JOBS: &str = "prover:jobs";
 
@@ -22,6 +22,14 @@ fn released_key(id: &str) -> String {
 }
 fn idem_key(key: &str) -> String {
     format!("prover:idem:{key}")
+}
+
+/// A script's `-1` (no such job), `0` (nothing changed) or `1` (changed).
+fn found(id: &str, r: i64) -> Result<bool, JobError> {
+    match r {
+        -1 => Err(JobError::NotFound(id.into())),
+        r => Ok(r == 1),
+    }
 }
 
 fn err(e: impl std::fmt::Display) -> JobError {
@@ -115,10 +123,7 @@ impl RedisJobStore {
             .invoke_async(&mut self.conn.clone())
             .await
             .map_err(err)?;
-        match r {
-            -1 => Err(JobError::NotFound(id.into())),
-            r => Ok(r == 1),
-        }
+        found(id, r)
     }
 
     fn parse(id: &str, h: HashMap<String, String>) -> Result<Option<JobRecord>, JobError> {
@@ -165,7 +170,7 @@ impl JobStore for RedisJobStore {
     async fn create(&self, rec: &JobRecord, idempotency: Option<(&str, &str)>) -> Result<Created, JobError> {
         check_record(rec)?;
         if let Some((key, _)) = idempotency {
-            check_idem(key)?;
+            check_idempotency_key(key)?;
         }
         let (key, fp) = idempotency.unwrap_or(("", ""));
         let mut inv = self.create.key(job_key(&rec.id));
@@ -237,10 +242,7 @@ impl JobStore for RedisJobStore {
             .invoke_async(&mut self.conn.clone())
             .await
             .map_err(err)?;
-        match r {
-            -1 => Err(JobError::NotFound(id.into())),
-            r => Ok(r == 1),
-        }
+        found(id, r)
     }
 
     async fn task_done(&self, id: &str, kind: &str, task: &str) -> Result<bool, JobError> {

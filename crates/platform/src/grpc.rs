@@ -146,19 +146,22 @@ impl JobService for JobServiceImpl {
         let platform = self.platform.clone();
         let poll = self.poll;
         tokio::spawn(async move {
+            let mut ended = first.state.is_terminal();
             let mut last = job_to_pb(&first);
             if tx.send(Ok(last.clone())).await.is_err() {
                 return;
             }
-            while !JobState::is_terminal(jobs_state(&last)) {
+            while !ended {
                 tokio::time::sleep(poll).await;
-                let now = match platform.record(&id).await {
-                    Ok(r) => job_to_pb(&r),
+                let rec = match platform.record(&id).await {
+                    Ok(r) => r,
                     Err(e) => {
                         let _ = tx.send(Err(status(e))).await;
                         return;
                     }
                 };
+                ended = rec.state.is_terminal();
+                let now = job_to_pb(&rec);
                 if now != last {
                     if tx.send(Ok(now.clone())).await.is_err() {
                         return; // the client went away
@@ -224,10 +227,8 @@ impl JobService for JobServiceImpl {
                     }
                 };
                 let size = data.len() as u64;
-                let mut chunks: Vec<bytes::Bytes> = data.chunks(CHUNK).map(bytes::Bytes::copy_from_slice).collect();
-                if chunks.is_empty() {
-                    chunks.push(bytes::Bytes::new());
-                }
+                // An empty file still sends one (empty) chunk, so the client sees its name.
+                let chunks: Vec<&[u8]> = if data.is_empty() { vec![&[]] } else { data.chunks(CHUNK).collect() };
                 for c in chunks {
                     let chunk = pb::ProofChunk { file: name.clone(), data: c.to_vec(), file_size: size };
                     if tx.send(Ok(chunk)).await.is_err() {
@@ -266,16 +267,6 @@ impl JobService for JobServiceImpl {
             Err(e) => e,
         };
         Ok(Response::new(pb::VerifyProofResponse { valid: reason.is_empty(), reason }))
-    }
-}
-
-fn jobs_state(job: &pb::Job) -> JobState {
-    match pb::JobState::try_from(job.state).unwrap_or(pb::JobState::Unspecified) {
-        pb::JobState::Done => JobState::Done,
-        pb::JobState::Failed => JobState::Failed,
-        pb::JobState::Cancelled => JobState::Cancelled,
-        pb::JobState::Queued => JobState::Queued,
-        _ => JobState::Running,
     }
 }
 

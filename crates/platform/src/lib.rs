@@ -325,9 +325,7 @@ impl Platform {
     /// id and whether it was created (false: the idempotency key named an earlier job).
     pub async fn submit(&self, request: JobRequest, idempotency_key: Option<&str>) -> Result<(String, bool), PlatformError> {
         if let Some(key) = idempotency_key {
-            if key.is_empty() || key.len() > 128 || key.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control()) {
-                return Err(invalid("idempotency_key", "1–128 printable characters without spaces"));
-            }
+            jobs::check_idempotency_key(key)?;
         }
         let job_kind = match &request {
             JobRequest::ReckleBatch { .. } => JOB_RECKLE_BATCH,
@@ -575,7 +573,7 @@ impl Platform {
     }
 
     /// True if the job has ended (cancelled, failed, done) or no longer exists.
-    pub(crate) async fn ended(&self, job: &str) -> Result<bool, PlatformError> {
+    async fn ended(&self, job: &str) -> Result<bool, PlatformError> {
         Ok(self.jobs.get(job).await?.is_none_or(|r| r.state.is_terminal()))
     }
 

@@ -138,19 +138,23 @@ impl Platform {
         serde_json::from_str(&lease.task.payload).map_err(corrupt)
     }
 
-    async fn pari_spec(&self, job: &str) -> Result<PariJobSpec, PlatformError> {
-        let rec = self.record(job).await?;
-        serde_json::from_str(&rec.spec).map_err(|e| PlatformError::Corrupt(format!("job {job} spec: {e}")))
+    /// The job's spec, or `None` if it has ended (or no longer exists): its tasks are dropped.
+    async fn live_spec(&self, job: &str) -> Result<Option<PariJobSpec>, PlatformError> {
+        match self.jobs.get(job).await? {
+            Some(r) if !r.state.is_terminal() => Ok(Some(Self::spec_of(&r)?)),
+            _ => Ok(None),
+        }
+    }
+
+    fn spec_of(rec: &jobs::JobRecord) -> Result<PariJobSpec, PlatformError> {
+        serde_json::from_str(&rec.spec).map_err(|e| PlatformError::Corrupt(format!("job {} spec: {e}", rec.id)))
     }
 
     /// Worker: `pari.setup` and `pari.prove`.
     pub(crate) async fn pari_work(&self, lease: &Lease) -> Result<(), PlatformError> {
         let job = &lease.task.job_id;
-        if self.ended(job).await? {
-            return Ok(());
-        }
+        let Some(spec) = self.live_spec(job).await? else { return Ok(()) };
         let t = Self::pari_task(lease)?;
-        let spec = self.pari_spec(job).await?;
         match t.step.as_str() {
             "setup" => {
                 let circuit = spec.circuit;
@@ -202,7 +206,7 @@ impl Platform {
         if rec.state.is_terminal() {
             return Ok(());
         }
-        let spec = self.pari_spec(job).await?;
+        let spec = Self::spec_of(&rec)?;
         let again = lease.attempt > 1;
         match t.step.as_str() {
             "setup" => {
@@ -242,11 +246,8 @@ impl Platform {
     /// Aggregator: gathers, batch-verifies and publishes bundle `k`.
     pub(crate) async fn pari_bundle(&self, lease: &Lease) -> Result<(), PlatformError> {
         let job = &lease.task.job_id;
-        if self.ended(job).await? {
-            return Ok(());
-        }
+        let Some(spec) = self.live_spec(job).await? else { return Ok(()) };
         let t = Self::pari_task(lease)?;
-        let spec = self.pari_spec(job).await?;
         let vk_bytes = self.blobs.get(&key(job, "vk.bin")).await?;
         let vk = VerifyingKey::<Bls12_381>::from_bytes(&vk_bytes).map_err(pari_err)?;
         let mut items = Vec::new();
