@@ -68,8 +68,10 @@ fn main() {
     for share in &shares {
         let t = Instant::now();
         cd.push(
-            one.install(|| worker_commit(pk.subcircuit_key(share.index as usize), share, &mut rng))
-                .unwrap(),
+            one.install(|| {
+                worker_commit(pk.subcircuit_key(share.index as usize)?, share, &mut rng)
+            })
+            .unwrap(),
         );
         commit_s.push(secs(t));
     }
@@ -104,7 +106,7 @@ fn main() {
     }
     // Step 5 and 6.
     let t = Instant::now();
-    let proof = coordinator_assemble(&round, commitments, proofs);
+    let proof = coordinator_assemble(&round, commitments, proofs).unwrap();
     let assemble_s = secs(t);
     let t = Instant::now();
     one.install(|| verify(&vk, &circuit.public_inputs, &proof, &mut rng))

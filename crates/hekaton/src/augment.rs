@@ -96,6 +96,12 @@ impl<F: PrimeField> Leaf<F> {
     }
 }
 
+impl<F: PrimeField> crate::Check for Leaf<F> {
+    fn check(&self) -> Result<(), crate::Error> {
+        Ok(())
+    }
+}
+
 impl<F: PrimeField + Absorb> Leaf<F> {
     pub fn hash(&self, cfg: &PoseidonConfig<F>) -> F {
         hash_leaf(cfg, LEAF_TRACE, &self.to_fields())
@@ -213,7 +219,11 @@ impl<F: PrimeField> EntryVar<F> {
 impl<F: PrimeField, S: Subcircuit<F>> ConstraintSynthesizer<F> for Augmented<'_, F, S> {
     fn generate_constraints(self, cs: ConstraintSystemRef<F>) -> Result<(), SynthesisError> {
         let layout = self.layout;
-        let addresses = &layout.subcircuits[self.index].addresses;
+        let addresses = &layout
+            .subcircuits
+            .get(self.index)
+            .ok_or(SynthesisError::Unsatisfiable)?
+            .addresses;
         let s = addresses.len();
         let depth = layout.tree_depth();
         if self.t_values.len() != s

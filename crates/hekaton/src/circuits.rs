@@ -227,12 +227,12 @@ pub fn merkle_update_circuit<F: PrimeField + Absorb, R: Rng>(
     let mut leaves: Vec<F> = (0..1usize << depth).map(|_| F::rand(rng)).collect();
     let tree = |leaves: &[F]| MerkleTree::new(&cfg, depth, leaves).expect("fits");
     let mut current = tree(&leaves);
-    let old_root = current.root();
+    let old_root = current.root().expect("built by MerkleTree::new");
     let per = depth / parts;
     let mut subcircuits = Vec::with_capacity(num_updates * parts);
     for update in 0..num_updates {
         let pos = rng.gen_range(0..leaves.len());
-        let path = current.path(pos);
+        let path = current.path(pos).expect("pos is a leaf of the tree");
         let old_leaf = leaves[pos];
         let new_leaf = F::rand(rng);
         for part in 0..parts {
@@ -253,7 +253,7 @@ pub fn merkle_update_circuit<F: PrimeField + Absorb, R: Rng>(
         current = tree(&leaves);
     }
     Partitioned {
-        public_inputs: vec![old_root, current.root()],
+        public_inputs: vec![old_root, current.root().expect("built by MerkleTree::new")],
         subcircuits,
     }
 }

@@ -36,6 +36,31 @@
 //! `e(D, η)`, which is why the prover needs `[η]₁` in its key although the paper's listing of
 //! the proving key leaves it implicit.
 //!
+//! # What the verifier trusts
+//!
+//! [`workflow::setup`] samples the trapdoor of every Mirage key: whoever runs it can prove
+//! anything under the keys it outputs. So a verifier trusts exactly one thing, **the party
+//! that ran the setup**, and it must hold that party's verifying key by a channel the prover
+//! does not control: pinned by its [`workflow::VerifyingKey::digest`] (BLAKE2b-256 of the
+//! key's canonical bytes, printed as hex) or read from a file the setup party published. A
+//! key that came with the proof proves nothing about the proof.
+//!
+//! Given the right key, [`workflow::verify`] checks every subcircuit: it first runs
+//! [`workflow::VerifyingKey::check`] (at least one subcircuit, one in-range key per
+//! subcircuit and no unused key, input counts that match each subcircuit's accesses, first
+//! and last subcircuits on keys of their own), so a malformed key is an error, never a
+//! vacuous success; an empty Mirage batch is an error too. The key also records, per shape,
+//! the digest of the augmented subcircuit's constraint matrices
+//! ([`mirage::constraint_digest`]): setup refuses to let subcircuits that declare one shape
+//! share a key unless their constraints are identical ([`Error::SharedShapeMismatch`]), and
+//! [`workflow::check_circuit`] lets a prover, or anyone holding the circuit, confirm that a
+//! key was made for it.
+//!
+//! Every type that travels between machines implements [`Check`], its structural invariants;
+//! [`mirage::from_bytes`] runs the curve and subgroup checks and then [`Check`], so no value
+//! decoded from outside makes a function of this crate panic (functions that take such values
+//! in memory re-check what they index: a malformed value is an [`Error`]).
+//!
 //! See [`mirage`] for the API: [`mirage::setup`], [`mirage::commit`], [`mirage::prove`],
 //! [`mirage::verify`], [`mirage::batch_verify`] and, for subcircuits that share one setup
 //! (paper §6.3), [`mirage::VerifyingKey::fix_trailing_inputs`].
@@ -85,4 +110,37 @@ pub enum Error {
     Serialization(#[from] SerializationError),
     #[error("{0} trailing bytes after the encoded value")]
     TrailingBytes(usize),
+    #[error("malformed {what}: {reason}")]
+    Malformed { what: &'static str, reason: String },
+    #[error("subcircuits {first} and {other} declare the same shape {shape:?} but have different constraints, so they cannot share a key")]
+    SharedShapeMismatch {
+        shape: String,
+        first: usize,
+        other: usize,
+    },
+    #[error("the key was made for another circuit: {0}")]
+    CircuitMismatch(String),
+    #[error("an empty batch proves nothing")]
+    EmptyBatch,
+    #[error("the verifying key's digest is {got}, not the expected {expected}")]
+    DigestMismatch { expected: String, got: String },
+    #[error("a verifying key digest is 64 hex digits, got {0:?}")]
+    BadDigest(String),
+}
+
+impl Error {
+    pub(crate) fn malformed(what: &'static str, reason: impl Into<String>) -> Self {
+        Error::Malformed {
+            what,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// The structural invariants of a value that may come from outside (a file, a message): the
+/// lengths and indices its methods rely on. [`mirage::from_bytes`] calls it on every value it
+/// decodes, so a decoded value never makes a function of this crate panic; values built in
+/// memory by hand should be checked the same way before use.
+pub trait Check {
+    fn check(&self) -> Result<(), Error>;
 }

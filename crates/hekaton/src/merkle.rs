@@ -25,6 +25,8 @@ use ark_r1cs_std::select::CondSelectGadget;
 use ark_relations::gr1cs::{ConstraintSystemRef, SynthesisError};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 
+use crate::Error;
+
 /// Tag of leaf 0, which holds the public input of the whole circuit.
 pub const LEAF_INPUT: u64 = 0;
 /// Tag of leaves `1..=k`, which hold `(t_i, a_i, T_i, A_i)`.
@@ -67,27 +69,68 @@ pub struct MerkleTree<F: PrimeField> {
     pub levels: Vec<Vec<F>>,
 }
 
+/// Deeper trees are refused when decoding: their leaf layer could not be held in memory.
+pub const MAX_DEPTH: usize = 40;
+
 impl<F: PrimeField> MerkleTree<F> {
-    pub fn depth(&self) -> usize {
-        self.levels.len() - 1
+    /// Checks the shape: `levels[j]` holds `2^(d−j)` nodes for a depth `d ≤ MAX_DEPTH`, so
+    /// the last level is the root. (The hashes themselves are not recomputed.)
+    pub fn check(&self) -> Result<(), Error> {
+        let bad = |reason: String| Err(Error::malformed("Merkle tree", reason));
+        let Some(depth) = self.levels.len().checked_sub(1) else {
+            return bad("no level".into());
+        };
+        if depth > MAX_DEPTH {
+            return bad(format!("depth {depth} exceeds {MAX_DEPTH}"));
+        }
+        for (j, level) in self.levels.iter().enumerate() {
+            let want = 1usize << (depth - j);
+            if level.len() != want {
+                return bad(format!(
+                    "level {j} has {} nodes, a depth-{depth} tree has {want}",
+                    level.len()
+                ));
+            }
+        }
+        Ok(())
     }
 
-    pub fn root(&self) -> F {
-        self.levels.last().expect("non-empty")[0]
+    /// The depth (0 for a malformed tree without levels).
+    pub fn depth(&self) -> usize {
+        self.levels.len().saturating_sub(1)
+    }
+
+    pub fn root(&self) -> Result<F, Error> {
+        self.check()?;
+        Ok(self.levels[self.depth()][0])
     }
 
     /// The siblings of leaf `index`, from the bottom up.
-    pub fn path(&self, index: usize) -> Vec<F> {
-        (0..self.depth())
+    pub fn path(&self, index: usize) -> Result<Vec<F>, Error> {
+        self.check()?;
+        let depth = self.depth();
+        if index >> depth != 0 {
+            return Err(Error::malformed(
+                "Merkle path index",
+                format!("leaf {index} in a tree of {} leaves", 1usize << depth),
+            ));
+        }
+        Ok((0..depth)
             .map(|level| self.levels[level][(index >> level) ^ 1])
-            .collect()
+            .collect())
+    }
+}
+
+impl<F: PrimeField> crate::Check for MerkleTree<F> {
+    fn check(&self) -> Result<(), Error> {
+        MerkleTree::check(self)
     }
 }
 
 impl<F: PrimeField + Absorb> MerkleTree<F> {
     /// Builds the tree of the given depth over `leaf_hashes` (padded with zeros).
     pub fn new(cfg: &PoseidonConfig<F>, depth: usize, leaf_hashes: &[F]) -> Option<Self> {
-        if leaf_hashes.len() > 1usize << depth {
+        if depth > MAX_DEPTH || leaf_hashes.len() > 1usize << depth {
             return None;
         }
         let mut layer = leaf_hashes.to_vec();

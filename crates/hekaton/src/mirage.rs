@@ -34,9 +34,11 @@ use ark_relations::gr1cs::{
     SynthesisError, SynthesisMode, R1CS_PREDICATE_LABEL,
 };
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize, Compress, Validate};
+use blake2::digest::consts::U32;
+use blake2::{Blake2b, Digest};
 use rand::Rng;
 
-use crate::Error;
+use crate::{Check, Error};
 
 type Domain<F> = GeneralEvaluationDomain<F>;
 
@@ -126,18 +128,26 @@ impl<E: Pairing> ProvingKey<E> {
     }
 
     /// Checks that the query lengths agree with the recorded shape, so that a key decoded
-    /// from untrusted bytes cannot make [`prove`] silently drop terms.
+    /// from untrusted bytes cannot make [`prove`] silently drop terms (or overflow).
     pub fn check_shape(&self) -> Result<(), Error> {
-        let (l, w) = (self.num_instance as usize, self.num_witness as usize);
-        let m = self.num_committed();
         let bad = |what| Err(Error::MalformedKey(what));
+        let (Ok(l), Ok(w)) = (
+            usize::try_from(self.num_instance),
+            usize::try_from(self.num_witness),
+        ) else {
+            return bad("variable counts do not fit in memory");
+        };
+        let Some(lw) = l.checked_add(w) else {
+            return bad("variable counts overflow");
+        };
+        let m = self.num_committed();
         if m > w {
             return bad("more committed than witness variables");
         }
-        if self.a_query.len() != l + w
-            || self.b_g1_query.len() != l + w
-            || self.b_g2_query.len() != l + w
-        {
+        if l == 0 {
+            return bad("no instance variable (the constant 1 is one)");
+        }
+        if self.a_query.len() != lw || self.b_g1_query.len() != lw || self.b_g2_query.len() != lw {
             return bad("A/B query length");
         }
         if self.l_query.len() != w - m || self.vk.ic_query.len() != l {
@@ -146,6 +156,65 @@ impl<E: Pairing> ProvingKey<E> {
         Ok(())
     }
 }
+
+impl<E: Pairing> crate::Check for ProvingKey<E> {
+    /// [`ProvingKey::check_shape`], and the verifying and commitment keys' own checks.
+    fn check(&self) -> Result<(), Error> {
+        self.check_shape()?;
+        self.vk.check()?;
+        self.ck.check()?;
+        if self.eta_g1.is_zero() || self.beta_g1.is_zero() {
+            return Err(Error::MalformedKey("[β]₁ or [η]₁ is the identity"));
+        }
+        Ok(())
+    }
+}
+
+impl<E: Pairing> crate::Check for CommitmentKey<E> {
+    fn check(&self) -> Result<(), Error> {
+        if self.delta_g1.is_zero() {
+            return Err(Error::MalformedKey(
+                "[δ]₁ is the identity: D would not hide",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl<E: Pairing> crate::Check for VerifyingKey<E> {
+    /// The instance query holds at least the constant term and no trapdoor element is the
+    /// identity (a key with `[δ]₂ = 0` would accept any `C`).
+    fn check(&self) -> Result<(), Error> {
+        if self.ic_query.is_empty() {
+            return Err(Error::MalformedKey(
+                "empty IC query (the constant term is missing)",
+            ));
+        }
+        if self.alpha_g1.is_zero()
+            || self.beta_g2.is_zero()
+            || self.gamma_g2.is_zero()
+            || self.delta_g2.is_zero()
+            || self.eta_g2.is_zero()
+        {
+            return Err(Error::MalformedKey(
+                "a trapdoor element of the verifying key is the identity",
+            ));
+        }
+        Ok(())
+    }
+}
+
+macro_rules! no_invariants {
+    ($($t:ident),*) => {$(
+        impl<E: Pairing> crate::Check for $t<E> {
+            /// Nothing beyond the curve and subgroup checks of decoding.
+            fn check(&self) -> Result<(), Error> {
+                Ok(())
+            }
+        }
+    )*};
+}
+no_invariants!(Commitment, CommitmentRandomness, Proof);
 
 /// The commitment `D` to the committed witness.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
@@ -182,12 +251,14 @@ pub fn to_bytes<T: CanonicalSerialize>(value: &T) -> Result<Vec<u8>, Error> {
     Ok(out)
 }
 
-/// Decodes a compressed encoding with full validation; trailing bytes are an error.
-pub fn from_bytes<T: CanonicalDeserialize>(mut bytes: &[u8]) -> Result<T, Error> {
+/// Decodes a compressed encoding with full validation (curve and subgroup checks, then the
+/// type's structural [`Check`]); trailing bytes are an error.
+pub fn from_bytes<T: CanonicalDeserialize + Check>(mut bytes: &[u8]) -> Result<T, Error> {
     let value = T::deserialize_with_mode(&mut bytes, Compress::Yes, Validate::Yes)?;
     if !bytes.is_empty() {
         return Err(Error::TrailingBytes(bytes.len()));
     }
+    Check::check(&value)?;
     Ok(value)
 }
 
@@ -232,6 +303,48 @@ fn r1cs_matrices<F: ark_ff::PrimeField>(
         ));
     }
     Ok(m)
+}
+
+/// A digest of the circuit's R1CS as Mirage uses it: BLAKE2b-256 over the variable and
+/// constraint counts, `num_committed`, and every nonzero entry `(column, coefficient)` of the
+/// matrices `A`, `B`, `C`, row by row. Two circuits with the same digest have the same
+/// constraints, so a key made for one is a key for the other; see
+/// [`crate::workflow::setup`], which refuses to share a key between subcircuits whose digests
+/// differ.
+pub fn constraint_digest<F, C>(circuit: C, num_committed: usize) -> Result<[u8; 32], Error>
+where
+    F: ark_ff::PrimeField,
+    C: ConstraintSynthesizer<F>,
+{
+    let cs = synthesize(circuit, SynthesisMode::Setup)?;
+    let matrices = r1cs_matrices(&cs)?;
+    let mut h = Blake2b::<U32>::new();
+    h.update(b"hekaton/r1cs/v1");
+    let counts = [
+        cs.num_instance_variables(),
+        cs.num_witness_variables(),
+        cs.num_constraints(),
+        num_committed,
+    ];
+    for n in counts {
+        h.update((n as u64).to_le_bytes());
+    }
+    let mut buf = Vec::new();
+    for m in &matrices {
+        h.update((m.len() as u64).to_le_bytes());
+        for row in m {
+            h.update((row.len() as u64).to_le_bytes());
+            for (coeff, col) in row {
+                h.update((*col as u64).to_le_bytes());
+                buf.clear();
+                coeff.serialize_with_mode(&mut buf, Compress::Yes)?;
+                h.update(&buf);
+            }
+        }
+    }
+    let mut out = [0u8; 32];
+    out.copy_from_slice(&h.finalize());
+    Ok(out)
 }
 
 /// Mirage.Setup for one circuit: samples the trapdoor and returns `(pk, vk)`. The first
@@ -511,17 +624,18 @@ pub fn verify<E: Pairing>(
 /// `Π e(r_i·A_i, B_i) · e(−(Σr_i)·α, β) · e(−Σr_i·IC_i, γ) · e(−Σr_i·C_i, δ) · e(−Σr_i·D_i, η) = 1`,
 ///
 /// i.e. `n + 4` Miller loops and one final exponentiation, against `5n` and `n` for separate
-/// verification. A batch that contains an invalid proof passes with probability `≤ 2⁻¹²⁸`.
+/// verification. A batch that contains an invalid proof passes with probability `≤ 2⁻¹²⁸`;
+/// an empty batch is an error ([`Error::EmptyBatch`]), never a vacuous success.
 pub fn batch_verify<E: Pairing, R: Rng>(
     vk: &VerifyingKey<E>,
     items: &[BatchItem<'_, E>],
     rng: &mut R,
 ) -> Result<(), Error> {
+    if items.is_empty() {
+        return Err(Error::EmptyBatch);
+    }
     for item in items {
         check_inputs(vk, item.public_inputs)?;
-    }
-    if items.is_empty() {
-        return Ok(());
     }
     let r: Vec<E::ScalarField> = items
         .iter()

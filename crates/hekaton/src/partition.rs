@@ -136,6 +136,33 @@ impl Layout {
         crate::merkle::depth_for(self.num_subcircuits() + 1)
     }
 
+    /// At least one subcircuit, distinct wire names, and every access at an address of the
+    /// memory.
+    pub fn check(&self) -> Result<(), Error> {
+        if self.subcircuits.is_empty() {
+            return Err(Error::malformed("layout", "no subcircuit"));
+        }
+        if self.address_map().len() != self.names.len() {
+            return Err(Error::malformed("layout", "two shared wires with one name"));
+        }
+        for (i, sub) in self.subcircuits.iter().enumerate() {
+            if let Some(a) = sub
+                .addresses
+                .iter()
+                .find(|&&a| a >= self.names.len() as u64)
+            {
+                return Err(Error::malformed(
+                    "layout",
+                    format!(
+                        "subcircuit {i} accesses address {a} of a memory of {} wires",
+                        self.names.len()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     pub(crate) fn address_map(&self) -> HashMap<String, u64> {
         self.names
             .iter()
@@ -428,17 +455,63 @@ impl<F: PrimeField> Traces<F> {
         })
     }
 
+    /// `T` and `A` have the same length, the sum of the slice lengths.
+    pub fn check(&self) -> Result<(), Error> {
+        let total = self
+            .slice_lengths
+            .iter()
+            .try_fold(0u64, |acc, &l| acc.checked_add(l));
+        match total {
+            Some(n) if n == self.t.len() as u64 && n == self.a.len() as u64 => Ok(()),
+            _ => Err(Error::malformed(
+                "traces",
+                format!(
+                    "T has {} entries, A {}, the slice lengths do not add up to both",
+                    self.t.len(),
+                    self.a.len()
+                ),
+            )),
+        }
+    }
+
     /// Splits both traces into the per-subcircuit slices `(T_i, A_i)`.
-    pub fn slices(&self) -> Vec<(Vec<Entry<F>>, Vec<Entry<F>>)> {
+    pub fn slices(&self) -> Result<Vec<(Vec<Entry<F>>, Vec<Entry<F>>)>, Error> {
+        self.check()?;
         let mut start = 0usize;
-        self.slice_lengths
+        Ok(self
+            .slice_lengths
             .iter()
             .map(|&len| {
+                // Fits: the lengths add up to `t.len()` (checked above).
                 let r = start..start + len as usize;
                 start += len as usize;
                 (self.t[r.clone()].to_vec(), self.a[r].to_vec())
             })
-            .collect()
+            .collect())
+    }
+}
+
+impl<F: PrimeField> crate::Check for Traces<F> {
+    fn check(&self) -> Result<(), Error> {
+        Traces::check(self)
+    }
+}
+
+impl crate::Check for Layout {
+    fn check(&self) -> Result<(), Error> {
+        Layout::check(self)
+    }
+}
+
+impl crate::Check for SubcircuitLayout {
+    fn check(&self) -> Result<(), Error> {
+        Ok(())
+    }
+}
+
+impl<F: PrimeField> crate::Check for Entry<F> {
+    fn check(&self) -> Result<(), Error> {
+        Ok(())
     }
 }
 

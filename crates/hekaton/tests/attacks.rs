@@ -14,10 +14,11 @@ use hekaton::merkle::{hash_leaf, poseidon_config, root_from_path, MerkleTree, LE
 use hekaton::mirage::{self, from_bytes, to_bytes};
 use hekaton::partition::{Entry, Layout, Partitioned, Portals, Subcircuit, Traces};
 use hekaton::workflow::{
-    coordinator_assemble, coordinator_challenge, coordinator_traces, prove, setup, verify,
-    worker_commit, ChallengeRound, HekatonProof, ProveMessage, ProvingKey, VerifyingKey,
-    WitnessShare,
+    check_circuit, coordinator_assemble, coordinator_challenge, coordinator_traces, prove, setup,
+    verify, worker_commit, ChallengeRound, HekatonProof, ProveMessage, ProvingKey, VerifyingKey,
+    VkDigest, WitnessShare,
 };
+use hekaton::Error;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
@@ -60,7 +61,14 @@ fn forged_proof(vk: &VerifyingKey<E>, x: &[Fr], k: usize) -> HekatonProof<E> {
     let root = root_from_path(&cfg, 0, hash_leaf(&cfg, LEAF_INPUT, x), &path);
     let f = fixture();
     HekatonProof {
-        commitments: f.proof.commitments.iter().cycle().take(k).copied().collect(),
+        commitments: f
+            .proof
+            .commitments
+            .iter()
+            .cycle()
+            .take(k)
+            .copied()
+            .collect(),
         proofs: f.proof.proofs.iter().cycle().take(k).copied().collect(),
         root,
         input_path: path,
@@ -68,13 +76,23 @@ fn forged_proof(vk: &VerifyingKey<E>, x: &[Fr], k: usize) -> HekatonProof<E> {
 }
 
 /// Sends a tampered key through its encoding and the verifier: it must be refused when
-/// decoded or when verifying, never accepted and never a panic.
+/// decoded and when verifying, with a typed error naming what is wrong: never accepted and
+/// never a panic.
 fn assert_key_refused(vk: &VerifyingKey<E>, x: &[Fr], proof: &HekatonProof<E>) {
-    if let Ok(decoded) = from_bytes::<VerifyingKey<E>>(&to_bytes(vk).unwrap()) {
-        assert!(verify(&decoded, x, proof, &mut rng(3)).is_err(), "tampered key decoded and accepted the proof");
-    }
+    let decoded = from_bytes::<VerifyingKey<E>>(&to_bytes(vk).unwrap());
+    assert!(
+        matches!(
+            decoded,
+            Err(Error::Malformed { .. } | Error::MalformedKey(_))
+        ),
+        "tampered key decoded: {decoded:?}"
+    );
     let res = verify(vk, x, proof, &mut rng(3));
-    assert!(res.is_err(), "tampered key accepted the proof");
+    assert!(
+        matches!(res, Err(Error::Malformed { .. } | Error::MalformedKey(_))),
+        "tampered key not refused: {res:?}"
+    );
+    assert!(vk.check().is_err());
 }
 
 #[test]
@@ -169,7 +187,9 @@ impl Subcircuit<Fr> for Lying {
     ) -> Result<(), SynthesisError> {
         match self.index {
             0 => {
-                let x = public_inputs.first().ok_or(SynthesisError::AssignmentMissing)?;
+                let x = public_inputs
+                    .first()
+                    .ok_or(SynthesisError::AssignmentMissing)?;
                 portals.set("w0", x)
             }
             1 | 2 => {
@@ -203,7 +223,13 @@ fn setup_refuses_a_shared_key_over_different_constraints() {
     // the lenient subcircuit in slot 2 proves x = 3.
     let honest = lying(7, true);
     match setup::<E, _, _>(&honest, &mut rng(1)) {
-        Err(e) => assert!(e.to_string().contains("different constraints"), "{e}"),
+        Err(e) => {
+            assert!(e.to_string().contains("different constraints"), "{e}");
+            assert!(
+                matches!(&e, Error::SharedShapeMismatch { shape, first: 1, other: 2 } if shape == "middle"),
+                "{e:?}"
+            );
+        }
         Ok((pk, vk)) => {
             let cheat = lying(3, false);
             let accepted = prove(&pk, &cheat, &mut rng(2))
@@ -217,25 +243,25 @@ fn setup_refuses_a_shared_key_over_different_constraints() {
 #[test]
 fn tampered_proving_keys_are_errors() {
     let f = fixture();
+    f.pk.check().unwrap();
+    let mut other = f.pk.clone();
+    other.pks.swap(0, 1);
     let mut short = f.pk.clone();
     short.vk.shape_of.pop();
     let mut few = f.pk.clone();
     few.pks.pop();
     let mut past = f.pk.clone();
     past.vk.shape_of[1] = 9;
-    for pk in [short, few, past] {
-        if let Ok(pk) = from_bytes::<ProvingKey<E>>(&to_bytes(&pk).unwrap()) {
-            assert!(prove(&pk, &f.circuit, &mut rng(2)).is_err());
-        }
+    for pk in [short, few, past, other] {
+        assert!(from_bytes::<ProvingKey<E>>(&to_bytes(&pk).unwrap()).is_err());
+        assert!(pk.subcircuit_key(2).is_err() || pk.check().is_err());
         assert!(prove(&pk, &f.circuit, &mut rng(2)).is_err());
     }
     // A Mirage proving key whose recorded sizes overflow.
     let mut pk = f.pk.pks[0].clone();
     pk.num_instance = u64::MAX;
-    if let Ok(pk) = from_bytes::<mirage::ProvingKey<E>>(&to_bytes(&pk).unwrap()) {
-        assert!(pk.check_shape().is_err());
-    }
-    assert!(pk.check_shape().is_err());
+    assert!(from_bytes::<mirage::ProvingKey<E>>(&to_bytes(&pk).unwrap()).is_err());
+    assert!(matches!(pk.check_shape(), Err(Error::MalformedKey(_))));
 }
 
 #[test]
@@ -248,13 +274,11 @@ fn malformed_merkle_trees_are_errors() {
         vec![vec![Fr::one(); 3], vec![Fr::one()]],
     ];
     for levels in levels {
-        let bytes = to_bytes(&MerkleTree { levels }).unwrap();
-        if let Ok(tree) = from_bytes::<MerkleTree<Fr>>(&bytes) {
-            let _ = tree.depth();
-            let _ = tree.root();
-            let _ = tree.path(0);
-            let _ = tree.path(1);
-        }
+        let tree = MerkleTree { levels };
+        assert!(from_bytes::<MerkleTree<Fr>>(&to_bytes(&tree).unwrap()).is_err());
+        let _ = tree.depth();
+        assert!(matches!(tree.root(), Err(Error::Malformed { .. })));
+        assert!(tree.path(0).is_err() && tree.path(1).is_err());
     }
 }
 
@@ -271,10 +295,13 @@ fn malformed_traces_are_errors() {
         (vec![e; 2], vec![e; 2], vec![1, u64::MAX]),
     ];
     for (t, a, slice_lengths) in cases {
-        let bytes = to_bytes(&Traces { t, a, slice_lengths }).unwrap();
-        if let Ok(traces) = from_bytes::<Traces<Fr>>(&bytes) {
-            let _ = traces.slices();
-        }
+        let traces = Traces {
+            t,
+            a,
+            slice_lengths,
+        };
+        assert!(from_bytes::<Traces<Fr>>(&to_bytes(&traces).unwrap()).is_err());
+        assert!(matches!(traces.slices(), Err(Error::Malformed { .. })));
     }
 }
 
@@ -285,39 +312,64 @@ fn malformed_worker_messages_are_errors() {
     let (_, shares) = coordinator_traces(layout, &f.circuit).unwrap();
     let commitments: Vec<_> = shares
         .iter()
-        .map(|s| worker_commit(&f.pk.pks[f.pk.vk.shape_of[s.index as usize] as usize], s, &mut rng(4)).unwrap().0)
+        .map(|s| {
+            worker_commit(
+                &f.pk.pks[f.pk.vk.shape_of[s.index as usize] as usize],
+                s,
+                &mut rng(4),
+            )
+            .unwrap()
+            .0
+        })
         .collect();
     // A share that claims a subcircuit outside the layout, or carries the wrong slice length.
     let mut bad_index = shares.clone();
     bad_index[2].index = 7;
     let mut short = shares.clone();
     short[1].t_values.clear();
-    for shares in [bad_index, short] {
-        let shares: Vec<WitnessShare<Fr>> = shares
+    let mut swapped = shares.clone();
+    swapped.swap(0, 1);
+    for shares in [bad_index, short, swapped] {
+        let decoded: Vec<_> = shares
             .iter()
-            .filter_map(|s| from_bytes(&to_bytes(s).unwrap()).ok())
+            .map(|s| from_bytes::<WitnessShare<Fr>>(&to_bytes(s).unwrap()))
             .collect();
-        if shares.len() == 3 {
-            assert!(coordinator_challenge(&f.vk, &f.circuit.public_inputs, &shares, &commitments).is_err());
-        }
+        let res = coordinator_challenge(&f.vk, &f.circuit.public_inputs, &shares, &commitments);
+        assert!(
+            decoded.iter().any(Result::is_err) || matches!(res, Err(Error::ShapeMismatch { .. })),
+            "{res:?}"
+        );
+        assert!(res.is_err());
     }
     // A coordinator state whose tree is malformed.
-    let round = coordinator_challenge(&f.vk, &f.circuit.public_inputs, &shares, &commitments).unwrap();
-    for levels in [vec![], vec![vec![Fr::one()]], vec![vec![Fr::one(); 4], vec![Fr::one(); 2], vec![]]] {
+    let round =
+        coordinator_challenge(&f.vk, &f.circuit.public_inputs, &shares, &commitments).unwrap();
+    for levels in [
+        vec![],
+        vec![vec![Fr::one()]],
+        vec![vec![Fr::one(); 4], vec![Fr::one(); 2], vec![]],
+    ] {
         let bad = ChallengeRound {
             tree: MerkleTree { levels },
             ..round.clone()
         };
-        if let Ok(bad) = from_bytes::<ChallengeRound<Fr>>(&to_bytes(&bad).unwrap()) {
-            let _ = coordinator_assemble::<E>(&bad, commitments.clone(), f.proof.proofs.clone());
-        }
+        assert!(from_bytes::<ChallengeRound<Fr>>(&to_bytes(&bad).unwrap()).is_err());
+        assert!(
+            coordinator_assemble::<E>(&bad, commitments.clone(), f.proof.proofs.clone()).is_err()
+        );
     }
     // A prove message with short paths.
     let mut msg = round.messages[0].clone();
     msg.own_path.pop();
-    if let Ok(msg) = from_bytes::<ProveMessage<Fr>>(&to_bytes(&msg).unwrap()) {
-        assert_eq!(msg.own_path.len() + 1, msg.prev_path.len());
-    }
+    assert!(from_bytes::<ProveMessage<Fr>>(&to_bytes(&msg).unwrap()).is_err());
+    // A proof with one subcircuit proof missing.
+    let mut bad = f.proof.clone();
+    bad.proofs.pop();
+    assert!(from_bytes::<HekatonProof<E>>(&to_bytes(&bad).unwrap()).is_err());
+    assert!(matches!(
+        verify(&f.vk, &f.circuit.public_inputs, &bad, &mut rng(3)),
+        Err(Error::ShapeMismatch { .. })
+    ));
 }
 
 /// Every truncation and every one-byte change in the first bytes of a verifying key (the
@@ -343,4 +395,51 @@ fn mutated_verifying_key_bytes_never_panic() {
             }
         }
     }
+}
+
+#[test]
+fn digest_pins_the_key_and_another_setup_is_another_key() {
+    let f = fixture();
+    let d = f.vk.digest().unwrap();
+    let decoded: VerifyingKey<E> = from_bytes(&to_bytes(&f.vk).unwrap()).unwrap();
+    assert_eq!(decoded.digest().unwrap(), d);
+    let hex = d.to_string();
+    assert_eq!(hex.len(), 64);
+    assert_eq!(hex.parse::<VkDigest>().unwrap(), d);
+    for bad in ["", "00", &hex[1..], &format!("{}g", &hex[1..])] {
+        assert!(matches!(bad.parse::<VkDigest>(), Err(Error::BadDigest(_))));
+    }
+    f.vk.check_digest(&d).unwrap();
+    // The same circuit set up again (other trapdoor): another digest, and the proof made
+    // under the first key does not verify under the second.
+    let (_, vk2) = setup::<E, _, _>(&f.circuit, &mut rng(99)).unwrap();
+    let d2 = vk2.digest().unwrap();
+    assert_ne!(d, d2);
+    assert!(matches!(
+        vk2.check_digest(&d),
+        Err(Error::DigestMismatch { .. })
+    ));
+    assert!(verify(&vk2, &f.circuit.public_inputs, &f.proof, &mut rng(3)).is_err());
+    // The key's constraint digests tie it to its circuit.
+    check_circuit(&f.vk, &f.circuit).unwrap();
+    let other = bench_circuit::<Fr>(3, 5, 1, Fr::from(5u64));
+    assert!(matches!(
+        check_circuit(&f.vk, &other),
+        Err(Error::CircuitMismatch(_))
+    ));
+}
+
+#[test]
+fn a_key_for_lenient_subcircuits_is_not_a_key_for_the_strict_circuit() {
+    // Both middle subcircuits lenient: they really share constraints, one key is fine. The
+    // strict circuit has the same layout, but its subcircuit 2 does not match that key.
+    let lenient = lying(7, false);
+    let (_, vk) = setup::<E, _, _>(&lenient, &mut rng(1)).unwrap();
+    assert_eq!(vk.shape_of[1], vk.shape_of[2]);
+    check_circuit(&vk, &lenient).unwrap();
+    let res = check_circuit(&vk, &lying(7, true));
+    assert!(
+        matches!(&res, Err(Error::CircuitMismatch(m)) if m.contains("subcircuit 2")),
+        "{res:?}"
+    );
 }

@@ -40,7 +40,7 @@ fn run_workflow<S: Subcircuit<Fr>>(
     let mut randomness = Vec::new();
     for share in &shares {
         let share: WitnessShare<Fr> = from_bytes(&to_bytes(share)?)?;
-        let (d, kappa) = worker_commit(pk.subcircuit_key(share.index as usize), &share, &mut r)?;
+        let (d, kappa) = worker_commit(pk.subcircuit_key(share.index as usize)?, &share, &mut r)?;
         commitments.push(from_bytes::<Commitment<E>>(&to_bytes(&d)?)?);
         randomness.push(kappa);
     }
@@ -62,7 +62,7 @@ fn run_workflow<S: Subcircuit<Fr>>(
         )?;
         proofs.push(from_bytes::<Proof<E>>(&to_bytes(&proof)?)?);
     }
-    Ok(coordinator_assemble(&round, commitments, proofs))
+    coordinator_assemble(&round, commitments, proofs)
 }
 
 fn keys<S: Subcircuit<Fr>>(circuit: &Partitioned<Fr, S>) -> (ProvingKey<E>, VerifyingKey<E>) {
@@ -206,7 +206,7 @@ fn inconsistent_shared_wire_fails_the_permutation_check() {
     let commitments: Vec<Commitment<E>> = shares
         .iter()
         .map(|s| {
-            worker_commit(pk.subcircuit_key(s.index as usize), s, &mut rng(2))
+            worker_commit(pk.subcircuit_key(s.index as usize).unwrap(), s, &mut rng(2))
                 .unwrap()
                 .0
         })
@@ -304,7 +304,7 @@ fn tampered_merkle_leaf_is_rejected() {
     let (_, shares) = coordinator_traces(&pk.vk.layout, &circuit).unwrap();
     let cd: Vec<_> = shares
         .iter()
-        .map(|s| worker_commit(pk.subcircuit_key(s.index as usize), s, &mut r).unwrap())
+        .map(|s| worker_commit(pk.subcircuit_key(s.index as usize).unwrap(), s, &mut r).unwrap())
         .collect();
     let commitments: Vec<_> = cd.iter().map(|c| c.0).collect();
     let round =
