@@ -402,6 +402,9 @@ pub fn record<F: PrimeField, S: Subcircuit<F>>(
     Ok((layout, with_values.then_some(values)))
 }
 
+/// One subcircuit's slices `(T_i, A_i)`.
+pub type Slices<F> = (Vec<Entry<F>>, Vec<Entry<F>>);
+
 /// The memory traces `T` (subcircuit-sorted) and `A` (address-sorted).
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct Traces<F: PrimeField> {
@@ -475,7 +478,7 @@ impl<F: PrimeField> Traces<F> {
     }
 
     /// Splits both traces into the per-subcircuit slices `(T_i, A_i)`.
-    pub fn slices(&self) -> Result<Vec<(Vec<Entry<F>>, Vec<Entry<F>>)>, Error> {
+    pub fn slices(&self) -> Result<Vec<Slices<F>>, Error> {
         self.check()?;
         let mut start = 0usize;
         Ok(self
