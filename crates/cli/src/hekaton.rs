@@ -1,17 +1,29 @@
-//! `prover hekaton prove | verify`: Hekaton proofs of partitioned circuits on this machine
-//! (the distributed steps run in one process). A proof directory holds `circuit.json` (the
-//! circuit and its parameters), `vk.bin` (the verifying key, made by this `prove`), `proof.bin`
-//! (the subcircuit commitments and Mirage proofs, the Merkle root and leaf-0 path) and
-//! `public.json` (public inputs, decimal).
+//! `prover hekaton setup | prove | verify`: Hekaton proofs of partitioned circuits on this
+//! machine (the distributed steps run in one process).
+//!
+//! Trust: whoever runs the setup knows the trapdoor and can prove anything under its keys, so
+//! the verifier must hold the verifying key independently of the prover.
+//!
+//! * `setup … --out KEYS` writes `KEYS/pk.bin`, `KEYS/vk.bin` and `KEYS/circuit.json` and
+//!   prints the verifying key's digest, which the setup party publishes.
+//! * `prove … --keys KEYS --out DIR` proves with those keys (refusing keys made for another
+//!   circuit) and writes `circuit.json`, `vk.bin` (a copy, for convenience), `proof.bin` (the
+//!   subcircuit commitments and Mirage proofs, the Merkle root and leaf-0 path) and
+//!   `public.json` (public inputs, decimal). Without `--keys` it runs a one-shot setup itself
+//!   (a demo: such a proof convinces only someone who trusts this prover).
+//! * `verify DIR --vk FILE` or `--vk-digest HEX` checks the proof against that key; without
+//!   one it refuses, unless `--trust-proof-dir` is given, and then says what it trusted.
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use anyhow::{bail, ensure, Context};
 use ark_bls12_381::{Bls12_381, Fr};
-use ark_serialize::{CanonicalDeserialize, CanonicalSerialize, Compress, Validate};
+use ark_serialize::CanonicalDeserialize;
 use clap::{Args, Subcommand, ValueEnum};
-use hekaton::workflow::{self, HekatonProof, VerifyingKey};
+use hekaton::partition::{Partitioned, Subcircuit};
+use hekaton::workflow::{self, HekatonProof, ProvingKey, VerifyingKey, VkDigest};
+use hekaton::Check;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
@@ -19,10 +31,13 @@ use crate::util::{secs, timed, write_dir_atomically};
 
 #[derive(Subcommand)]
 pub enum HekatonCommand {
+    /// Run the trusted setup for a circuit: write pk.bin, vk.bin and circuit.json to --out and
+    /// print the verifying key's digest (publish it: verifiers pin it).
+    Setup(SetupArgs),
     /// Split a circuit into subcircuits, prove each with Mirage, and write a proof directory.
     Prove(ProveArgs),
-    /// Verify a proof directory: prints `verified`, or fails with the reason.
-    Verify { dir: PathBuf },
+    /// Verify a proof directory against a pinned key: prints `verified`, or fails with the reason.
+    Verify(VerifyArgs),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
@@ -34,8 +49,9 @@ pub enum Circuit {
     MerkleUpdate,
 }
 
-#[derive(Args, Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub struct ProveArgs {
+/// The circuit's structure (what a key is made for).
+#[derive(Args, Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CircuitArgs {
     #[arg(long, value_enum)]
     pub circuit: Circuit,
     /// synthetic: number of subcircuits.
@@ -56,28 +72,65 @@ pub struct ProveArgs {
     /// merkle-update: subcircuits per path (must divide --depth).
     #[arg(long, default_value_t = 2)]
     pub parts: usize,
+}
+
+#[derive(Args, Clone, Debug)]
+pub struct SetupArgs {
+    #[command(flatten)]
+    pub circuit: CircuitArgs,
+    /// Directory to write the keys to (must not exist, or be empty).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+#[derive(Args, Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct ProveArgs {
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub circuit: CircuitArgs,
     /// Seed of the circuit's inputs (the setup and proofs use OS randomness).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Keys from `prover hekaton setup`. Without it, a one-shot setup runs in this process.
+    #[arg(long)]
+    #[serde(skip)]
+    pub keys: Option<PathBuf>,
     #[arg(long)]
     #[serde(skip)]
     pub out: PathBuf,
 }
 
+#[derive(Args, Clone, Debug)]
+pub struct VerifyArgs {
+    /// The proof directory.
+    pub dir: PathBuf,
+    /// The verifying key to check against (vk.bin from `prover hekaton setup`).
+    #[arg(long, conflicts_with = "trust_proof_dir")]
+    pub vk: Option<PathBuf>,
+    /// The expected digest of the verifying key (64 hex digits, printed by the setup). Without
+    /// --vk, the proof directory's vk.bin is used if it has this digest.
+    #[arg(long, conflicts_with = "trust_proof_dir")]
+    pub vk_digest: Option<String>,
+    /// Check against the proof directory's own vk.bin. This only shows that the proof matches
+    /// a key that came with it: whoever made that key can prove anything under it.
+    #[arg(long)]
+    pub trust_proof_dir: bool,
+}
+
 pub fn run(cmd: HekatonCommand) -> anyhow::Result<()> {
     match cmd {
+        HekatonCommand::Setup(a) => setup(a),
         HekatonCommand::Prove(a) => prove(a),
-        HekatonCommand::Verify { dir } => {
-            let (n, t) = timed(|| verify(&dir));
-            let n = n?;
-            println!("{n} subcircuit proofs checked in {}", secs(t));
+        HekatonCommand::Verify(a) => {
+            let (n, digest) = verify(&a)?;
+            println!("{n} subcircuit proofs checked against verifying key {digest}");
             println!("verified");
             Ok(())
         }
     }
 }
 
-fn check(a: &ProveArgs) -> anyhow::Result<()> {
+fn check(a: &CircuitArgs) -> anyhow::Result<()> {
     match a.circuit {
         Circuit::Synthetic => {
             ensure!((1..=1024).contains(&a.subcircuits), "--subcircuits must be in 1..=1024");
@@ -93,29 +146,98 @@ fn check(a: &ProveArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn prove(a: ProveArgs) -> anyhow::Result<()> {
-    check(&a)?;
-    let mut rng = ChaCha20Rng::from_entropy();
-    let (vk, proof, x, t) = match a.circuit {
-        Circuit::Synthetic => {
-            let c = hekaton::circuits::bench_circuit::<Fr>(a.subcircuits, a.steps, a.wires, Fr::from(a.seed));
-            let (pk, vk) = workflow::setup::<Bls12_381, _, _>(&c, &mut rng).context("setup")?;
-            let (p, t) = timed(|| workflow::prove(&pk, &c, &mut rng));
-            (vk, p.context("prove")?, c.public_inputs.clone(), t)
-        }
-        Circuit::MerkleUpdate => {
-            let mut crng = ChaCha20Rng::seed_from_u64(a.seed);
-            let c = hekaton::circuits::merkle_update_circuit::<Fr, _>(a.depth, a.updates, a.parts, &mut crng);
-            let (pk, vk) = workflow::setup::<Bls12_381, _, _>(&c, &mut rng).context("setup")?;
-            let (p, t) = timed(|| workflow::prove(&pk, &c, &mut rng));
-            (vk, p.context("prove")?, c.public_inputs.clone(), t)
+/// Runs `f` on the circuit that `a` describes, with inputs from `seed`.
+macro_rules! with_circuit {
+    ($a:expr, $seed:expr, |$c:ident| $body:expr) => {
+        match $a.circuit {
+            Circuit::Synthetic => {
+                let $c = hekaton::circuits::bench_circuit::<Fr>($a.subcircuits, $a.steps, $a.wires, Fr::from($seed));
+                $body
+            }
+            Circuit::MerkleUpdate => {
+                let mut crng = ChaCha20Rng::seed_from_u64($seed);
+                let $c = hekaton::circuits::merkle_update_circuit::<Fr, _>($a.depth, $a.updates, $a.parts, &mut crng);
+                $body
+            }
         }
     };
+}
+
+fn setup(a: SetupArgs) -> anyhow::Result<()> {
+    check(&a.circuit)?;
+    let mut rng = ChaCha20Rng::from_entropy();
+    // The setup depends on the circuit's structure only; any inputs do.
+    let ((pk, vk), t) = with_circuit!(a.circuit, 1u64, |c| {
+        let (keys, t) = timed(|| workflow::setup::<Bls12_381, _, _>(&c, &mut rng));
+        (keys.context("setup")?, t)
+    });
+    let digest = vk.digest()?;
+    let pk_bytes = hekaton::mirage::to_bytes(&pk)?;
+    let vk_bytes = hekaton::mirage::to_bytes(&vk)?;
+    write_dir_atomically(&a.out, |dir| {
+        std::fs::write(dir.join("circuit.json"), serde_json::to_vec_pretty(&a.circuit)?)?;
+        std::fs::write(dir.join("pk.bin"), &pk_bytes)?;
+        std::fs::write(dir.join("vk.bin"), &vk_bytes)?;
+        Ok(())
+    })?;
+    eprintln!(
+        "set up {} subcircuits ({} keys) in {}: wrote {} (proving key {} bytes, verifying key {} bytes)",
+        vk.num_subcircuits(),
+        vk.vks.len(),
+        secs(t),
+        a.out.display(),
+        pk_bytes.len(),
+        vk_bytes.len()
+    );
+    println!("verifying key digest: {digest}");
+    Ok(())
+}
+
+/// Proves `c` with `pk`, checks the proof, and returns it with the public input.
+fn prove_circuit<S: Subcircuit<Fr>>(
+    pk: &ProvingKey<Bls12_381>,
+    c: &Partitioned<Fr, S>,
+    rng: &mut ChaCha20Rng,
+) -> anyhow::Result<(HekatonProof<Bls12_381>, Vec<Fr>, std::time::Duration)> {
+    let (p, t) = timed(|| workflow::prove(pk, c, rng));
+    let p = p.context("prove")?;
+    workflow::verify(&pk.vk, &c.public_inputs, &p, rng).context("the proof just made does not verify")?;
+    Ok((p, c.public_inputs.clone(), t))
+}
+
+fn prove(a: ProveArgs) -> anyhow::Result<()> {
+    check(&a.circuit)?;
+    let mut rng = ChaCha20Rng::from_entropy();
+    let (pk, proof, x, t) = with_circuit!(a.circuit, a.seed, |c| {
+        let pk = match &a.keys {
+            Some(keys) => {
+                let pk: ProvingKey<Bls12_381> = read(keys, "pk.bin")?;
+                if let Err(e) = workflow::check_circuit(&pk.vk, &c) {
+                    let made_for = std::fs::read_to_string(keys.join("circuit.json")).unwrap_or_default();
+                    bail!(
+                        "{}: these keys were made for another circuit ({e}); circuit.json there says {}",
+                        keys.display(),
+                        made_for.split_whitespace().collect::<Vec<_>>().join(" ")
+                    );
+                }
+                pk
+            }
+            None => {
+                eprintln!(
+                    "no --keys: running a one-shot setup in this process. Its trapdoor was this process's, so \
+                     the proof convinces only someone who trusts this prover; use `prover hekaton setup` for keys \
+                     a verifier can pin"
+                );
+                workflow::setup::<Bls12_381, _, _>(&c, &mut rng).context("setup")?.0
+            }
+        };
+        let (proof, x, t) = prove_circuit(&pk, &c, &mut rng)?;
+        (pk, proof, x, t)
+    });
+    let vk = &pk.vk;
     eprintln!("proved {} subcircuits in {}", vk.num_subcircuits(), secs(t));
-    let mut vk_bytes = Vec::new();
-    vk.serialize_compressed(&mut vk_bytes)?;
-    let mut proof_bytes = Vec::new();
-    proof.serialize_compressed(&mut proof_bytes)?;
+    let vk_bytes = hekaton::mirage::to_bytes(vk)?;
+    let proof_bytes = hekaton::mirage::to_bytes(&proof)?;
     let public: Vec<String> = x.iter().map(|v| v.to_string()).collect();
     write_dir_atomically(&a.out, |dir| {
         std::fs::write(dir.join("circuit.json"), serde_json::to_vec_pretty(&a)?)?;
@@ -124,22 +246,60 @@ fn prove(a: ProveArgs) -> anyhow::Result<()> {
         std::fs::write(dir.join("public.json"), serde_json::to_vec_pretty(&public)?)?;
         Ok(())
     })?;
-    println!("wrote {} (proof {} bytes, verifying key {} bytes)", a.out.display(), proof_bytes.len(), vk_bytes.len());
+    println!("wrote {} (proof {} bytes)", a.out.display(), proof_bytes.len());
+    println!("verifying key digest: {}", vk.digest()?);
     Ok(())
 }
 
-fn read<T: CanonicalDeserialize>(dir: &Path, name: &str) -> anyhow::Result<T> {
-    let bytes = std::fs::read(dir.join(name)).with_context(|| format!("{}: cannot read {name}", dir.display()))?;
-    let mut slice = bytes.as_slice();
-    let v = T::deserialize_with_mode(&mut slice, Compress::Yes, Validate::Yes).with_context(|| format!("{}: {name}", dir.display()))?;
-    if !slice.is_empty() {
-        bail!("{}: {name} has {} trailing bytes", dir.display(), slice.len());
-    }
-    Ok(v)
+/// Reads and decodes `dir/name` with the crate's checked decoder.
+fn read<T: CanonicalDeserialize + Check>(dir: &Path, name: &str) -> anyhow::Result<T> {
+    read_file(&dir.join(name))
 }
 
-fn verify(dir: &Path) -> anyhow::Result<usize> {
-    let vk: VerifyingKey<Bls12_381> = read(dir, "vk.bin")?;
+fn read_file<T: CanonicalDeserialize + Check>(path: &Path) -> anyhow::Result<T> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    hekaton::mirage::from_bytes(&bytes).with_context(|| path.display().to_string())
+}
+
+/// The key to verify against, and its digest: from --vk, from the proof directory if it has the
+/// --vk-digest, or (with --trust-proof-dir) from the proof directory, said plainly.
+fn pinned_key(a: &VerifyArgs) -> anyhow::Result<(VerifyingKey<Bls12_381>, VkDigest)> {
+    let expected = a
+        .vk_digest
+        .as_deref()
+        .map(VkDigest::from_str)
+        .transpose()
+        .context("--vk-digest")?;
+    let (vk, source): (VerifyingKey<Bls12_381>, PathBuf) = match (&a.vk, &expected, a.trust_proof_dir) {
+        (Some(file), _, _) => (read_file(file)?, file.clone()),
+        (None, Some(_), _) => (read(&a.dir, "vk.bin")?, a.dir.join("vk.bin")),
+        (None, None, true) => {
+            let vk: VerifyingKey<Bls12_381> = read(&a.dir, "vk.bin")?;
+            let digest = vk.digest()?;
+            eprintln!(
+                "WARNING: no pinned key: checking against {} (digest {digest}), which came with the proof. This \
+                 shows only that the proof matches that key; whoever made the key can prove anything under it.",
+                a.dir.join("vk.bin").display()
+            );
+            return Ok((vk, digest));
+        }
+        (None, None, false) => bail!(
+            "refusing to verify without a pinned verifying key: pass --vk FILE (vk.bin from `prover hekaton setup`) \
+             or --vk-digest HEX (the digest the setup printed); --trust-proof-dir checks against the proof \
+             directory's own vk.bin, which proves nothing about who made it"
+        ),
+    };
+    let digest = vk.digest()?;
+    if let Some(expected) = expected {
+        vk.check_digest(&expected)
+            .with_context(|| format!("{}: not the pinned verifying key", source.display()))?;
+    }
+    Ok((vk, digest))
+}
+
+fn verify(a: &VerifyArgs) -> anyhow::Result<(usize, VkDigest)> {
+    let (vk, digest) = pinned_key(a)?;
+    let dir = &a.dir;
     let proof: HekatonProof<Bls12_381> = read(dir, "proof.bin")?;
     let public: Vec<String> = serde_json::from_slice(
         &std::fs::read(dir.join("public.json")).with_context(|| format!("{}: cannot read public.json", dir.display()))?,
@@ -150,6 +310,8 @@ fn verify(dir: &Path) -> anyhow::Result<usize> {
         .enumerate()
         .map(|(i, s)| Fr::from_str(s).map_err(|_| anyhow::anyhow!("public.json entry {i} is not a field element")))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    workflow::verify(&vk, &x, &proof, &mut ChaCha20Rng::from_entropy()).context("the proof does not verify")?;
-    Ok(vk.num_subcircuits())
+    let (res, t) = timed(|| workflow::verify(&vk, &x, &proof, &mut ChaCha20Rng::from_entropy()));
+    res.context("the proof does not verify")?;
+    eprintln!("checked in {}", secs(t));
+    Ok((vk.num_subcircuits(), digest))
 }

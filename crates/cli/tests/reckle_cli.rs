@@ -131,24 +131,3 @@ fn copy_dir(from: &Path, to: &Path) {
         std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
     }
 }
-
-#[test]
-fn hekaton_prove_verify_and_tamper() {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("hk");
-    let o = prover(&["hekaton", "prove", "--circuit", "synthetic", "--subcircuits", "2", "--steps", "16", "--wires", "2", "--out", p(&out)]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v = prover(&["hekaton", "verify", p(&out)]);
-    assert!(v.status.success(), "{}", stderr(&v));
-    assert!(String::from_utf8_lossy(&v.stdout).contains("verified"));
-    // A different public input is rejected.
-    std::fs::write(out.join("public.json"), "[\"12345\"]").unwrap();
-    assert_fails_with(&prover(&["hekaton", "verify", p(&out)]), "does not verify");
-    // Bad parameters: one line, nothing written.
-    let bad = tmp.path().join("bad");
-    assert_fails_with(
-        &prover(&["hekaton", "prove", "--circuit", "merkle-update", "--depth", "5", "--parts", "2", "--out", p(&bad)]),
-        "--parts must divide --depth",
-    );
-    assert!(!bad.exists());
-}
