@@ -29,7 +29,7 @@ enum Command {
     /// Pari proofs: setup, prove, verify, batch-verify.
     #[command(subcommand)]
     Pari(pari::PariCommand),
-    /// Hekaton proofs of partitioned circuits: prove, verify.
+    /// Hekaton proofs of partitioned circuits: setup, prove, verify.
     #[command(subcommand)]
     Hekaton(hekaton::HekatonCommand),
     /// Run platform services: one role against Redis and S3, or all of them with --embedded.
