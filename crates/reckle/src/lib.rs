@@ -64,15 +64,16 @@ pub mod circuits;
 mod codec;
 pub mod hash;
 pub mod node;
+mod pinned;
 pub mod tree;
 
 pub use batch::{
     decode_values, encode_values, files, plan_batch, plan_update, selected_in_bucket, BatchLeaf, BatchProof, Change, Statement, UpdatePlan,
     UpdateReport,
 };
-pub use circuits::{Circuits, RootKey};
+pub use circuits::{pinned_root_key, Circuits, PinnedKey, RootKey};
 pub use hash::Digest;
-pub use node::{prove_bucket, prove_node, Child, NodeId, NodeProof, PublicValues};
+pub use node::{prove_bucket, prove_node, prove_node_unchecked, Child, NodeId, NodeProof, PublicValues};
 pub use tree::Tree;
 
 use plonky2::field::goldilocks_field::GoldilocksField;
@@ -87,10 +88,15 @@ pub const D: usize = 2;
 
 /// Version of the circuit definitions; bump it whenever a circuit changes, so that stored
 /// root keys of the old circuits are not mistaken for the new ones.
-pub const CIRCUIT_VERSION: u32 = 1;
+/// Version 2: every node proof exports its position `idx` (position binding).
+pub const CIRCUIT_VERSION: u32 = 2;
 
-/// Largest supported tree height `ℓ` (limb sums must not wrap the field; see the crate doc).
-pub const MAX_LOG_N: u32 = 30;
+/// Largest supported tree height `ℓ`: the platform's cap (2^24 leaves). Limb sums could go to
+/// `ℓ = 30` without wrapping the field; the cap bounds what a verifier may be asked to build.
+pub const MAX_LOG_N: u32 = 24;
+
+/// Largest supported bucket height `q` (a bucket circuit of `2^12` leaves).
+pub const MAX_LOG_BUCKET: u32 = 12;
 
 /// Shape of a Reckle tree: `n = 2^log_n` leaves, buckets of `2^log_bucket` leaves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -114,9 +120,9 @@ impl Params {
                 "log_bucket must be at most log_n ({log_n}), got {log_bucket}"
             )));
         }
-        if log_bucket > 12 {
+        if log_bucket > MAX_LOG_BUCKET {
             return Err(Error::InvalidParams(format!(
-                "log_bucket must be at most 12 (a bucket circuit of 2^q leaves), got {log_bucket}"
+                "log_bucket must be at most {MAX_LOG_BUCKET} (a bucket circuit of 2^q leaves), got {log_bucket}"
             )));
         }
         Ok(Self { log_n, log_bucket })
