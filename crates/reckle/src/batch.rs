@@ -528,6 +528,14 @@ impl BatchProof {
         if this.nodes.keys().copied().collect::<BTreeSet<_>>() != plan {
             return Err(Error::Malformed("batch structure: nodes do not match the batch".into()));
         }
+        let siblings: BTreeSet<NodeId> = plan
+            .iter()
+            .filter(|id| id.level < this.params.log_n && !plan.contains(&id.sibling()))
+            .map(|id| id.sibling())
+            .collect();
+        if this.siblings.keys().copied().collect::<BTreeSet<_>>() != siblings {
+            return Err(Error::Malformed("batch structure: sibling hashes do not match the batch".into()));
+        }
         Ok(this)
     }
 

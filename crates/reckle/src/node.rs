@@ -251,7 +251,10 @@ pub fn prove_node_unchecked(circuits: &Circuits, id: NodeId, left: &Child, right
     pw.set_target(circuit.index, F::from_canonical_u64(id.index)).map_err(err)?;
     for (slot, child) in circuit.children.iter().zip([left, right]) {
         let (proof, values) = match child {
-            Child::Proven(p) => (&p.proof, p.public_values()),
+            Child::Proven(p) => {
+                check_shape(circuits, p, id.level - 1)?;
+                (&p.proof, p.public_values())
+            }
             Child::Hash(c) => (
                 &circuit.padding_proof,
                 PublicValues { c: *c, d: Digest::ZERO, sum_lo: 0, sum_hi: 0, count: 0, index: 0 },
@@ -266,4 +269,19 @@ pub fn prove_node_unchecked(circuits: &Circuits, id: NodeId, left: &Child, right
     }
     let proof = circuit.data.prove(pw).map_err(|e| Error::Proving(format!("node {id}: {e}")))?;
     Ok(NodeProof { id, proof })
+}
+
+/// Checks that `p`'s plonky2 proof has the shape of a level-`level` proof of `circuits` (a
+/// witness of another shape would make plonky2 panic), by re-reading its bytes with that
+/// level's common data.
+fn check_shape(circuits: &Circuits, p: &NodeProof, level: u32) -> Result<(), Error> {
+    let common = &circuits.data(level)?.common;
+    let bytes = p.proof.to_bytes();
+    let reread = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        ProofWithPublicInputs::<F, C, D>::from_bytes(bytes.clone(), common)
+    }));
+    match reread {
+        Ok(Ok(q)) if q.public_inputs.len() == NUM_PUBLIC_INPUTS && q.to_bytes() == bytes => Ok(()),
+        _ => Err(Error::input(format!("child proof of node {} does not have the shape of a level-{level} proof", p.id))),
+    }
 }
