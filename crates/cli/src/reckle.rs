@@ -189,13 +189,13 @@ fn progress_bar(len: u64, what: &str) -> ProgressBar {
 pub fn write_state(out: &Path, circuits: &Circuits, tree: &Tree, lambda: &BatchProof) -> anyhow::Result<Statement> {
     let statement = lambda.statement(circuits, tree)?;
     write_dir_atomically(out, |dir| {
-        fill_state(dir, circuits, tree, lambda, &statement)?;
+        fill_state(dir, tree, lambda, &statement)?;
         check_written(dir, circuits, &tree.root())
     })?;
     Ok(statement)
 }
 
-fn fill_state(dir: &Path, circuits: &Circuits, tree: &Tree, lambda: &BatchProof, statement: &Statement) -> anyhow::Result<()> {
+fn fill_state(dir: &Path, tree: &Tree, lambda: &BatchProof, statement: &Statement) -> anyhow::Result<()> {
     std::fs::write(dir.join(files::STATEMENT), serde_json::to_vec_pretty(statement)?)?;
     std::fs::write(dir.join(files::PROOF), lambda.root_proof().to_bytes())?;
     std::fs::write(dir.join(files::LAMBDA), lambda.to_bytes())?;
@@ -226,7 +226,7 @@ fn replace_state(state: &Path, circuits: &Circuits, tree: &Tree, lambda: &BatchP
     let old = parent.join(format!(".{name}.old-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
-    let written = fill_state(&scratch, circuits, tree, lambda, &statement).and_then(|_| check_written(&scratch, circuits, &tree.root()));
+    let written = fill_state(&scratch, tree, lambda, &statement).and_then(|_| check_written(&scratch, circuits, &tree.root()));
     if let Err(e) = written {
         let _ = std::fs::remove_dir_all(&scratch);
         return Err(e);
