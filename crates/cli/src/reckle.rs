@@ -3,6 +3,10 @@
 //! A proof directory holds `statement.json` (C, d, the batch with its values, sum, count),
 //! `proof.bin` (the root proof), and, for later updates, `lambda.bin` (Λ_I) and `leaves.bin`
 //! (every leaf value). `verify` needs only the first two.
+//!
+//! `verify` checks the proof against the commitment given with `--root`; without it, only
+//! against the statement's own `C`, which says no more than "some tree with root C holds these
+//! leaves" (anyone can make that true), and it says so.
 
 use std::path::{Path, PathBuf};
 
@@ -12,7 +16,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rand::rngs::StdRng;
 use rand::seq::index::sample;
 use rand::{Rng, SeedableRng};
-use reckle::{files, BatchProof, Change, Circuits, NodeProof, Params, RootKey, Statement, Tree};
+use reckle::{files, BatchProof, Change, Circuits, Digest, NodeProof, Params, RootKey, Statement, Tree};
 
 use crate::util::{parse_u64, secs, timed, write_dir_atomically};
 
@@ -25,6 +29,10 @@ pub enum ReckleCommand {
     /// Verify a proof directory: exits 0 and prints `verified`, or fails with the reason.
     Verify {
         dir: PathBuf,
+        /// The commitment C (64 hex digits) the proof must be about. Without it the proof is
+        /// checked only against the statement's own C, which anyone can make true.
+        #[arg(long)]
+        root: Option<String>,
         /// Derive the root key from (ℓ, q) now instead of using the one derived earlier and
         /// kept in the cache directory ($PROVER_CACHE_DIR, default ~/.cache/prover).
         #[arg(long)]
@@ -65,9 +73,10 @@ pub struct UpdateArgs {
     pub state: PathBuf,
     #[command(flatten)]
     pub changes: ChangeFlags,
-    /// Output directory for the refreshed state (must not exist, or be empty).
+    /// Output directory for the refreshed state (must not exist, or be empty). Without it the
+    /// state directory is replaced, only once the new state is written and verified.
     #[arg(long)]
-    pub out: PathBuf,
+    pub out: Option<PathBuf>,
 }
 
 /// Leaf and batch changes, as flags (shared with `prover submit reckle-update`).
@@ -88,10 +97,20 @@ pub fn run(cmd: ReckleCommand) -> anyhow::Result<()> {
     match cmd {
         ReckleCommand::Prove(a) => prove(a),
         ReckleCommand::Update(a) => update(a),
-        ReckleCommand::Verify { dir, no_cache } => {
-            let report = verify_dir(&dir, !no_cache)?;
+        ReckleCommand::Verify { dir, root, no_cache } => {
+            let expected = root
+                .map(|r| Digest::from_hex(&r).map_err(|e| anyhow::anyhow!("--root: {e}")))
+                .transpose()?;
+            let report = verify_dir(&dir, expected.as_ref(), !no_cache)?;
             println!("{report}");
-            println!("verified");
+            match expected {
+                Some(c) => println!("verified against C = {c}"),
+                None => println!(
+                    "verified against the statement's own C = {} only: this shows that some tree with that root \
+                     holds these leaves, which anyone can make true; pass --root HEX with the commitment you trust",
+                    read_statement(&dir)?.root
+                ),
+            }
             Ok(())
         }
     }
@@ -164,16 +183,62 @@ fn progress_bar(len: u64, what: &str) -> ProgressBar {
     pb
 }
 
-/// Writes a complete proof directory.
+/// Writes a complete proof directory: into a scratch directory first, which is read back and
+/// verified (the statement and root proof against the tree's C, Λ_I against the leaves) before
+/// it is renamed into place; nothing is left at `out` when that fails.
 pub fn write_state(out: &Path, circuits: &Circuits, tree: &Tree, lambda: &BatchProof) -> anyhow::Result<Statement> {
     let statement = lambda.statement(circuits, tree)?;
     write_dir_atomically(out, |dir| {
-        std::fs::write(dir.join(files::STATEMENT), serde_json::to_vec_pretty(&statement)?)?;
-        std::fs::write(dir.join(files::PROOF), lambda.root_proof().to_bytes())?;
-        std::fs::write(dir.join(files::LAMBDA), lambda.to_bytes())?;
-        std::fs::write(dir.join(files::LEAVES), reckle::encode_values(tree.values()))?;
-        Ok(())
+        fill_state(dir, tree, lambda, &statement)?;
+        check_written(dir, circuits, &tree.root())
     })?;
+    Ok(statement)
+}
+
+fn fill_state(dir: &Path, tree: &Tree, lambda: &BatchProof, statement: &Statement) -> anyhow::Result<()> {
+    std::fs::write(dir.join(files::STATEMENT), serde_json::to_vec_pretty(statement)?)?;
+    std::fs::write(dir.join(files::PROOF), lambda.root_proof().to_bytes())?;
+    std::fs::write(dir.join(files::LAMBDA), lambda.to_bytes())?;
+    std::fs::write(dir.join(files::LEAVES), reckle::encode_values(tree.values()))?;
+    Ok(())
+}
+
+/// Reads back a freshly written state directory and verifies it as `verify` and `update` would.
+fn check_written(dir: &Path, circuits: &Circuits, root: &Digest) -> anyhow::Result<()> {
+    let st = read_statement(dir)?;
+    let proof = NodeProof::root_from_bytes(circuits.root_key(), &read_file(dir, files::PROOF)?)?;
+    st.verify_for(root, circuits.root_key(), &proof).context("the proof just written does not verify")?;
+    load_state(dir, circuits).context("the state just written does not load")?;
+    Ok(())
+}
+
+/// Replaces the state directory `state` with a new one: written into a scratch directory beside
+/// it, verified, and then swapped in by renames, so a failure at any point leaves the old state
+/// as it was.
+fn replace_state(state: &Path, circuits: &Circuits, tree: &Tree, lambda: &BatchProof) -> anyhow::Result<Statement> {
+    let statement = lambda.statement(circuits, tree)?;
+    let name = state.file_name().context("--state must name a directory")?.to_string_lossy().to_string();
+    let parent = match state.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let scratch = parent.join(format!(".{name}.new-{}", std::process::id()));
+    let old = parent.join(format!(".{name}.old-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
+    let written = fill_state(&scratch, tree, lambda, &statement).and_then(|_| check_written(&scratch, circuits, &tree.root()));
+    if let Err(e) = written {
+        let _ = std::fs::remove_dir_all(&scratch);
+        return Err(e);
+    }
+    std::fs::rename(state, &old).with_context(|| format!("moving {} aside", state.display()))?;
+    if let Err(e) = std::fs::rename(&scratch, state) {
+        // Put the old state back.
+        let _ = std::fs::rename(&old, state);
+        let _ = std::fs::remove_dir_all(&scratch);
+        return Err(e).with_context(|| format!("renaming the new state into {}", state.display()));
+    }
+    let _ = std::fs::remove_dir_all(&old);
     Ok(statement)
 }
 
@@ -202,7 +267,7 @@ pub fn prove(a: ProveArgs) -> anyhow::Result<()> {
     let lambda = lambda?;
     eprintln!("proved |I| = {} with {} node proofs in {}", batch.len(), lambda.num_nodes(), secs(t));
     let st = write_state(&a.out, &circuits, &tree, &lambda)?;
-    println!("wrote {} (C = {}, d = {}, sum = {}, count = {})", a.out.display(), st.root, st.digest, st.sum, st.count);
+    println!("wrote and verified {} (C = {}, d = {}, sum = {}, count = {})", a.out.display(), st.root, st.digest, st.sum, st.count);
     Ok(())
 }
 
@@ -225,9 +290,12 @@ fn cache_dir() -> PathBuf {
 }
 
 /// The root key for `params`: derived by building the circuits (seconds to minutes), and kept
-/// in the local cache so that later verifications take milliseconds. The cache holds only keys
-/// this machine derived itself; a damaged entry is ignored and derived again.
+/// in the local cache so that later verifications take milliseconds. A cached key is used only
+/// if its bytes hash to the digest pinned in the binary for `(ℓ, q)`
+/// ([`reckle::pinned_root_key`]); any other entry is ignored and the key derived again. For an
+/// `(ℓ, q)` with no pinned digest the cache is not used at all.
 pub fn root_key(params: Params, use_cache: bool) -> anyhow::Result<RootKey> {
+    let use_cache = use_cache && reckle::pinned_root_key(params).is_some();
     let path = cache_dir().join(format!(
         "reckle/root-key-c{}-l{}-q{}.bin",
         reckle::CIRCUIT_VERSION,
@@ -238,7 +306,8 @@ pub fn root_key(params: Params, use_cache: bool) -> anyhow::Result<RootKey> {
         if let Ok(bytes) = std::fs::read(&path) {
             match RootKey::from_bytes(&bytes) {
                 Ok(k) if k.params() == params => return Ok(k),
-                _ => eprintln!("ignoring damaged cached key {}", path.display()),
+                Ok(_) => eprintln!("ignoring damaged cached key {}: it is for other parameters", path.display()),
+                Err(e) => eprintln!("ignoring damaged cached key {}: {e}", path.display()),
             }
         }
     }
@@ -257,15 +326,22 @@ pub fn root_key(params: Params, use_cache: bool) -> anyhow::Result<RootKey> {
     Ok(key)
 }
 
-/// Verifies a proof directory; returns a one-line summary.
-pub fn verify_dir(dir: &Path, use_cache: bool) -> anyhow::Result<String> {
+/// Verifies a proof directory against `expected_root` (or, without one, the statement's own
+/// C); returns a one-line summary. Everything that needs no key (the statement's claims, the
+/// expected C, the pinned circuit digest, the proof's header and size) is checked before any
+/// circuit is built or key loaded.
+pub fn verify_dir(dir: &Path, expected_root: Option<&Digest>, use_cache: bool) -> anyhow::Result<String> {
     let st = read_statement(dir)?;
-    let params = st.params().context("statement")?;
-    let key = root_key(params, use_cache)?;
     let proof_bytes = read_file(dir, files::PROOF)?;
+    let params = st.precheck(expected_root, &proof_bytes).context("verification failed")?;
+    let root = match expected_root {
+        Some(c) => *c,
+        None => Digest::from_hex(&st.root).context("statement: root")?,
+    };
+    let key = root_key(params, use_cache)?;
     let (res, t) = timed(|| {
         let proof = NodeProof::root_from_bytes(&key, &proof_bytes)?;
-        st.verify_with_key(&key, &proof)
+        st.verify_for(&root, &key, &proof)
     });
     res.context("verification failed")?;
     Ok(format!(
@@ -326,6 +402,10 @@ pub fn update(a: UpdateArgs) -> anyhow::Result<()> {
     let params = st.params().context("statement")?;
     let circuits = build_circuits(params)?;
     let (mut tree, mut lambda) = load_state(&a.state, &circuits)?;
+    // The state's statement must be what its Λ_I and leaves prove.
+    let root_proof = lambda.root_proof().clone();
+    st.verify_for(&tree.root(), circuits.root_key(), &root_proof)
+        .with_context(|| format!("{}: {} is not what {} proves", a.state.display(), files::STATEMENT, files::LAMBDA))?;
     let (report, t) = timed(|| lambda.update(&circuits, &mut tree, &changes));
     let report = report?;
     eprintln!(
@@ -334,7 +414,10 @@ pub fn update(a: UpdateArgs) -> anyhow::Result<()> {
         report.dropped.len(),
         secs(t)
     );
-    let st = write_state(&a.out, &circuits, &tree, &lambda)?;
-    println!("wrote {} (C = {}, d = {}, sum = {}, count = {})", a.out.display(), st.root, st.digest, st.sum, st.count);
+    let (out, st) = match &a.out {
+        Some(out) => (out, write_state(out, &circuits, &tree, &lambda)?),
+        None => (&a.state, replace_state(&a.state, &circuits, &tree, &lambda)?),
+    };
+    println!("wrote and verified {} (C = {}, d = {}, sum = {}, count = {})", out.display(), st.root, st.digest, st.sum, st.count);
     Ok(())
 }

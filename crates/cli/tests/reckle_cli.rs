@@ -45,7 +45,9 @@ fn prove_update_verify_and_tamper() {
 
     let o = prover(&["reckle", "verify", p(&out)]);
     assert!(o.status.success(), "verify failed: {}", stderr(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("verified"));
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(stdout.contains("verified against the statement's own C"), "{stdout}");
+    assert!(stdout.contains("--root"), "{stdout}");
     // Second time from the cached key; then with the cached key damaged (ignored, re-derived).
     let o = prover(&["reckle", "verify", p(&out)]);
     assert!(o.status.success() && !stderr(&o).contains("building circuits"), "cached key not used: {}", stderr(&o));
@@ -56,6 +58,15 @@ fn prove_update_verify_and_tamper() {
     let st: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("statement.json")).unwrap()).unwrap();
     assert_eq!(st["sum"], (2u128 + 7 + u64::MAX as u128).to_string());
     assert_eq!(st["count"], 3);
+
+    // Against an expected C: the statement's own, then another commitment.
+    let root = st["root"].as_str().unwrap().to_string();
+    let o = prover(&["reckle", "verify", p(&out), "--root", &root]);
+    assert!(o.status.success(), "verify --root failed: {}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains(&format!("verified against C = {root}")));
+    let other = format!("{}{}", &root[..63], if root.ends_with('0') { '1' } else { '0' });
+    assert_fails_with(&prover(&["reckle", "verify", p(&out), "--root", &other]), "not the expected C");
+    assert_fails_with(&prover(&["reckle", "verify", p(&out), "--root", "12"]), "--root");
 
     // Update: a leaf inside the batch, one outside, add and remove an index.
     let out2 = tmp.path().join("proof2");
@@ -106,6 +117,22 @@ fn prove_update_verify_and_tamper() {
     assert_fails_with(&prover(&["reckle", "update", "--state", p(&bad), "--set", "1=1", "--out", p(&dest)]), "leaves.bin");
     assert_fails_with(&prover(&["reckle", "update", "--state", p(&out), "--set", "8=1", "--out", p(&dest)]), "outside the tree");
     assert!(!dest.exists());
+
+    // Update in place: a failing update leaves the state as it was; a good one replaces it.
+    let inplace = tmp.path().join("inplace");
+    copy_dir(&out, &inplace);
+    let before = std::fs::read(inplace.join("lambda.bin")).unwrap();
+    assert_fails_with(&prover(&["reckle", "update", "--state", p(&inplace), "--remove", "5"]), "not in the batch");
+    assert_eq!(std::fs::read(inplace.join("lambda.bin")).unwrap(), before, "a failed update changed the state");
+    let o = prover(&["reckle", "update", "--state", p(&inplace), "--set", "1=77"]);
+    assert!(o.status.success(), "in-place update failed: {}", stderr(&o));
+    assert_ne!(std::fs::read(inplace.join("lambda.bin")).unwrap(), before);
+    let st3: serde_json::Value = serde_json::from_slice(&std::fs::read(inplace.join("statement.json")).unwrap()).unwrap();
+    let o = prover(&["reckle", "verify", p(&inplace), "--root", st3["root"].as_str().unwrap()]);
+    assert!(o.status.success(), "verify after in-place update failed: {}", stderr(&o));
+    // No scratch directories left beside it.
+    let leftovers: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().starts_with('.')).collect();
+    assert!(leftovers.is_empty(), "scratch left behind: {leftovers:?}");
 }
 
 #[test]

@@ -109,34 +109,117 @@ impl Statement {
         Params::new(self.log_n, self.log_bucket)
     }
 
-    /// `Ver_pp(C, (a_i)_{i∈I}, π_I)` of Fig. 3, plus the Reckle+ results: recomputes `d`, the
-    /// sum and the count from the batch leaves, checks that the statement claims exactly those,
-    /// and verifies the root proof against the root key derived from `(ℓ, q)`.
+    /// `Ver_pp(C, (a_i)_{i∈I}, π_I)` of Fig. 3 with `C` **taken from the statement itself**.
+    ///
+    /// This only shows that *some* tree with root `self.root` holds these leaves, which anyone
+    /// can make true by committing to them; a verifier that knows which commitment it cares
+    /// about must use [`Statement::verify_for`].
     pub fn verify(&self, circuits: &Circuits, root_proof: &NodeProof) -> Result<(), Error> {
         self.verify_with_key(circuits.root_key(), root_proof)
     }
 
-    /// [`Statement::verify`] with only the root key.
+    /// [`Statement::verify`] with only the root key (again against the statement's own `C`).
     pub fn verify_with_key(&self, key: &RootKey, root_proof: &NodeProof) -> Result<(), Error> {
-        let params = self.params()?;
-        if params != key.params() {
-            return Err(Error::input("statement: log_n/log_bucket differ from the circuits'"));
+        let root = Digest::from_hex(&self.root).map_err(|e| Error::input(format!("statement: root: {e}")))?;
+        self.verify_for(&root, key, root_proof)
+    }
+
+    /// `Ver_pp(expected_c, (a_i)_{i∈I}, π_I)` of Fig. 3, plus the Reckle+ results: the statement
+    /// must be about the commitment `expected_c` the verifier already holds; `d`, the sum and
+    /// the count are recomputed from the batch leaves and must be exactly what the statement
+    /// claims; and the root proof must verify under `key` with those public values and with
+    /// `idx = 0` (it is the proof of the root's position).
+    pub fn verify_for(&self, expected_c: &Digest, key: &RootKey, root_proof: &NodeProof) -> Result<(), Error> {
+        let claims = self.check_claims()?;
+        if claims.root != *expected_c {
+            return Err(Error::Verification(format!(
+                "statement is about C = {}, not the expected C = {expected_c}",
+                claims.root
+            )));
         }
+        let params = claims.params;
+        if params != key.params() {
+            return Err(Error::input("statement: log_n/log_bucket differ from the root key's"));
+        }
+        if self.root_circuit_digest != key.circuit_digest() {
+            return Err(Error::Verification(
+                "statement: root circuit digest differs from the key derived for (log_n, log_bucket)".into(),
+            ));
+        }
+        if root_proof.id != NodeId::new(params.log_n, 0) {
+            return Err(Error::Verification(format!("proof is for node {}, not the root", root_proof.id)));
+        }
+        let pv = root_proof.public_values();
+        if pv.c != *expected_c {
+            return Err(Error::Verification("proof is for another commitment C".into()));
+        }
+        if pv.d != claims.d {
+            return Err(Error::Verification("proof is for another batch (canonical digest differs)".into()));
+        }
+        if (pv.sum_lo, pv.sum_hi, pv.count) != claims.out {
+            return Err(Error::Verification("proof's sum/count differ from the batch's".into()));
+        }
+        if pv.index != 0 {
+            return Err(Error::Verification(format!("proof is for position {} of the root level, not 0", pv.index)));
+        }
+        key.data
+            .verify(root_proof.proof.clone())
+            .map_err(|e| Error::Verification(format!("root proof does not verify: {e}")))
+    }
+
+    /// Everything a verifier can check before it holds a key or builds any circuit, cheaply:
+    /// the parameters are supported, the statement's claims (`d`, sum, count) follow from its
+    /// leaves, its `C` is `expected_c` (when given), its root-circuit digest is the pinned one
+    /// for `(ℓ, q)` (when pinned), and `proof_bytes` start with the header of a root proof of
+    /// a plausible size. Returns the parameters, to derive or load the key with.
+    pub fn precheck(&self, expected_c: Option<&Digest>, proof_bytes: &[u8]) -> Result<Params, Error> {
+        let claims = self.check_claims()?;
+        if let Some(c) = expected_c {
+            if claims.root != *c {
+                return Err(Error::Verification(format!(
+                    "statement is about C = {}, not the expected C = {c}",
+                    claims.root
+                )));
+            }
+        }
+        let params = claims.params;
+        if let Some(pin) = crate::circuits::pinned_root_key(params) {
+            if self.root_circuit_digest != pin.circuit_digest {
+                return Err(Error::Verification(format!(
+                    "statement: root circuit digest {} is not the pinned digest for log_n = {}, log_bucket = {}",
+                    self.root_circuit_digest, params.log_n, params.log_bucket
+                )));
+            }
+        }
+        let id = crate::codec::peek_node_id(proof_bytes)?;
+        if id != NodeId::new(params.log_n, 0) {
+            return Err(Error::Verification(format!("proof is for node {id}, not the root of a tree with log_n = {}", params.log_n)));
+        }
+        Ok(params)
+    }
+
+    /// The statement's claims, checked against its own leaves (no key needed).
+    fn check_claims(&self) -> Result<Claims, Error> {
         if self.version != 1 {
             return Err(Error::input(format!("statement: unsupported version {}", self.version)));
         }
+        let params = self.params().map_err(|e| Error::input(format!("statement: {e}")))?;
         if self.batch.is_empty() {
             return Err(Error::input("statement: batch is empty"));
         }
+        if self.batch.len() as u64 > params.num_leaves() {
+            return Err(Error::input("statement: batch is larger than the tree"));
+        }
+        let root = Digest::from_hex(&self.root).map_err(|e| Error::input(format!("statement: root: {e}")))?;
+        let claimed_d = Digest::from_hex(&self.digest).map_err(|e| Error::input(format!("statement: digest: {e}")))?;
         let pairs: Vec<(u64, u64)> = self.batch.iter().map(|l| (l.index, l.value)).collect();
-        let d = canonical_digest(params.log_n, &pairs)?;
-        let root = Digest::from_hex(&self.root)?;
-        let claimed_d = Digest::from_hex(&self.digest)?;
+        let d = canonical_digest(params.log_n, &pairs).map_err(|e| Error::input(format!("statement: batch: {e}")))?;
         if claimed_d != d {
             return Err(Error::Verification(
                 "statement: digest is not the canonical digest of the batch leaves".into(),
             ));
         }
+        // At most 2^24 leaves of 32-bit limbs: the sums fit a u64.
         let (mut sum_lo, mut sum_hi) = (0u64, 0u64);
         for &(_, v) in &pairs {
             let (lo, hi) = limbs(v);
@@ -153,28 +236,17 @@ impl Statement {
         if self.count != pairs.len() as u64 {
             return Err(Error::Verification("statement: count is not the batch size".into()));
         }
-        if self.root_circuit_digest != key.circuit_digest() {
-            return Err(Error::Verification(
-                "statement: root circuit digest differs from the key derived for (log_n, log_bucket)".into(),
-            ));
-        }
-        if root_proof.id != NodeId::new(params.log_n, 0) {
-            return Err(Error::Verification(format!("proof is for node {}, not the root", root_proof.id)));
-        }
-        let pv = root_proof.public_values();
-        if pv.c != root {
-            return Err(Error::Verification("proof is for another commitment C".into()));
-        }
-        if pv.d != d {
-            return Err(Error::Verification("proof is for another batch (canonical digest differs)".into()));
-        }
-        if (pv.sum_lo, pv.sum_hi, pv.count) != (sum_lo, sum_hi, pairs.len() as u64) {
-            return Err(Error::Verification("proof's sum/count differ from the batch's".into()));
-        }
-        key.data
-            .verify(root_proof.proof.clone())
-            .map_err(|e| Error::Verification(format!("root proof does not verify: {e}")))
+        Ok(Claims { params, root, d, out: (sum_lo, sum_hi, pairs.len() as u64) })
     }
+}
+
+/// A statement's claims after [`Statement::check_claims`].
+struct Claims {
+    params: Params,
+    root: Digest,
+    d: Digest,
+    /// `(Σlo, Σhi, count)`.
+    out: (u64, u64, u64),
 }
 
 /// One change applied by [`BatchProof::update`].
@@ -399,7 +471,8 @@ impl BatchProof {
 
     /// `UpdBatchProof_pp` (§3.4): applies `changes` to `tree` and the batch, then re-proves
     /// only the buckets and ancestors of the changed leaves that are in the new `T'_I`.
-    /// All changes are validated before anything is modified.
+    /// All changes are validated before anything is modified, and the update is all or
+    /// nothing: if proving fails half-way, `self` and `tree` are left as they were.
     pub fn update(&mut self, circuits: &Circuits, tree: &mut Tree, changes: &[Change]) -> Result<UpdateReport, Error> {
         let params = self.params;
         if tree.params() != params || circuits.params() != params {
@@ -407,18 +480,37 @@ impl BatchProof {
         }
         let old: Vec<u64> = self.batch.iter().copied().collect();
         let plan = plan_update(params, &old, changes)?;
-        // Validated: apply.
-        for c in changes {
-            if let Change::Set { index, value } = *c {
-                tree.set(index, value)?;
+        // Validated: apply to a scratch copy of Λ_I, and to the tree with an undo log (the tree
+        // can be large, so it is not copied).
+        let mut undo: Vec<(u64, u64)> = Vec::new();
+        let result = (|| {
+            for c in changes {
+                if let Change::Set { index, value } = *c {
+                    undo.push((index, tree.value(index)?));
+                    tree.set(index, value)?;
+                }
+            }
+            let mut next = self.clone();
+            next.batch = plan.batch.iter().copied().collect();
+            for id in &plan.dropped {
+                next.nodes.remove(id);
+            }
+            next.prove_nodes(circuits, tree, plan.reprove.clone(), |_| {})?;
+            Ok(next)
+        })();
+        match result {
+            Ok(next) => {
+                *self = next;
+                Ok(UpdateReport { reproved: plan.reprove, dropped: plan.dropped })
+            }
+            Err(e) => {
+                for &(index, value) in undo.iter().rev() {
+                    // The index was set a moment ago, so it is in range.
+                    let _ = tree.set(index, value);
+                }
+                Err(e)
             }
         }
-        self.batch = plan.batch.iter().copied().collect();
-        for id in &plan.dropped {
-            self.nodes.remove(id);
-        }
-        self.prove_nodes(circuits, tree, plan.reprove.clone(), |_| {})?;
-        Ok(UpdateReport { reproved: plan.reprove, dropped: plan.dropped })
     }
 
     pub fn to_bytes(&self) -> Vec<u8> {
@@ -435,6 +527,14 @@ impl BatchProof {
         let plan = plan_set(this.params, &this.batch);
         if this.nodes.keys().copied().collect::<BTreeSet<_>>() != plan {
             return Err(Error::Malformed("batch structure: nodes do not match the batch".into()));
+        }
+        let siblings: BTreeSet<NodeId> = plan
+            .iter()
+            .filter(|id| id.level < this.params.log_n && !plan.contains(&id.sibling()))
+            .map(|id| id.sibling())
+            .collect();
+        if this.siblings.keys().copied().collect::<BTreeSet<_>>() != siblings {
+            return Err(Error::Malformed("batch structure: sibling hashes do not match the batch".into()));
         }
         Ok(this)
     }

@@ -26,8 +26,11 @@ use plonky2::recursion::dummy_circuit::{dummy_circuit, dummy_proof};
 use crate::hash::LEAF_TAG;
 use crate::{Error, Params, C, D, F};
 
-/// Number of public inputs of every node proof: `C (4) ‖ d (4) ‖ Σlo ‖ Σhi ‖ count`.
-pub const NUM_PUBLIC_INPUTS: usize = 11;
+/// Number of public inputs of every node proof: `C (4) ‖ d (4) ‖ Σlo ‖ Σhi ‖ count ‖ idx`.
+pub const NUM_PUBLIC_INPUTS: usize = 12;
+
+/// Position of `idx` (the node's index within its level) among the public inputs.
+pub(crate) const INDEX_INPUT: usize = 11;
 
 /// Targets of one node's public values inside a circuit.
 #[derive(Clone, Debug)]
@@ -38,17 +41,20 @@ pub(crate) struct NodeTargets {
     pub out: [Target; 3],
 }
 
-impl NodeTargets {
-    fn register(&self, b: &mut CircuitBuilder<F, D>) {
-        b.register_public_inputs(&self.c.elements);
-        b.register_public_inputs(&self.d.elements);
-        b.register_public_inputs(&self.out);
-    }
+/// Registers a node's public inputs, in the one order every circuit uses:
+/// `C_v ‖ d_v ‖ out_v ‖ idx_v`.
+fn register_node(b: &mut CircuitBuilder<F, D>, node: &NodeTargets, index: Target) {
+    b.register_public_inputs(&node.c.elements);
+    b.register_public_inputs(&node.d.elements);
+    b.register_public_inputs(&node.out);
+    b.register_public_input(index);
 }
 
 /// `B_0`: a monolithic circuit over the `2^q` leaves of one bucket.
 pub struct BucketCircuit {
     pub(crate) data: CircuitData<F, C, D>,
+    /// The bucket's index at level `q`; a public input (`idx`), and the base of its leaves'
+    /// indices (`idx · 2^q + j`).
     pub(crate) bucket_index: Target,
     /// `(lo, hi)` limbs of every leaf value.
     pub(crate) values: Vec<(Target, Target)>,
@@ -65,6 +71,9 @@ pub(crate) struct ChildTargets {
 /// `B_i` for one level `i > q`.
 pub struct LevelCircuit {
     pub(crate) data: CircuitData<F, C, D>,
+    /// The node's index at its level (public input `idx`); each proven child must have
+    /// `idx_L = 2·idx` (left) or `idx_R = 2·idx + 1` (right).
+    pub(crate) index: Target,
     pub(crate) children: [ChildTargets; 2],
     /// A proof of the padding circuit (same shape as level `i−1`), supplied for a child with
     /// `d = 0`; it has all-zero public inputs.
@@ -82,7 +91,9 @@ pub struct Circuits {
 
 /// The verifying key of the root circuit (`B_ℓ`, or `B_0` when `q = ℓ`): everything a verifier
 /// needs. Obtained from [`Circuits::root_key`]; it can be stored and reloaded so that a verifier
-/// derives it once per `(ℓ, q)` instead of building every circuit each time.
+/// derives it once per `(ℓ, q)` instead of building every circuit each time, but only a key
+/// whose bytes hash to the digest pinned in this crate for its `(ℓ, q)` is accepted back (see
+/// [`RootKey::from_bytes`] and [`pinned_root_key`]).
 #[derive(Clone, Debug)]
 pub struct RootKey {
     pub(crate) params: Params,
@@ -90,26 +101,74 @@ pub struct RootKey {
 }
 
 const ROOT_KEY_MAGIC: &[u8; 4] = b"RKVK";
+/// Format of [`RootKey::to_bytes`]; 2 adds the circuit version to the header.
+const ROOT_KEY_FORMAT: u8 = 2;
+const ROOT_KEY_HEADER: usize = 4 + 1 + 4 + 4 + 4;
+
+/// The pinned digests of the root key of one `(ℓ, q)`, from the generated table in
+/// `src/pinned.rs` (`cargo run --release -p reckle --example pin_digests`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PinnedKey {
+    pub params: Params,
+    /// plonky2's circuit digest of the root circuit (hex), as recorded in statements.
+    pub circuit_digest: &'static str,
+    /// [`RootKey::key_digest`] (hex): a hash of the whole serialized key, so it covers the
+    /// common circuit data (gates, FRI parameters) that plonky2's circuit digest does not.
+    pub key_digest: &'static str,
+}
+
+/// The pinned root key digests for `params`, or `None` if this `(ℓ, q)` is not in the table
+/// (or the table was generated for another [`crate::CIRCUIT_VERSION`]).
+pub fn pinned_root_key(params: Params) -> Option<PinnedKey> {
+    if crate::pinned::CIRCUIT_VERSION != crate::CIRCUIT_VERSION {
+        return None;
+    }
+    crate::pinned::ROOT_KEYS
+        .iter()
+        .find(|(l, q, _, _)| *l == params.log_n && *q == params.log_bucket)
+        .map(|&(_, _, circuit_digest, key_digest)| PinnedKey { params, circuit_digest, key_digest })
+}
+
+/// Poseidon hash of arbitrary bytes (little-endian 32-bit words, zero-padded, then the length).
+fn bytes_digest(bytes: &[u8]) -> crate::hash::Digest {
+    use plonky2::plonk::config::Hasher;
+    let mut input: Vec<F> = bytes
+        .chunks(4)
+        .map(|c| {
+            let mut w = [0u8; 4];
+            w[..c.len()].copy_from_slice(c);
+            F::from_canonical_u32(u32::from_le_bytes(w))
+        })
+        .collect();
+    input.push(F::from_canonical_u64(bytes.len() as u64));
+    crate::hash::Digest::from_hash(PoseidonHash::hash_no_pad(&input))
+}
 
 impl RootKey {
     pub fn params(&self) -> Params {
         self.params
     }
 
-    /// Digest of the key (hex), as recorded in statements.
+    /// Digest of the key (hex), as recorded in statements (plonky2's circuit digest).
     pub fn circuit_digest(&self) -> String {
         crate::hash::Digest::from_hash(self.data.verifier_only.circuit_digest).to_hex()
+    }
+
+    /// Hash of [`RootKey::to_bytes`] (hex): what the pinned table records.
+    pub fn key_digest(&self) -> String {
+        bytes_digest(&self.to_bytes()).to_hex()
     }
 
     pub(crate) fn common(&self) -> &CommonCircuitData<F, D> {
         &self.data.common
     }
 
-    /// `"RKVK" ‖ version:u8 ‖ ℓ:u32 ‖ q:u32 ‖ plonky2 verifier circuit data`.
+    /// `"RKVK" ‖ format:u8 (2) ‖ circuit version:u32 ‖ ℓ:u32 ‖ q:u32 ‖ plonky2 verifier data`.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
         out.extend_from_slice(ROOT_KEY_MAGIC);
-        out.push(1);
+        out.push(ROOT_KEY_FORMAT);
+        out.extend_from_slice(&crate::CIRCUIT_VERSION.to_le_bytes());
         out.extend_from_slice(&self.params.log_n.to_le_bytes());
         out.extend_from_slice(&self.params.log_bucket.to_le_bytes());
         let body = self.data.to_bytes(&DefaultGateSerializer).expect("standard gates serialize");
@@ -117,14 +176,37 @@ impl RootKey {
         out
     }
 
+    /// Loads a stored key, accepting it only if its bytes hash to the digest pinned for its
+    /// `(ℓ, q)`: a key file cannot stand in for the real circuit (for instance one with fewer
+    /// FRI queries, which plonky2's circuit digest would not notice). The check runs before
+    /// the plonky2 data are parsed, so arbitrary bytes never reach plonky2's decoder. A key for
+    /// an `(ℓ, q)` with no pinned digest is refused: derive it with [`Circuits::build`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        if bytes.len() < 13 || &bytes[..4] != ROOT_KEY_MAGIC || bytes[4] != 1 {
-            return Err(Error::Malformed("root key: wrong magic, version or length".into()));
+        if bytes.len() < ROOT_KEY_HEADER || &bytes[..4] != ROOT_KEY_MAGIC || bytes[4] != ROOT_KEY_FORMAT {
+            return Err(Error::Malformed("root key: wrong magic, format or length".into()));
         }
-        let log_n = u32::from_le_bytes(bytes[5..9].try_into().expect("4 bytes"));
-        let log_bucket = u32::from_le_bytes(bytes[9..13].try_into().expect("4 bytes"));
-        let params = Params::new(log_n, log_bucket)?;
-        let body = bytes[13..].to_vec();
+        let word = |at: usize| u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+        let version = word(5);
+        if version != crate::CIRCUIT_VERSION {
+            return Err(Error::Malformed(format!(
+                "root key: made for circuit version {version}, this is version {}",
+                crate::CIRCUIT_VERSION
+            )));
+        }
+        let params = Params::new(word(9), word(13)).map_err(|e| Error::Malformed(format!("root key: {e}")))?;
+        let pin = pinned_root_key(params).ok_or_else(|| {
+            Error::Verification(format!(
+                "root key: no pinned digest for log_n = {}, log_bucket = {}; derive the key by building the circuits",
+                params.log_n, params.log_bucket
+            ))
+        })?;
+        if bytes_digest(bytes).to_hex() != pin.key_digest {
+            return Err(Error::Verification(format!(
+                "root key: not the pinned key for log_n = {}, log_bucket = {}",
+                params.log_n, params.log_bucket
+            )));
+        }
+        let body = bytes[ROOT_KEY_HEADER..].to_vec();
         let data = std::panic::catch_unwind(|| VerifierCircuitData::from_bytes(body, &DefaultGateSerializer))
             .map_err(|_| Error::Malformed("root key: malformed verifier data".into()))?
             .map_err(|e| Error::Malformed(format!("root key: {e:?}")))?;
@@ -186,12 +268,12 @@ impl BucketCircuit {
         let mut b = builder();
         let size = params.bucket_size() as usize;
         let bucket_index = b.add_virtual_target();
-        let index_bits = (params.log_n - params.log_bucket) as usize;
-        if index_bits == 0 {
-            b.assert_zero(bucket_index);
-        } else {
-            b.range_check(bucket_index, index_bits);
-        }
+        // The parents' `idx` constraints and the verifier's `idx = 0` at the root fix
+        // `bucket_index` to the bucket's real position; the range check keeps the leaf indices
+        // `idx · 2^q + j` from wrapping the field even on their own. Its width depends on `q`
+        // only, so `B_0` (and with it the chain `B_{q+1}, B_{q+2}, …`) is the same circuit for
+        // every `ℓ`: the root key of `(ℓ, q)` is the level-`ℓ` circuit of `q`'s chain.
+        b.range_check(bucket_index, (crate::MAX_LOG_N - params.log_bucket) as usize);
         let tag = b.constant(F::from_canonical_u64(LEAF_TAG));
         let base = b.mul_const(F::from_canonical_u64(size as u64), bucket_index);
 
@@ -234,7 +316,7 @@ impl BucketCircuit {
                 .collect();
         }
         let (c, d, _) = nodes.pop().expect("a bucket has at least one leaf");
-        NodeTargets { c, d, out: [sum_lo, sum_hi, count] }.register(&mut b);
+        register_node(&mut b, &NodeTargets { c, d, out: [sum_lo, sum_hi, count] }, bucket_index);
         let data = b.build::<C>();
         Self { data, bucket_index, values, selected }
     }
@@ -249,8 +331,10 @@ impl LevelCircuit {
         let child_vk = b.constant_verifier_data(&child.verifier_only);
         let padding_vk = b.constant_verifier_data(&padding.verifier_only);
 
+        let index = b.add_virtual_target();
+        let two_index = b.mul_const(F::TWO, index);
         let mut slots = Vec::with_capacity(2);
-        for _ in 0..2 {
+        for side in 0..2u64 {
             let proof = b.add_virtual_proof_with_pis(child_common);
             let node = NodeTargets {
                 c: b.add_virtual_hash(),
@@ -273,6 +357,12 @@ impl LevelCircuit {
                 let gated = b.mul(diff, nz.target);
                 b.assert_zero(gated);
             }
+            // Position binding: a proven child sits where its own `idx` says,
+            // `nz · (idx_child − 2·idx − side) = 0`. Fig. 4 has no such check (see the crate doc).
+            let expected = b.add_const(two_index, F::from_canonical_u64(side));
+            let diff = b.sub(proof.public_inputs[INDEX_INPUT], expected);
+            let gated = b.mul(diff, nz.target);
+            b.assert_zero(gated);
             let vk = b.select_verifier_data(nz, &child_vk, &padding_vk);
             b.verify_proof::<C>(&proof, &vk, child_common);
             slots.push((ChildTargets { proof, node }, nz));
@@ -286,9 +376,9 @@ impl LevelCircuit {
             let l = b.mul(left.node.out[k], nz_l.target);
             out[k] = b.mul_add(right.node.out[k], nz_r.target, l);
         }
-        NodeTargets { c, d, out }.register(&mut b);
+        register_node(&mut b, &NodeTargets { c, d, out }, index);
         let data = b.build::<C>();
-        Ok(Self { data, children: [left, right], padding_proof })
+        Ok(Self { data, index, children: [left, right], padding_proof })
     }
 }
 
@@ -329,6 +419,20 @@ impl Circuits {
         let root = levels.last().map(|l| &l.data).unwrap_or(&bucket.data);
         let root_key = RootKey { params, data: root.verifier_data() };
         Ok(Self { params, bucket, levels, root_key })
+    }
+
+    /// The root keys of `(ℓ', q)` for every `ℓ'` from `max(q, 1)` to `ℓ`. The circuits of one
+    /// `q` form one chain `B_0, B_{q+1}, B_{q+2}, …` whatever `ℓ` is, and the root key of
+    /// `(ℓ', q)` is the key of level `ℓ'`; this is how the pinned table is generated.
+    pub fn chain_root_keys(&self) -> Vec<RootKey> {
+        let q = self.params.log_bucket;
+        (q.max(1)..=self.params.log_n)
+            .filter_map(|level| {
+                let params = Params::new(level, q).ok()?;
+                let data = self.data(level).ok()?;
+                Some(RootKey { params, data: data.verifier_data() })
+            })
+            .collect()
     }
 
     /// The root verifying key (see [`RootKey`]).

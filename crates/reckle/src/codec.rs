@@ -1,6 +1,6 @@
 //! Stable binary encodings (little-endian, length-prefixed, versioned).
 //!
-//! * Node proof: `"RKNP" ‖ version:u8 ‖ level:u32 ‖ index:u64 ‖ len:u32 ‖ plonky2 proof bytes`.
+//! * Node proof: `"RKNP" ‖ version:u8 (2) ‖ level:u32 ‖ index:u64 ‖ len:u32 ‖ plonky2 proof bytes`.
 //! * Batch structure `Λ_I`: `"RKLI" ‖ version:u8 ‖ ℓ:u32 ‖ q:u32 ‖ |I|:u64 ‖ indices:u64* ‖
 //!   #nodes:u32 ‖ (len:u32 ‖ node proof)* ‖ #siblings:u32 ‖ (level:u32 ‖ index:u64 ‖ C:4×u64)*`.
 //!
@@ -15,12 +15,16 @@ use plonky2::plonk::proof::ProofWithPublicInputs;
 use crate::batch::BatchProof;
 use crate::circuits::{Circuits, NUM_PUBLIC_INPUTS};
 use crate::hash::Digest;
-use crate::node::{NodeId, NodeProof};
-use crate::{Error, Params, D, F};
+use crate::node::{NodeId, NodeProof, PublicValues};
+use crate::{Error, Params, C, D, F};
 
 const NODE_MAGIC: &[u8; 4] = b"RKNP";
 const LAMBDA_MAGIC: &[u8; 4] = b"RKLI";
-const VERSION: u8 = 1;
+/// Version 2: node proofs carry `idx` (12 public inputs; circuit version 2).
+const VERSION: u8 = 2;
+
+/// Largest plonky2 proof body accepted (a node proof is about 130 KiB; this leaves room).
+pub(crate) const MAX_PROOF_BYTES: usize = 1 << 20;
 
 struct Reader<'a> {
     bytes: &'a [u8],
@@ -75,6 +79,21 @@ pub(crate) fn encode_node_proof(p: &NodeProof) -> Vec<u8> {
     out
 }
 
+/// Reads the header of an encoded node proof (which node it claims to be for) without
+/// parsing the plonky2 proof, checking magic, version and the body's length.
+pub(crate) fn peek_node_id(bytes: &[u8]) -> Result<NodeId, Error> {
+    let mut r = Reader { bytes, what: "node proof" };
+    r.header(NODE_MAGIC)?;
+    let id = NodeId { level: r.u32()?, index: r.u64()? };
+    let len = r.u32()? as usize;
+    if len > MAX_PROOF_BYTES {
+        return Err(Error::Malformed(format!("node proof: body of {len} bytes is over the limit of {MAX_PROOF_BYTES}")));
+    }
+    r.take(len)?;
+    r.finish()?;
+    Ok(id)
+}
+
 pub(crate) fn decode_node_proof(circuits: &Circuits, bytes: &[u8]) -> Result<NodeProof, Error> {
     decode_node_proof_with(circuits.params, bytes, |level| Ok(&circuits.data(level)?.common))
 }
@@ -90,19 +109,32 @@ pub(crate) fn decode_node_proof_with<'a>(
     let id = NodeId { level: r.u32()?, index: r.u64()? };
     id.check(&params)?;
     let len = r.u32()? as usize;
+    if len > MAX_PROOF_BYTES {
+        return Err(Error::Malformed(format!("node proof: body of {len} bytes is over the limit of {MAX_PROOF_BYTES}")));
+    }
     let body = r.take(len)?.to_vec();
     r.finish()?;
     let common = common_for(id.level)?;
     // plonky2's reader validates lengths against the circuit's common data; guard against a
     // panic deep inside it anyway, since these bytes come from outside.
-    let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| ProofWithPublicInputs::from_bytes(body, common)))
-        .map_err(|_| Error::Malformed("node proof: plonky2 proof bytes are malformed".into()))?
-        .map_err(|e| Error::Malformed(format!("node proof: {e:?}")))?;
+    let parsed: ProofWithPublicInputs<F, C, D> =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| ProofWithPublicInputs::from_bytes(body.clone(), common)))
+            .map_err(|_| Error::Malformed("node proof: plonky2 proof bytes are malformed".into()))?
+            .map_err(|e| Error::Malformed(format!("node proof: {e:?}")))?;
     if parsed.public_inputs.len() != NUM_PUBLIC_INPUTS {
         return Err(Error::Malformed(format!(
             "node proof: {} public inputs, expected {NUM_PUBLIC_INPUTS}",
             parsed.public_inputs.len()
         )));
+    }
+    // One encoding per proof: plonky2's reader ignores trailing bytes and keeps non-canonical
+    // field elements, so re-encode and compare.
+    if parsed.to_bytes() != body {
+        return Err(Error::Malformed("node proof: plonky2 proof bytes are not in canonical form".into()));
+    }
+    let index = PublicValues::from_public_inputs(&parsed.public_inputs)?.index;
+    if index != id.index {
+        return Err(Error::Malformed(format!("node proof: header says node {id}, the proof is for index {index}")));
     }
     Ok(NodeProof { id, proof: parsed })
 }

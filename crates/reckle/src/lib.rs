@@ -40,12 +40,48 @@
 //!   [`BatchProof`]. Updates (§3.4) re-prove only the bucket and the `ℓ − q` ancestors of each
 //!   changed leaf.
 //!
-//! ## Public statement
+//! ## Position binding (not in the paper's circuits)
 //!
-//! Each node proof has the public inputs `C_v (4) ‖ d_v (4) ‖ Σlo ‖ Σhi ‖ count` (11 Goldilocks
-//! elements). A batch proof is the root node's proof; the verifier recomputes `d` and
-//! `out` from `(index, value)` of the batch ([`Statement`]) and checks the root proof against
-//! the level-`ℓ` key, which it derives itself from `(ℓ, q)` by building the circuits.
+//! Def. 2.4 lets the adversary pick `C`, so it may build a tree in which the subtree at
+//! bucket position `P′` holds leaves hashed with the indices of bucket `P`. Fig. 4 never
+//! compares a leaf's index with its position: `B_0` hashes `index ‖ value` and `B_i` only
+//! recurses on `(C, d)`, so the proof for `{(k, v)}` through position `P′` and the proof for
+//! `{(k, v′)}` through position `P` (holding the honest leaf) both verify under the same `C`,
+//! with `v ≠ v′`. The gap is in the paper as printed, not only in an implementation; version 1
+//! of these circuits had it too (`tests/position_binding.rs` is that attack).
+//!
+//! Here every node proof also exports its **index** `idx_v` at its level as a public input:
+//! `B_0` exports its bucket index (from which it derives its leaves' indices
+//! `idx · 2^q + j`), and `B_i` asserts `nz_L · (idx_L − 2·idx) = 0` and
+//! `nz_R · (idx_R − 2·idx − 1) = 0` for the `idx_L`, `idx_R` of the child proofs it verifies
+//! (`nz` = "`d ≠ 0`", so padding children are exempt); the verifier requires `idx = 0` at the
+//! root. By induction from the root, every proven node's `idx` is its real position, so every
+//! batch leaf's hashed index is its real position and `C` opens each index to one value only.
+//! Since the chain of constraints fixes the bucket index, `B_0` range-checks it to
+//! `MAX_LOG_N − q` bits independent of `ℓ`; the circuits of one `q` then form a single chain
+//! `B_0, B_{q+1}, B_{q+2}, …` and the root key of `(ℓ, q)` is that chain's level-`ℓ` key.
+//!
+//! ## Public statement and what a verifier trusts
+//!
+//! Each node proof has the public inputs `C_v (4) ‖ d_v (4) ‖ Σlo ‖ Σhi ‖ count ‖ idx_v` (12
+//! Goldilocks elements). A batch proof is the root node's proof; the verifier recomputes `d`
+//! and `out` from `(index, value)` of the batch ([`Statement`]) and checks the root proof
+//! against the level-`ℓ` key.
+//!
+//! * **Which `C`.** [`Statement::verify_for`] takes the commitment the verifier expects;
+//!   [`Statement::verify`] uses the statement's own `C`, which only shows that *some* tree
+//!   with that root holds the leaves (anyone can commit to anything).
+//! * **Which key.** The verifier derives the root key itself by building the circuits from
+//!   `(ℓ, q)` ([`Circuits::build`]), or loads a stored key with [`RootKey::from_bytes`], which
+//!   accepts only bytes that hash to the digest pinned in this crate for that `(ℓ, q)`
+//!   ([`pinned_root_key`], the generated table `src/pinned.rs`, rebuilt with
+//!   `cargo run --release -p reckle --example pin_digests` and checked by a test). The pin is
+//!   a hash of the whole serialized key, because plonky2's circuit digest does not cover the
+//!   common circuit data (gates, FRI parameters). Every supported `(ℓ, q)` is pinned.
+//! * **What it costs.** Parameters are capped at what the platform accepts (`ℓ ≤`
+//!   [`MAX_LOG_N`] `= 24`, `q ≤` [`MAX_LOG_BUCKET`] `= 12`), and [`Statement::precheck`] checks
+//!   the statement's claims, the expected `C`, the pinned circuit digest and the proof's header
+//!   and size before any circuit is built or key is loaded.
 //!
 //! ## What is where
 //!
@@ -64,15 +100,16 @@ pub mod circuits;
 mod codec;
 pub mod hash;
 pub mod node;
+mod pinned;
 pub mod tree;
 
 pub use batch::{
     decode_values, encode_values, files, plan_batch, plan_update, selected_in_bucket, BatchLeaf, BatchProof, Change, Statement, UpdatePlan,
     UpdateReport,
 };
-pub use circuits::{Circuits, RootKey};
+pub use circuits::{pinned_root_key, Circuits, PinnedKey, RootKey};
 pub use hash::Digest;
-pub use node::{prove_bucket, prove_node, Child, NodeId, NodeProof, PublicValues};
+pub use node::{prove_bucket, prove_node, prove_node_unchecked, Child, NodeId, NodeProof, PublicValues};
 pub use tree::Tree;
 
 use plonky2::field::goldilocks_field::GoldilocksField;
@@ -87,10 +124,15 @@ pub const D: usize = 2;
 
 /// Version of the circuit definitions; bump it whenever a circuit changes, so that stored
 /// root keys of the old circuits are not mistaken for the new ones.
-pub const CIRCUIT_VERSION: u32 = 1;
+/// Version 2: every node proof exports its position `idx` (position binding).
+pub const CIRCUIT_VERSION: u32 = 2;
 
-/// Largest supported tree height `ℓ` (limb sums must not wrap the field; see the crate doc).
-pub const MAX_LOG_N: u32 = 30;
+/// Largest supported tree height `ℓ`: the platform's cap (2^24 leaves). Limb sums could go to
+/// `ℓ = 30` without wrapping the field; the cap bounds what a verifier may be asked to build.
+pub const MAX_LOG_N: u32 = 24;
+
+/// Largest supported bucket height `q` (a bucket circuit of `2^12` leaves).
+pub const MAX_LOG_BUCKET: u32 = 12;
 
 /// Shape of a Reckle tree: `n = 2^log_n` leaves, buckets of `2^log_bucket` leaves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -114,9 +156,9 @@ impl Params {
                 "log_bucket must be at most log_n ({log_n}), got {log_bucket}"
             )));
         }
-        if log_bucket > 12 {
+        if log_bucket > MAX_LOG_BUCKET {
             return Err(Error::InvalidParams(format!(
-                "log_bucket must be at most 12 (a bucket circuit of 2^q leaves), got {log_bucket}"
+                "log_bucket must be at most {MAX_LOG_BUCKET} (a bucket circuit of 2^q leaves), got {log_bucket}"
             )));
         }
         Ok(Self { log_n, log_bucket })

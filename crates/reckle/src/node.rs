@@ -64,7 +64,8 @@ impl std::fmt::Display for NodeId {
     }
 }
 
-/// The public values a node proof attests: `(C_v, d_v, out_v)` with `out_v = (Σlo, Σhi, count)`.
+/// The public values a node proof attests: `(C_v, d_v, out_v, idx_v)` with
+/// `out_v = (Σlo, Σhi, count)` and `idx_v` the node's index within its level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PublicValues {
     pub c: Digest,
@@ -72,6 +73,8 @@ pub struct PublicValues {
     pub sum_lo: u64,
     pub sum_hi: u64,
     pub count: u64,
+    /// The node's position at its level, bound by the circuits (see the crate doc).
+    pub index: u64,
 }
 
 impl PublicValues {
@@ -80,7 +83,7 @@ impl PublicValues {
         ((self.sum_hi as u128) << 32) + self.sum_lo as u128
     }
 
-    fn from_public_inputs(pis: &[F]) -> Result<Self, Error> {
+    pub(crate) fn from_public_inputs(pis: &[F]) -> Result<Self, Error> {
         if pis.len() != NUM_PUBLIC_INPUTS {
             return Err(Error::Malformed(format!(
                 "node proof has {} public inputs, expected {NUM_PUBLIC_INPUTS}",
@@ -94,6 +97,7 @@ impl PublicValues {
             sum_lo: e[8],
             sum_hi: e[9],
             count: e[10],
+            index: e[11],
         })
     }
 }
@@ -116,9 +120,17 @@ impl NodeProof {
         self.proof.to_bytes().len()
     }
 
-    /// Verifies the proof against the key of its level in `circuits`.
+    /// Verifies the proof against the key of its level in `circuits`, and that the position it
+    /// proves (`idx`) is the node it claims to be.
     pub fn verify(&self, circuits: &Circuits) -> Result<(), Error> {
         self.id.check(&circuits.params)?;
+        let index = self.public_values().index;
+        if index != self.id.index {
+            return Err(Error::Verification(format!(
+                "proof of node {} is a proof for index {index} of that level",
+                self.id
+            )));
+        }
         circuits
             .data(self.id.level)?
             .verify(self.proof.clone())
@@ -209,31 +221,43 @@ pub fn prove_bucket(
 /// unsatisfiable circuit.
 pub fn prove_node(circuits: &Circuits, id: NodeId, left: &Child, right: &Child) -> Result<NodeProof, Error> {
     id.check(&circuits.params)?;
+    for (child, want) in [left, right].into_iter().zip(id.children()) {
+        if let Child::Proven(p) = child {
+            if p.id != want {
+                return Err(Error::input(format!(
+                    "child of node {id} must be node {want}, got a proof of node {}",
+                    p.id
+                )));
+            }
+            p.verify(circuits)?;
+            if p.public_values().d.is_zero() {
+                return Err(Error::input(format!(
+                    "child {want} has no batch leaf (d = 0): pass its Merkle hash instead"
+                )));
+            }
+        }
+    }
+    prove_node_unchecked(circuits, id, left, right)
+}
+
+/// [`prove_node`] without the native checks of the children, so that the circuit alone decides
+/// what can be proved. Honest callers want [`prove_node`]; this exists for tests that play an
+/// adversary (who would skip any native check) against the circuits.
+pub fn prove_node_unchecked(circuits: &Circuits, id: NodeId, left: &Child, right: &Child) -> Result<NodeProof, Error> {
+    id.check(&circuits.params)?;
     let circuit = circuits.level(id.level)?;
-    let expected = id.children();
     let mut pw = PartialWitness::new();
     let err = |e: anyhow::Error| Error::Proving(e.to_string());
-    for (slot, (child, want)) in circuit.children.iter().zip([left, right].into_iter().zip(expected)) {
+    pw.set_target(circuit.index, F::from_canonical_u64(id.index)).map_err(err)?;
+    for (slot, child) in circuit.children.iter().zip([left, right]) {
         let (proof, values) = match child {
             Child::Proven(p) => {
-                if p.id != want {
-                    return Err(Error::input(format!(
-                        "child of node {id} must be node {want}, got a proof of node {}",
-                        p.id
-                    )));
-                }
-                p.verify(circuits)?;
-                let pv = p.public_values();
-                if pv.d.is_zero() {
-                    return Err(Error::input(format!(
-                        "child {want} has no batch leaf (d = 0): pass its Merkle hash instead"
-                    )));
-                }
-                (&p.proof, pv)
+                check_shape(circuits, p, id.level - 1)?;
+                (&p.proof, p.public_values())
             }
             Child::Hash(c) => (
                 &circuit.padding_proof,
-                PublicValues { c: *c, d: Digest::ZERO, sum_lo: 0, sum_hi: 0, count: 0 },
+                PublicValues { c: *c, d: Digest::ZERO, sum_lo: 0, sum_hi: 0, count: 0, index: 0 },
             ),
         };
         pw.set_proof_with_pis_target(&slot.proof, proof).map_err(err)?;
@@ -245,4 +269,19 @@ pub fn prove_node(circuits: &Circuits, id: NodeId, left: &Child, right: &Child) 
     }
     let proof = circuit.data.prove(pw).map_err(|e| Error::Proving(format!("node {id}: {e}")))?;
     Ok(NodeProof { id, proof })
+}
+
+/// Checks that `p`'s plonky2 proof has the shape of a level-`level` proof of `circuits` (a
+/// witness of another shape would make plonky2 panic), by re-reading its bytes with that
+/// level's common data.
+fn check_shape(circuits: &Circuits, p: &NodeProof, level: u32) -> Result<(), Error> {
+    let common = &circuits.data(level)?.common;
+    let bytes = p.proof.to_bytes();
+    let reread = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        ProofWithPublicInputs::<F, C, D>::from_bytes(bytes.clone(), common)
+    }));
+    match reread {
+        Ok(Ok(q)) if q.public_inputs.len() == NUM_PUBLIC_INPUTS && q.to_bytes() == bytes => Ok(()),
+        _ => Err(Error::input(format!("child proof of node {} does not have the shape of a level-{level} proof", p.id))),
+    }
 }

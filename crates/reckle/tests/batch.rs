@@ -106,9 +106,7 @@ fn soundness_wrong_inputs_are_rejected() {
     let mut kb = c.root_key().to_bytes();
     let at = kb.len() - 40;
     kb[at] ^= 1;
-    if let Ok(bad_key) = reckle::RootKey::from_bytes(&kb) {
-        assert!(st.verify_with_key(&bad_key, &root).is_err(), "damaged root key accepted the proof");
-    }
+    assert!(reckle::RootKey::from_bytes(&kb).is_err(), "a key that is not the pinned one was loaded");
     assert!(reckle::RootKey::from_bytes(&kb[..100]).is_err());
     // A root key for other parameters.
     assert!(st.verify_with_key(circuits(3, 1).root_key(), &root).is_err());
@@ -208,4 +206,137 @@ fn updates_match_from_scratch_recomputation() {
     let all: Vec<Change> = lambda.batch().into_iter().map(Change::Remove).collect();
     assert!(lambda.update(c, &mut tree, &all).is_err(), "emptying the batch");
     assert_eq!(before, (tree.root(), lambda.batch()));
+}
+
+/// The pinned table (`src/pinned.rs`) matches the circuits this build makes, for the cheap
+/// parameters the tests build anyway (`(4, 2)` also gives `(2, 2)` and `(3, 2)` from its chain).
+#[test]
+fn pinned_root_keys_match_the_circuits() {
+    let mut checked = 0;
+    for c in [circuits(4, 2), circuits(3, 1), circuits(2, 2)] {
+        for key in c.chain_root_keys() {
+            let p = key.params();
+            let pin = reckle::pinned_root_key(p)
+                .unwrap_or_else(|| panic!("no pinned key for ℓ = {}, q = {}: regenerate src/pinned.rs", p.log_n, p.log_bucket));
+            assert_eq!(key.circuit_digest(), pin.circuit_digest, "ℓ = {}, q = {}: circuit digest", p.log_n, p.log_bucket);
+            assert_eq!(key.key_digest(), pin.key_digest, "ℓ = {}, q = {}: key digest", p.log_n, p.log_bucket);
+            // A stored key comes back only because it is the pinned one.
+            let back = reckle::RootKey::from_bytes(&key.to_bytes()).unwrap();
+            assert_eq!(back.key_digest(), pin.key_digest);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 5);
+    // A key of one (ℓ, q) relabelled as another is refused.
+    let mut kb = circuits(3, 1).root_key().to_bytes();
+    kb[9..13].copy_from_slice(&4u32.to_le_bytes()); // ℓ = 4
+    assert!(reckle::RootKey::from_bytes(&kb).is_err());
+    // Every supported (ℓ, q) is pinned.
+    for log_n in 1..=reckle::MAX_LOG_N {
+        for q in 0..=log_n.min(reckle::MAX_LOG_BUCKET) {
+            assert!(reckle::pinned_root_key(Params::new(log_n, q).unwrap()).is_some(), "ℓ = {log_n}, q = {q} not pinned");
+        }
+    }
+    assert!(Params::new(reckle::MAX_LOG_N + 1, 3).is_err());
+    assert!(Params::new(20, reckle::MAX_LOG_BUCKET + 1).is_err());
+}
+
+/// Bytes from outside (node proof, Λ_I, root key, statement JSON), damaged at random: every
+/// decoder and verifier returns an error, never panics, and never accepts.
+#[test]
+fn decoders_reject_damaged_bytes_without_panicking() {
+    let c = circuits(3, 1);
+    let tree = random_tree(c.params(), 11);
+    let (lambda, st) = prove(c, &tree, &[0, 5]);
+    let root = tree.root();
+    let proof = lambda.root_proof().to_bytes();
+    let lambda_bytes = lambda.to_bytes();
+    let key = c.root_key().to_bytes();
+    let json = serde_json::to_vec(&st).unwrap();
+    let mut rng = StdRng::seed_from_u64(99);
+
+    fn damage(rng: &mut StdRng, bytes: &[u8]) -> Vec<u8> {
+        let mut b = bytes.to_vec();
+        match rng.gen_range(0..5) {
+            0 => b.truncate(rng.gen_range(0..b.len())),
+            1 => b.extend((0..rng.gen_range(1..9)).map(|_| rng.gen::<u8>())),
+            2 => {
+                // A length or count field set to something huge.
+                let at = rng.gen_range(0..b.len().clamp(1, 64));
+                for x in b.iter_mut().skip(at).take(4) {
+                    *x = 0xff;
+                }
+            }
+            _ => {
+                for _ in 0..rng.gen_range(1..4) {
+                    let at = rng.gen_range(0..b.len());
+                    b[at] ^= 1 << rng.gen_range(0..8);
+                }
+            }
+        }
+        b
+    }
+
+    let mut runs = 0;
+    for _ in 0..150 {
+        let b = damage(&mut rng, &proof);
+        if b != proof {
+            let verdict = NodeProof::from_bytes(c, &b).and_then(|p| st.verify_for(&root, c.root_key(), &p));
+            assert!(verdict.is_err(), "damaged proof accepted");
+            let verdict = NodeProof::root_from_bytes(c.root_key(), &b).and_then(|p| st.verify_for(&root, c.root_key(), &p));
+            assert!(verdict.is_err(), "damaged proof accepted");
+            assert!(st.precheck(Some(&root), &b).is_err() || b.len() == proof.len(), "precheck passed a proof of another length");
+            runs += 1;
+        }
+    }
+    for _ in 0..30 {
+        let b = damage(&mut rng, &lambda_bytes);
+        if b != lambda_bytes {
+            if let Ok(l) = BatchProof::from_bytes(c, &b) {
+                // Only the proofs' bodies can have changed; then they must not check out.
+                assert!(l.check_against(c, &tree).is_err(), "damaged Λ_I accepted");
+            }
+            runs += 1;
+        }
+    }
+    for _ in 0..100 {
+        let b = damage(&mut rng, &key);
+        if b != key {
+            assert!(reckle::RootKey::from_bytes(&b).is_err(), "damaged root key loaded");
+            runs += 1;
+        }
+    }
+    for _ in 0..300 {
+        let b = damage(&mut rng, &json);
+        if let Ok(bad) = serde_json::from_slice::<Statement>(&b) {
+            if bad != st {
+                let _ = bad.precheck(None, &proof);
+                let p = NodeProof::root_from_bytes(c.root_key(), &proof).unwrap();
+                assert!(bad.verify_for(&root, c.root_key(), &p).is_err(), "damaged statement accepted: {bad:?}");
+            }
+        }
+        runs += 1;
+    }
+    // Statements with impossible fields.
+    let p = NodeProof::root_from_bytes(c.root_key(), &proof).unwrap();
+    let edits: Vec<Box<dyn Fn(&mut Statement)>> = vec![
+        Box::new(|s| s.log_n = 99),
+        Box::new(|s| s.log_n = 0),
+        Box::new(|s| s.log_bucket = 40),
+        Box::new(|s| s.batch.clear()),
+        Box::new(|s| s.batch[0].index = u64::MAX),
+        Box::new(|s| s.batch = vec![s.batch[0]; 20]),
+        Box::new(|s| s.digest = "zz".into()),
+        Box::new(|s| s.root = "f".repeat(64)),
+        Box::new(|s| s.sum = "-1".into()),
+        Box::new(|s| s.version = 7),
+    ];
+    for edit in &edits {
+        let mut bad = st.clone();
+        edit(&mut bad);
+        assert!(bad.precheck(None, &proof).is_err());
+        assert!(bad.verify(c, &p).is_err());
+        runs += 1;
+    }
+    eprintln!("{runs} damaged inputs rejected");
 }
