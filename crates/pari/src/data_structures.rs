@@ -129,10 +129,14 @@ impl std::str::FromStr for KeyDigest {
 }
 
 pub(crate) fn encode(magic: &[u8; 4], value: &impl CanonicalSerialize) -> Vec<u8> {
-    let mut out = Vec::with_capacity(5 + value.compressed_size());
+    encode_with(magic, value, Compress::Yes)
+}
+
+fn encode_with(magic: &[u8; 4], value: &impl CanonicalSerialize, compress: Compress) -> Vec<u8> {
+    let mut out = Vec::with_capacity(5 + value.serialized_size(compress));
     out.extend_from_slice(magic);
     out.push(VERSION);
-    value.serialize_compressed(&mut out).expect("serialize to Vec");
+    value.serialize_with_mode(&mut out, compress).expect("serialize to Vec");
     out
 }
 
@@ -150,8 +154,18 @@ fn body<'a>(magic: &[u8; 4], what: &str, bytes: &'a [u8]) -> Result<&'a [u8], Er
 /// Decodes `magic ‖ version ‖ body` with the given validation mode; the whole input must be
 /// consumed.
 pub(crate) fn decode_with<T: CanonicalDeserialize>(magic: &[u8; 4], what: &str, bytes: &[u8], validate: Validate) -> Result<T, Error> {
+    decode_mode(magic, what, bytes, Compress::Yes, validate)
+}
+
+fn decode_mode<T: CanonicalDeserialize>(
+    magic: &[u8; 4],
+    what: &str,
+    bytes: &[u8],
+    compress: Compress,
+    validate: Validate,
+) -> Result<T, Error> {
     let mut body = body(magic, what, bytes)?;
-    let v = T::deserialize_with_mode(&mut body, Compress::Yes, validate).map_err(|e| Error::Malformed(format!("{what}: {e}")))?;
+    let v = T::deserialize_with_mode(&mut body, compress, validate).map_err(|e| Error::Malformed(format!("{what}: {e}")))?;
     if !body.is_empty() {
         return Err(Error::Malformed(format!("{what}: {} trailing bytes", body.len())));
     }
@@ -332,16 +346,29 @@ impl<E: Pairing> ProvingKey<E> {
         Ok(pk)
     }
 
+    /// The same key uncompressed (`"PRPU" ‖ version ‖ body`, about twice the size): for a
+    /// worker's cache, read back by [`ProvingKey::from_bytes_with_digest`] without the square
+    /// root per point that decompression costs.
+    pub fn to_bytes_uncompressed(&self) -> Vec<u8> {
+        encode_with(b"PRPU", self, Compress::No)
+    }
+
     /// Loads a proving key whose bytes were fully checked before: hashes `bytes`, compares with
-    /// `expected` (recorded as [`KeyDigest::of_bytes`] of the bytes [`ProvingKey::from_bytes`]
-    /// accepted, and kept where the bytes' supplier cannot change it), then deserializes without
-    /// point validation. The shape checks (cheap) still run.
+    /// `expected` (recorded as [`KeyDigest::of_bytes`] of these very bytes when they were
+    /// checked — by [`ProvingKey::from_bytes`], or written by [`ProvingKey::to_bytes_uncompressed`]
+    /// from a checked key — and kept where the bytes' supplier cannot change it), then
+    /// deserializes without point validation. Takes either encoding (`PRPK` compressed, `PRPU`
+    /// uncompressed). The shape checks (cheap) still run.
     pub fn from_bytes_with_digest(bytes: &[u8], expected: &KeyDigest) -> Result<Self, Error> {
         let found = KeyDigest::of_bytes(bytes);
         if &found != expected {
             return Err(Error::UnexpectedKey { expected: *expected, found });
         }
-        let pk: Self = decode_with(b"PRPK", "proving key", bytes, Validate::No)?;
+        let pk: Self = if bytes.starts_with(b"PRPU") {
+            decode_mode(b"PRPU", "proving key", bytes, Compress::No, Validate::No)?
+        } else {
+            decode_with(b"PRPK", "proving key", bytes, Validate::No)?
+        };
         pk.check_shape()?;
         Ok(pk)
     }

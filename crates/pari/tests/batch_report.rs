@@ -152,4 +152,15 @@ fn key_digests_print_parse_and_pin() {
     let last = other.len() - 1;
     other[last] ^= 1;
     assert!(matches!(ProvingKey::<Bls>::from_bytes_with_digest(&other, &recorded), Err(pari::Error::UnexpectedKey { .. })));
+    // The uncompressed cache encoding loads by its own digest, to the same key.
+    let raw = pk.to_bytes_uncompressed();
+    assert_eq!(ProvingKey::<Bls>::from_bytes_with_digest(&raw, &KeyDigest::of_bytes(&raw)).unwrap(), pk);
+    assert!(ProvingKey::<Bls>::from_bytes_with_digest(&raw, &recorded).is_err());
+    // A recorded digest does not excuse a bad shape: a key with rows deleted is refused.
+    let mut cut = pk.clone();
+    cut.sr1cs.a.pop();
+    cut.sr1cs.b.pop();
+    let cut = cut.to_bytes_uncompressed();
+    let err = ProvingKey::<Bls>::from_bytes_with_digest(&cut, &KeyDigest::of_bytes(&cut)).unwrap_err();
+    assert!(err.to_string().contains("row count"), "{err}");
 }
