@@ -1,7 +1,15 @@
-//! `prover pari setup | prove | verify | batch-verify` for the built-in circuit families.
+//! `prover pari setup | prove | verify | batch-verify | verify-bundles` for the built-in circuit
+//! families.
 //!
 //! A key directory holds `circuit.json` (curve and circuit family), `pk.bin` and `vk.bin`.
 //! A proof directory holds `proof.bin` and `public.json` (public inputs, decimal).
+//!
+//! Trust: `setup` prints the verifying key's digest. Every verify command takes `--vk-digest HEX`
+//! and refuses a `vk.bin` whose digest differs; without it, it says that it trusted the key
+//! found beside the proofs (a key for any circuit of the same size would verify anything).
+//! `batch-verify` and `verify-bundles` check every entry and print one line per bad one, a
+//! summary `N verified, M bad`, and exit non-zero if any is bad; `--json` prints the report as
+//! JSON on stdout instead.
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -11,7 +19,8 @@ use ark_crypto_primitives::sponge::Absorb;
 use ark_ec::pairing::Pairing;
 use clap::{Args, Subcommand, ValueEnum};
 use pari::circuits::CircuitFamily;
-use pari::{Proof, ProvingKey, VerifyingKey};
+use pari::batch::{BadReason, Entry, Report};
+use pari::{KeyDigest, PreparedVerifyingKey, Proof, ProvingKey, VerifyingKey};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
@@ -49,18 +58,42 @@ pub enum PariCommand {
     Verify {
         #[arg(long)]
         keys: PathBuf,
+        #[command(flatten)]
+        pin: Pin,
         proof: PathBuf,
     },
-    /// Verify many proof directories under one key together; on failure, names the bad ones.
+    /// Verify many proof directories under one key together; names every bad one (path and
+    /// reason), prints `N verified, M bad`, exits non-zero if any is bad.
     BatchVerify {
         #[arg(long)]
         keys: PathBuf,
+        #[command(flatten)]
+        pin: Pin,
+        /// Print the report as JSON on stdout.
+        #[arg(long)]
+        json: bool,
         #[arg(required = true)]
         proofs: Vec<PathBuf>,
     },
-    /// Verify the bundles of a Pari job fetched from the platform (`vk.bin`, `bundle-*.bin`),
-    /// one batch verification per bundle.
-    VerifyBundles { dir: PathBuf },
+    /// Verify the bundles of a Pari job fetched from the platform (`vk.bin`, `bundle-*.bin`):
+    /// every entry of every bundle, one batch verification per bundle; names every bad entry.
+    VerifyBundles {
+        dir: PathBuf,
+        #[command(flatten)]
+        pin: Pin,
+        /// Print the report as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args)]
+pub struct Pin {
+    /// The digest (128 hex characters, printed by `prover pari setup`) of the verifying key the
+    /// proofs must be under; a `vk.bin` with another digest is refused. Without it the command
+    /// trusts the `vk.bin` it finds, and says so.
+    #[arg(long, value_name = "HEX")]
+    pub vk_digest: Option<KeyDigest>,
 }
 
 #[derive(Args)]
@@ -106,23 +139,15 @@ pub fn run(cmd: PariCommand) -> anyhow::Result<()> {
             Curve::Bls12_381 => prove::<ark_bls12_381::Bls12_381>(&keys, witness_seed, &out),
             Curve::Bn254 => prove::<ark_bn254::Bn254>(&keys, witness_seed, &out),
         },
-        PariCommand::Verify { keys, proof } => {
-            match read_circuit(&keys)?.curve {
-                Curve::Bls12_381 => verify_many::<ark_bls12_381::Bls12_381>(&keys, &[proof])?,
-                Curve::Bn254 => verify_many::<ark_bn254::Bn254>(&keys, &[proof])?,
-            }
-            println!("verified");
-            Ok(())
-        }
-        PariCommand::VerifyBundles { dir } => verify_bundles(&dir),
-        PariCommand::BatchVerify { keys, proofs } => {
-            match read_circuit(&keys)?.curve {
-                Curve::Bls12_381 => verify_many::<ark_bls12_381::Bls12_381>(&keys, &proofs)?,
-                Curve::Bn254 => verify_many::<ark_bn254::Bn254>(&keys, &proofs)?,
-            }
-            println!("verified {} proofs", proofs.len());
-            Ok(())
-        }
+        PariCommand::Verify { keys, pin, proof } => match read_circuit(&keys)?.curve {
+            Curve::Bls12_381 => verify_one::<ark_bls12_381::Bls12_381>(&keys, pin, &proof),
+            Curve::Bn254 => verify_one::<ark_bn254::Bn254>(&keys, pin, &proof),
+        },
+        PariCommand::VerifyBundles { dir, pin, json } => verify_bundles(&dir, pin, json),
+        PariCommand::BatchVerify { keys, pin, json, proofs } => match read_circuit(&keys)?.curve {
+            Curve::Bls12_381 => batch_verify::<ark_bls12_381::Bls12_381>(&keys, pin, json, &proofs),
+            Curve::Bn254 => batch_verify::<ark_bn254::Bn254>(&keys, pin, json, &proofs),
+        },
     }
 }
 
@@ -141,6 +166,7 @@ where
     let (res, t) = timed(|| pari::setup::<E, _, _>(circuit.blank::<E::ScalarField>(), rng));
     let (pk, vk) = res?;
     eprintln!("setup: {} SR1CS rows, domain {}, in {}", pk.sr1cs.num_rows(), vk.domain_size, secs(t));
+    let digest = vk.digest();
     write_dir_atomically(out, |dir| {
         std::fs::write(dir.join("circuit.json"), serde_json::to_vec_pretty(&CircuitFile { curve, circuit })?)?;
         std::fs::write(dir.join("pk.bin"), pk.to_bytes())?;
@@ -148,6 +174,8 @@ where
         Ok(())
     })?;
     println!("wrote {}", out.display());
+    println!("vk digest: {digest}");
+    eprintln!("(pin it: verifiers pass --vk-digest {digest})");
     Ok(())
 }
 
@@ -172,67 +200,155 @@ where
     Ok(())
 }
 
-fn read_proof<E: Pairing>(dir: &Path) -> anyhow::Result<(Vec<E::ScalarField>, Proof<E>)> {
-    let bytes = std::fs::read(dir.join("proof.bin")).with_context(|| format!("{}: cannot read proof.bin", dir.display()))?;
-    let proof = Proof::<E>::from_bytes(&bytes).with_context(|| format!("{}: proof.bin", dir.display()))?;
-    let public_bytes =
-        std::fs::read(dir.join("public.json")).with_context(|| format!("{}: cannot read public.json", dir.display()))?;
-    let public: Vec<String> =
-        serde_json::from_slice(&public_bytes).with_context(|| format!("{}: public.json", dir.display()))?;
+/// The key a verify command checks against: pinned by `--vk-digest`, or trusted as found.
+struct Key<E: Pairing> {
+    pvk: PreparedVerifyingKey<E>,
+    path: PathBuf,
+    pinned: bool,
+}
+
+impl<E: Pairing> Key<E> {
+    fn load(path: PathBuf, pin: &Pin) -> anyhow::Result<Self> {
+        let bytes = std::fs::read(&path).with_context(|| format!("{}: cannot read", path.display()))?;
+        let vk = match &pin.vk_digest {
+            Some(expected) => VerifyingKey::<E>::from_bytes_pinned(&bytes, expected)
+                .with_context(|| format!("{}: refused (--vk-digest)", path.display()))?,
+            None => VerifyingKey::<E>::from_bytes(&bytes).with_context(|| path.display().to_string())?,
+        };
+        let pvk = vk.prepare().with_context(|| path.display().to_string())?;
+        Ok(Key { pvk, path, pinned: pin.vk_digest.is_some() })
+    }
+
+    /// One line saying what the proofs were checked against.
+    fn describe(&self) -> String {
+        let d = self.pvk.key_digest();
+        if self.pinned {
+            format!("key: {} has the expected vk digest {d} (--vk-digest)", self.path.display())
+        } else {
+            format!(
+                "key: NOT PINNED: trusted {} found beside the proofs (vk digest {d}); a key for any circuit of the same size \
+                 would verify anything: pass --vk-digest with the digest you expect",
+                self.path.display()
+            )
+        }
+    }
+}
+
+/// Reads one proof directory; what cannot be read or parsed becomes the entry's reason.
+fn read_entry<E: Pairing>(dir: &Path) -> Entry<E> {
+    let proof = std::fs::read(dir.join("proof.bin"))
+        .map_err(|e| BadReason::UnparsableProof(format!("cannot read proof.bin: {e}")))
+        .and_then(|b| Proof::<E>::from_bytes(&b).map_err(|e| BadReason::UnparsableProof(format!("proof.bin: {e}"))))?;
+    let public_bytes = std::fs::read(dir.join("public.json"))
+        .map_err(|e| BadReason::UnparsablePublicInput(format!("cannot read public.json: {e}")))?;
+    let public: Vec<String> = serde_json::from_slice(&public_bytes)
+        .map_err(|e| BadReason::UnparsablePublicInput(format!("public.json: {e}")))?;
     let x = public
         .iter()
         .enumerate()
         .map(|(i, s)| {
             E::ScalarField::from_str(s)
-                .map_err(|_| anyhow::anyhow!("{}: public.json entry {i} is not a field element", dir.display()))
+                .map_err(|_| BadReason::UnparsablePublicInput(format!("public.json entry {i} is not a field element")))
         })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>, _>>()?;
     Ok((x, proof))
 }
 
-fn verify_many<E: Pairing>(keys: &Path, dirs: &[PathBuf]) -> anyhow::Result<()> {
-    let vk_bytes = std::fs::read(keys.join("vk.bin")).with_context(|| format!("{}: cannot read vk.bin", keys.display()))?;
-    let pvk = VerifyingKey::<E>::from_bytes(&vk_bytes).with_context(|| format!("{}: vk.bin", keys.display()))?.prepare();
-    let loaded = dirs.iter().map(|d| read_proof::<E>(d)).collect::<anyhow::Result<Vec<_>>>()?;
-    let items: Vec<(&[E::ScalarField], &Proof<E>)> = loaded.iter().map(|(x, p)| (x.as_slice(), p)).collect();
-    let (res, t) = timed(|| pari::batch_verify_locate(&pvk, &items, &mut ChaCha20Rng::from_entropy()));
-    match res {
-        Ok(()) => {
-            eprintln!("checked {} proof(s) in {}", items.len(), secs(t));
-            Ok(())
-        }
-        Err(bad) => {
-            let names: Vec<String> = bad.iter().map(|&i| dirs[i].display().to_string()).collect();
-            bail!("verification failed for {} of {} proof(s): {}", bad.len(), items.len(), names.join(", "))
-        }
+fn verify_one<E: Pairing>(keys: &Path, pin: Pin, dir: &Path) -> anyhow::Result<()> {
+    let key = Key::<E>::load(keys.join("vk.bin"), &pin)?;
+    println!("{}", key.describe());
+    let report = pari::batch::verify_entries(&key.pvk, &[read_entry::<E>(dir)], &mut ChaCha20Rng::from_entropy());
+    if let Some(bad) = report.bad.first() {
+        bail!("{}: {}", dir.display(), bad.reason);
     }
+    println!("verified");
+    Ok(())
 }
 
-fn verify_bundles(dir: &Path) -> anyhow::Result<()> {
+/// One bad entry of a report, named for the user.
+struct Named {
+    entry: String,
+    kind: &'static str,
+    reason: String,
+}
+
+/// Prints the report (lines, or JSON) and fails if anything is bad.
+fn finish<E: Pairing>(key: &Key<E>, json: bool, total: usize, bad: Vec<Named>, extra: serde_json::Value) -> anyhow::Result<()> {
+    let verified = total - bad.len();
+    if json {
+        let report = serde_json::json!({
+            "vk_digest": key.pvk.key_digest().to_string(),
+            "vk_pinned": key.pinned,
+            "vk_path": key.path.display().to_string(),
+            "total": total,
+            "verified": verified,
+            "bad": bad.iter().map(|b| serde_json::json!({ "entry": b.entry, "kind": b.kind, "reason": b.reason })).collect::<Vec<_>>(),
+            "details": extra,
+        });
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        eprintln!("{}", key.describe());
+    } else {
+        println!("{}", key.describe());
+        for b in &bad {
+            println!("bad: {}: {}", b.entry, b.reason);
+        }
+        println!("{verified} verified, {} bad", bad.len());
+    }
+    if !bad.is_empty() {
+        bail!("{} of {total} bad", bad.len());
+    }
+    Ok(())
+}
+
+fn named(entry: String, reason: &BadReason) -> Named {
+    Named { entry, kind: reason.kind(), reason: reason.to_string() }
+}
+
+fn batch_verify<E: Pairing>(keys: &Path, pin: Pin, json: bool, dirs: &[PathBuf]) -> anyhow::Result<()> {
+    let key = Key::<E>::load(keys.join("vk.bin"), &pin)?;
+    let entries: Vec<Entry<E>> = dirs.iter().map(|d| read_entry::<E>(d)).collect();
+    let (report, t): (Report, _) = timed(|| pari::batch::verify_entries(&key.pvk, &entries, &mut ChaCha20Rng::from_entropy()));
+    eprintln!("checked {} proof(s) in {}", entries.len(), secs(t));
+    let bad = report.bad.iter().map(|b| named(dirs[b.index].display().to_string(), &b.reason)).collect();
+    finish(&key, json, report.total, bad, serde_json::Value::Null)
+}
+
+fn verify_bundles(dir: &Path, pin: Pin, json: bool) -> anyhow::Result<()> {
     use ark_bls12_381::Bls12_381;
     if read_circuit(dir)?.curve != Curve::Bls12_381 {
         anyhow::bail!("{}: platform bundles are on BLS12-381", dir.display());
     }
-    let vk_bytes = std::fs::read(dir.join("vk.bin")).with_context(|| format!("{}: cannot read vk.bin", dir.display()))?;
-    let vk = pari::VerifyingKey::<Bls12_381>::from_bytes(&vk_bytes).context("vk.bin")?;
-    let pvk = vk.prepare();
-    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)?
+    let key = Key::<Bls12_381>::load(dir.join("vk.bin"), &pin)?;
+    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("{}: cannot list", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("bundle-") && n.ends_with(".bin")))
         .collect();
     names.sort();
     anyhow::ensure!(!names.is_empty(), "{}: no bundle-*.bin files", dir.display());
     let mut rng = ChaCha20Rng::from_entropy();
-    let (mut proofs, start) = (0, std::time::Instant::now());
+    let (mut total, mut bad, mut per_bundle, start) = (0, Vec::new(), Vec::new(), std::time::Instant::now());
     for path in &names {
-        let bytes = std::fs::read(path)?;
-        let bundle = pari::bundle::Bundle::<Bls12_381>::from_bytes(&bytes).with_context(|| path.display().to_string())?;
-        if let Err(e) = bundle.verify(&pvk, &mut rng) {
-            let bad = bundle.locate_invalid(&pvk, &mut rng).unwrap_or_default();
-            anyhow::bail!("{}: {e} (invalid entries: {bad:?})", path.display());
+        // A bundle whose own structure is damaged (or made for another key) counts as one bad
+        // entry; otherwise each of its entries is checked and named.
+        let report = std::fs::read(path)
+            .map_err(|e| format!("cannot read: {e}"))
+            .and_then(|bytes| {
+                pari::bundle::Bundle::<Bls12_381>::verify_bytes_report(&bytes, &key.pvk, &mut rng).map_err(|e| e.to_string())
+            });
+        match report {
+            Ok(r) => {
+                total += r.total;
+                per_bundle.push(serde_json::json!({ "bundle": path.display().to_string(), "entries": r.total, "bad": r.bad.len() }));
+                bad.extend(r.bad.iter().map(|b| named(format!("{}#{}", path.display(), b.index), &b.reason)));
+            }
+            Err(reason) => {
+                total += 1;
+                per_bundle.push(serde_json::json!({ "bundle": path.display().to_string(), "error": reason }));
+                bad.push(Named { entry: path.display().to_string(), kind: "unusable-bundle", reason });
+            }
         }
-        proofs += bundle.items.len();
     }
-    println!("verified {proofs} proofs in {} bundles in {}", names.len(), secs(start.elapsed()));
-    Ok(())
+    eprintln!("checked {} bundle(s) in {}", names.len(), secs(start.elapsed()));
+    finish(&key, json, total, bad, serde_json::json!({ "bundles": per_bundle }))
 }

@@ -127,7 +127,7 @@ where
 {
     let max_n = *sizes.iter().max().unwrap();
     let (vk, items) = proofs::<E>(name, max_n);
-    let pvk = vk.prepare();
+    let pvk = vk.prepare().unwrap();
     let all = rayon::current_num_threads();
     let mut rng = ChaCha20Rng::seed_from_u64(7);
     println!("\n### {name}: verification of N proofs under one key\n");
@@ -192,7 +192,7 @@ where
         let t = Instant::now();
         let proof = prove(&pk, c.clone(), &mut rng).unwrap();
         let pari_prove = t.elapsed().as_secs_f64();
-        verify(&vk.prepare(), &x, &proof).unwrap();
+        verify(&vk.prepare().unwrap(), &x, &proof).unwrap();
         let t = Instant::now();
         let (gpk, gvk) = ark_groth16::Groth16::<E>::circuit_specific_setup(family.blank::<E::ScalarField>(), &mut rng).unwrap();
         let g_setup = t.elapsed().as_secs_f64();

@@ -3,7 +3,8 @@
 
 use ark_ec::pairing::Pairing;
 use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
-use ark_serialize::{CanonicalDeserialize, CanonicalSerialize, Compress, Validate};
+use ark_ff::Field;
+use ark_serialize::{CanonicalDeserialize, CanonicalSerialize, Compress, Read, SerializationError, Valid, Validate};
 
 use crate::r1cs::Sr1cs;
 use crate::transcript::digest_of;
@@ -22,7 +23,11 @@ pub struct Proof<E: Pairing> {
 }
 
 /// The verifying key: `G, αG, βG, H, δH, τH` and the shape of the outlined instance.
-#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+///
+/// Validated deserialization (arkworks' `Validate::Yes`, and [`VerifyingKey::from_bytes`])
+/// checks every point (on the curve, in the prime-order subgroup) and the shape
+/// ([`VerifyingKey::check`]). Its [`digest`](VerifyingKey::digest) is what a verifier pins.
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize)]
 pub struct VerifyingKey<E: Pairing> {
     pub g: E::G1Affine,
     pub alpha_g: E::G1Affine,
@@ -40,7 +45,13 @@ pub struct VerifyingKey<E: Pairing> {
 
 /// The proving key. `sigma` covers the SR1CS witness columns; the four power vectors have
 /// `n + 1` entries (degree up to `n` because of the zero-knowledge blinding).
-#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+///
+/// Validated deserialization (arkworks' `Validate::Yes`, and [`ProvingKey::from_bytes`]) checks
+/// every point and that the parts fit together ([`ProvingKey::check_shape`]): row counts, the
+/// outlined instance rows, no instance column outside them, every index in range, vector
+/// lengths, all with checked arithmetic. [`ProvingKey::from_bytes_with_digest`] skips the point
+/// checks for bytes whose digest was recorded when they were first checked.
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize)]
 pub struct ProvingKey<E: Pairing> {
     pub vk: VerifyingKey<E>,
     pub sr1cs: Sr1cs<E::ScalarField>,
@@ -71,28 +82,106 @@ pub struct PreparedVerifyingKey<E: Pairing> {
     pub tau_h_prep: E::G2Prepared,
 }
 
+/// A key digest: BLAKE2b-512 of the key's encoding `magic ‖ version ‖ compressed body` (for a
+/// verifying key: `"PRVK" ‖ 1 ‖ G ‖ αG ‖ βG ‖ H ‖ δH ‖ τH ‖ n ‖ L ‖ instance_row_start`, the
+/// bytes of `vk.bin`). Printed and parsed as 128 lowercase hex characters.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KeyDigest(pub [u8; 64]);
+
+impl KeyDigest {
+    /// The digest of an encoded key (`vk.bin`, `pk.bin`) as read from disk.
+    pub fn of_bytes(bytes: &[u8]) -> Self {
+        KeyDigest(digest_of(bytes))
+    }
+
+    pub fn as_bytes(&self) -> &[u8; 64] {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for KeyDigest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))
+    }
+}
+
+impl std::fmt::Debug for KeyDigest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "KeyDigest({self})")
+    }
+}
+
+impl std::str::FromStr for KeyDigest {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let s = s.trim();
+        if s.len() != 128 || !s.is_ascii() {
+            return Err(Error::Malformed(format!("key digest: expected 128 hex characters, got {} characters", s.chars().count())));
+        }
+        let mut out = [0u8; 64];
+        for (k, byte) in out.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(&s[2 * k..2 * k + 2], 16)
+                .map_err(|_| Error::Malformed(format!("key digest: not hex at character {}", 2 * k)))?;
+        }
+        Ok(KeyDigest(out))
+    }
+}
+
 pub(crate) fn encode(magic: &[u8; 4], value: &impl CanonicalSerialize) -> Vec<u8> {
-    let mut out = Vec::with_capacity(5 + value.compressed_size());
+    encode_with(magic, value, Compress::Yes)
+}
+
+fn encode_with(magic: &[u8; 4], value: &impl CanonicalSerialize, compress: Compress) -> Vec<u8> {
+    let mut out = Vec::with_capacity(5 + value.serialized_size(compress));
     out.extend_from_slice(magic);
     out.push(VERSION);
-    value.serialize_compressed(&mut out).expect("serialize to Vec");
+    value.serialize_with_mode(&mut out, compress).expect("serialize to Vec");
     out
 }
 
-pub(crate) fn decode<T: CanonicalDeserialize + CanonicalSerialize>(magic: &[u8; 4], what: &str, bytes: &[u8]) -> Result<T, Error> {
+/// Checks magic and version; returns the body.
+fn body<'a>(magic: &[u8; 4], what: &str, bytes: &'a [u8]) -> Result<&'a [u8], Error> {
     if bytes.len() < 5 || &bytes[..4] != magic {
         return Err(Error::Malformed(format!("{what}: wrong magic bytes")));
     }
     if bytes[4] != VERSION {
         return Err(Error::Malformed(format!("{what}: unsupported version {}", bytes[4])));
     }
-    let mut body = &bytes[5..];
-    let v = T::deserialize_with_mode(&mut body, Compress::Yes, Validate::Yes)
-        .map_err(|e| Error::Malformed(format!("{what}: {e}")))?;
+    Ok(&bytes[5..])
+}
+
+/// Decodes `magic ‖ version ‖ body` with the given validation mode; the whole input must be
+/// consumed.
+pub(crate) fn decode_with<T: CanonicalDeserialize>(magic: &[u8; 4], what: &str, bytes: &[u8], validate: Validate) -> Result<T, Error> {
+    decode_mode(magic, what, bytes, Compress::Yes, validate)
+}
+
+fn decode_mode<T: CanonicalDeserialize>(
+    magic: &[u8; 4],
+    what: &str,
+    bytes: &[u8],
+    compress: Compress,
+    validate: Validate,
+) -> Result<T, Error> {
+    let mut body = body(magic, what, bytes)?;
+    let v = T::deserialize_with_mode(&mut body, compress, validate).map_err(|e| Error::Malformed(format!("{what}: {e}")))?;
     if !body.is_empty() {
         return Err(Error::Malformed(format!("{what}: {} trailing bytes", body.len())));
     }
     Ok(v)
+}
+
+pub(crate) fn bundle_body(bytes: &[u8]) -> Result<&[u8], Error> {
+    body(b"PRBN", "bundle", bytes)
+}
+
+pub(crate) fn decode<T: CanonicalDeserialize>(magic: &[u8; 4], what: &str, bytes: &[u8]) -> Result<T, Error> {
+    decode_with(magic, what, bytes, Validate::Yes)
+}
+
+fn points_valid<'a, A: Valid + 'a>(what: &str, points: impl Iterator<Item = &'a A> + Send) -> Result<(), Error> {
+    A::batch_check(points).map_err(|e| Error::Malformed(format!("{what}: a point is not in the prime-order subgroup ({e})")))
 }
 
 impl<E: Pairing> Proof<E> {
@@ -111,6 +200,12 @@ impl<E: Pairing> Proof<E> {
     pub fn compressed_size(&self) -> usize {
         CanonicalSerialize::compressed_size(self)
     }
+
+    /// Size of any proof's compressed body on this curve (2 G1 points, 2 field elements).
+    pub fn body_size() -> usize {
+        use ark_ec::AffineRepr;
+        2 * E::G1Affine::zero().compressed_size() + 2 * E::ScalarField::default().compressed_size()
+    }
 }
 
 impl<E: Pairing> VerifyingKey<E> {
@@ -118,20 +213,55 @@ impl<E: Pairing> VerifyingKey<E> {
         encode(b"PRVK", self)
     }
 
+    /// Parses and validates: every point, and the shape ([`VerifyingKey::check`]).
+    ///
+    /// This trusts whoever handed over the bytes: a key for any circuit with the same `n` and
+    /// `L` parses. A verifier that knows which key it expects uses
+    /// [`VerifyingKey::from_bytes_pinned`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        let vk: Self = decode(b"PRVK", "verifying key", bytes)?;
-        vk.check()?;
+        let vk: Self = decode_with(b"PRVK", "verifying key", bytes, Validate::No)?;
+        vk.validate()?;
         Ok(vk)
     }
 
-    /// Shape checks a deserialized key must pass.
+    /// [`VerifyingKey::from_bytes`], then refuses a key whose [`digest`](VerifyingKey::digest)
+    /// is not `expected` ([`Error::UnexpectedKey`], naming both digests).
+    pub fn from_bytes_pinned(bytes: &[u8], expected: &KeyDigest) -> Result<Self, Error> {
+        let vk = Self::from_bytes(bytes)?;
+        vk.check_digest(expected)?;
+        Ok(vk)
+    }
+
+    /// The digest a verifier pins: BLAKE2b-512 of [`VerifyingKey::to_bytes`] (see [`KeyDigest`]).
+    /// It also seeds the Fiat–Shamir transcript, so a proof is bound to it.
+    pub fn digest(&self) -> KeyDigest {
+        KeyDigest::of_bytes(&self.to_bytes())
+    }
+
+    /// `Err(Error::UnexpectedKey)` unless this key's digest is `expected`.
+    pub fn check_digest(&self, expected: &KeyDigest) -> Result<(), Error> {
+        let found = self.digest();
+        if &found != expected {
+            return Err(Error::UnexpectedKey { expected: *expected, found });
+        }
+        Ok(())
+    }
+
+    /// Shape checks (no point validation): `n` a power of two the field's FFT supports, the
+    /// instance rows `[start, start + L)` inside `K`, `L ≥ 1`, generators not the identity.
     pub fn check(&self) -> Result<(), Error> {
         let n = self.domain_size;
-        if !n.is_power_of_two() || Radix2EvaluationDomain::<E::ScalarField>::new(n as usize).is_none() {
-            return Err(Error::Malformed("verifying key: domain size is not a supported power of two".into()));
+        if !n.is_power_of_two()
+            || usize::try_from(n).is_err()
+            || Radix2EvaluationDomain::<E::ScalarField>::new(n as usize).is_none_or(|d| d.size() as u64 != n)
+        {
+            return Err(Error::Malformed(format!("verifying key: domain size {n} is not a supported power of two")));
         }
         if self.num_instance == 0 || self.instance_row_start.checked_add(self.num_instance).is_none_or(|e| e > n) {
-            return Err(Error::Malformed("verifying key: instance rows outside the domain".into()));
+            return Err(Error::Malformed(format!(
+                "verifying key: instance rows [{}, {} + {}) outside the domain of size {n}",
+                self.instance_row_start, self.instance_row_start, self.num_instance
+            )));
         }
         use ark_ec::AffineRepr;
         if self.g.is_zero() || self.h.is_zero() || self.delta_h.is_zero() {
@@ -140,22 +270,65 @@ impl<E: Pairing> VerifyingKey<E> {
         Ok(())
     }
 
-    /// Prepares the key for (batch) verification.
-    pub fn prepare(&self) -> PreparedVerifyingKey<E> {
-        let digest = digest_of(&self.to_bytes());
-        PreparedVerifyingKey {
+    /// Every point (on the curve, in the subgroup), then the shape.
+    fn validate(&self) -> Result<(), Error> {
+        points_valid("verifying key", [&self.g, &self.alpha_g, &self.beta_g].into_iter())?;
+        points_valid("verifying key", [&self.h, &self.delta_h, &self.tau_h].into_iter())?;
+        self.check()
+    }
+
+    /// Prepares the key for (batch) verification; checks the shape first (a key built by hand
+    /// or read without validation gets an error, never a panic).
+    pub fn prepare(&self) -> Result<PreparedVerifyingKey<E>, Error> {
+        self.check()?;
+        let domain = Radix2EvaluationDomain::new(self.domain_size as usize)
+            .ok_or_else(|| Error::Malformed("verifying key: unsupported domain size".into()))?;
+        Ok(PreparedVerifyingKey {
             vk: self.clone(),
-            digest,
-            domain: Radix2EvaluationDomain::new(self.domain_size as usize).expect("checked domain size"),
+            digest: self.digest().0,
+            domain,
             h_prep: self.h.into(),
             delta_h_prep: self.delta_h.into(),
             tau_h_prep: self.tau_h.into(),
-        }
+        })
     }
 
-    /// Number of public inputs `|x|`.
+    /// Number of public inputs `|x| = L − 1`.
     pub fn num_public_inputs(&self) -> usize {
-        (self.num_instance - 1) as usize
+        self.num_instance.saturating_sub(1) as usize
+    }
+}
+
+impl<E: Pairing> PreparedVerifyingKey<E> {
+    /// The digest of the key this was prepared from.
+    pub fn key_digest(&self) -> KeyDigest {
+        KeyDigest(self.digest)
+    }
+}
+
+impl<E: Pairing> Valid for VerifyingKey<E> {
+    fn check(&self) -> Result<(), SerializationError> {
+        self.validate().map_err(|_| SerializationError::InvalidData)
+    }
+}
+
+impl<E: Pairing> CanonicalDeserialize for VerifyingKey<E> {
+    fn deserialize_with_mode<R: Read>(mut r: R, compress: Compress, validate: Validate) -> Result<Self, SerializationError> {
+        let vk = VerifyingKey {
+            g: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
+            alpha_g: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
+            beta_g: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
+            h: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
+            delta_h: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
+            tau_h: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
+            domain_size: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
+            num_instance: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
+            instance_row_start: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
+        };
+        if validate == Validate::Yes {
+            Valid::check(&vk)?;
+        }
+        Ok(vk)
     }
 }
 
@@ -164,22 +337,144 @@ impl<E: Pairing> ProvingKey<E> {
         encode(b"PRPK", self)
     }
 
-    /// Parses, validates every point, and checks that the parts of the key fit together.
+    /// Parses, validates every point, and checks that the parts of the key fit together
+    /// ([`ProvingKey::check_shape`]).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        let pk: Self = decode(b"PRPK", "proving key", bytes)?;
-        pk.vk.check()?;
-        let n = pk.vk.domain_size as usize;
-        let sr = &pk.sr1cs;
-        let vars = sr.num_variables();
-        let consistent = sr.a.len() == sr.b.len()
-            && sr.num_rows() <= n
-            && sr.num_instance == pk.vk.num_instance
-            && sr.instance_row_start() as u64 == pk.vk.instance_row_start
-            && pk.sigma.len() == sr.num_witness()
-            && [&pk.sigma_q, &pk.sigma_a, &pk.sigma_b, &pk.sigma_1].iter().all(|v| v.len() == n + 1)
-            && sr.a.iter().chain(sr.b.iter()).all(|row| row.iter().all(|&(_, i)| i < vars));
-        if !consistent {
-            return Err(Error::Malformed("proving key: parts do not fit together".into()));
+        let pk: Self = decode_with(b"PRPK", "proving key", bytes, Validate::No)?;
+        pk.check_shape()?;
+        pk.check_points()?;
+        Ok(pk)
+    }
+
+    /// The same key uncompressed (`"PRPU" ‖ version ‖ body`, about twice the size): for a
+    /// worker's cache, read back by [`ProvingKey::from_bytes_with_digest`] without the square
+    /// root per point that decompression costs.
+    pub fn to_bytes_uncompressed(&self) -> Vec<u8> {
+        encode_with(b"PRPU", self, Compress::No)
+    }
+
+    /// Loads a proving key whose bytes were fully checked before: hashes `bytes`, compares with
+    /// `expected` (recorded as [`KeyDigest::of_bytes`] of these very bytes when they were
+    /// checked — by [`ProvingKey::from_bytes`], or written by [`ProvingKey::to_bytes_uncompressed`]
+    /// from a checked key — and kept where the bytes' supplier cannot change it), then
+    /// deserializes without point validation. Takes either encoding (`PRPK` compressed, `PRPU`
+    /// uncompressed). The shape checks (cheap) still run.
+    pub fn from_bytes_with_digest(bytes: &[u8], expected: &KeyDigest) -> Result<Self, Error> {
+        let found = KeyDigest::of_bytes(bytes);
+        if &found != expected {
+            return Err(Error::UnexpectedKey { expected: *expected, found });
+        }
+        let pk: Self = if bytes.starts_with(b"PRPU") {
+            decode_mode(b"PRPU", "proving key", bytes, Compress::No, Validate::No)?
+        } else {
+            decode_with(b"PRPK", "proving key", bytes, Validate::No)?
+        };
+        pk.check_shape()?;
+        Ok(pk)
+    }
+
+    /// Every point of the key is on the curve and in the prime-order subgroup.
+    fn check_points(&self) -> Result<(), Error> {
+        points_valid(
+            "proving key",
+            [&self.sigma, &self.sigma_q, &self.sigma_a, &self.sigma_b, &self.sigma_1]
+                .into_iter()
+                .flatten()
+                .chain([&self.zk_a, &self.zk_b, &self.zk_b_tau]),
+        )?;
+        self.vk.validate()
+    }
+
+    /// The parts of the key fit together (no point validation), so that proving never panics:
+    ///
+    /// * the verifying key's shape ([`VerifyingKey::check`]), and the SR1CS's `L`, `2M` equal to
+    ///   its `L` and instance row start;
+    /// * row counts: `A` and `B` have exactly `2M + L ≤ n` rows;
+    /// * outlined rows: row `2M + j` of `A` is `z_j − x'_j`, of `B` empty; no other row of `A`,
+    ///   and no row of `B`, touches an instance column (`< L`);
+    /// * every variable index `< 2L + W + M`; `σ` has `L + W + M` entries, the power vectors
+    ///   `n + 1`; all counts computed with checked arithmetic.
+    pub fn check_shape(&self) -> Result<(), Error> {
+        let vk = &self.vk;
+        vk.check()?;
+        let bad = |m: String| Error::Malformed(format!("proving key: {m}"));
+        let sr = &self.sr1cs;
+        let (l, w, m) = (sr.num_instance, sr.r1cs_witness, sr.r1cs_constraints);
+        if l != vk.num_instance {
+            return Err(bad(format!("the SR1CS has L = {l}, the verifying key {}", vk.num_instance)));
+        }
+        let two_m = m.checked_mul(2).ok_or_else(|| bad(format!("M = {m} overflows")))?;
+        if two_m != vk.instance_row_start {
+            return Err(bad(format!("outlined rows start at 2M = {two_m}, the verifying key says {}", vk.instance_row_start)));
+        }
+        let rows = two_m.checked_add(l).ok_or_else(|| bad("row count 2M + L overflows".into()))?;
+        if sr.a.len() as u64 != rows || sr.b.len() as u64 != rows {
+            return Err(bad(format!(
+                "row count: expected 2M + L = {rows} rows in A and B, found {} and {}",
+                sr.a.len(),
+                sr.b.len()
+            )));
+        }
+        if rows > vk.domain_size {
+            return Err(bad(format!("{rows} rows do not fit the domain of size {}", vk.domain_size)));
+        }
+        let num_witness = l.checked_add(w).and_then(|v| v.checked_add(m)).ok_or_else(|| bad("L + W + M overflows".into()))?;
+        let vars = num_witness.checked_add(l).and_then(|v| usize::try_from(v).ok()).ok_or_else(|| bad("2L + W + M overflows".into()))?;
+        if self.sigma.len() as u64 != num_witness {
+            return Err(bad(format!("σ has {} entries for {num_witness} witness columns", self.sigma.len())));
+        }
+        let n1 = vk.domain_size + 1;
+        for (name, v) in [("σ_q", &self.sigma_q), ("σ_a", &self.sigma_a), ("σ_b", &self.sigma_b), ("σ_1", &self.sigma_1)] {
+            if v.len() as u64 != n1 {
+                return Err(bad(format!("{name} has {} entries, expected n + 1 = {n1}", v.len())));
+            }
+        }
+        let (l, two_m) = (l as usize, two_m as usize);
+        for (k, (ra, rb)) in sr.a.iter().zip(&sr.b).enumerate() {
+            if let Some(&(_, i)) = ra.iter().chain(rb).find(|&&(_, i)| i >= vars) {
+                return Err(bad(format!("row {k} uses variable {i}, past the {vars} variables")));
+            }
+            if rb.iter().any(|&(_, i)| i < l) {
+                return Err(bad(format!("row {k} of B uses an instance column")));
+            }
+            if k < two_m {
+                if ra.iter().any(|&(_, i)| i < l) {
+                    return Err(bad(format!("row {k} of A uses an instance column outside the outlined rows")));
+                }
+            } else {
+                let j = k - two_m;
+                let one = E::ScalarField::ONE;
+                if ra.as_slice() != [(one, j), (-one, l + j)] || !rb.is_empty() {
+                    return Err(bad(format!("outlined row {k} is not (z_{j} − x'_{j})² = 0")));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<E: Pairing> Valid for ProvingKey<E> {
+    fn check(&self) -> Result<(), SerializationError> {
+        self.check_shape().and_then(|()| self.check_points()).map_err(|_| SerializationError::InvalidData)
+    }
+}
+
+impl<E: Pairing> CanonicalDeserialize for ProvingKey<E> {
+    fn deserialize_with_mode<R: Read>(mut r: R, compress: Compress, validate: Validate) -> Result<Self, SerializationError> {
+        let pk = ProvingKey {
+            vk: VerifyingKey::deserialize_with_mode(&mut r, compress, Validate::No)?,
+            sr1cs: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
+            sigma: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
+            sigma_q: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
+            sigma_a: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
+            sigma_b: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
+            sigma_1: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
+            zk_a: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
+            zk_b: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
+            zk_b_tau: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
+        };
+        if validate == Validate::Yes {
+            Valid::check(&pk)?;
         }
         Ok(pk)
     }

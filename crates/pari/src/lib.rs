@@ -29,17 +29,42 @@
 //!   (through `η_a`), `T` is uniform (through `η_b + η_b'·τ`), and `v_b` is uniform and independent
 //!   of both (through `η_b + η_b'·r`, since `r ≠ τ`), while `U` is fixed by the check: a simulator
 //!   with the trapdoor produces the same distribution. See [`prover`].
-//! * **Batch verification** ([`verifier::batch_verify`]): with independent 128-bit `ρ_k`,
+//! * **Batch verification** ([`verifier::batch_verify`]): with 128-bit `ρ_k` drawn from ChaCha20
+//!   keyed by a hash of the caller's RNG output, the key digest and every `(x_k, π_k)`
+//!   ([`transcript::batch_weights`], so a predictable caller RNG does not let a forger pick
+//!   proofs that cancel),
 //!   `T̃ = Σρ_k T_k`, `Ũ = Σρ_k U_k`, `Ṽ = Σρ_k r_k U_k`, `ṽ_{a,b,q} = Σρ_k v_{a,b,q}^k`, and one
 //!   check `e(T̃, δH)·e(Ũ, τH)·e(ṽ_a αG + ṽ_b βG + ṽ_q G − Ṽ, H) = 1`; every G2 element is fixed by
 //!   the key, which is what makes this possible. A failing batch is bisected to find the bad
 //!   proofs.
+//!
+//! ## What a verifier must pin
+//!
+//! A Pari verifying key carries nothing circuit-specific but `n` and `L`: a key for a trivial
+//! circuit of the same size "verifies" any statement, and whoever ran the setup can keep the
+//! trapdoor. So a verifier must know which key it expects: every key has a
+//! [`VerifyingKey::digest`] (BLAKE2b-512 of its encoding, see [`KeyDigest`]; it also seeds the
+//! Fiat–Shamir transcript), and [`VerifyingKey::from_bytes_pinned`] refuses any other key with
+//! [`Error::UnexpectedKey`]. [`VerifyingKey::from_bytes`] alone proves only that *some* key of
+//! that shape accepts.
+//!
+//! ## Decoding never panics
+//!
+//! Keys validate on read (arkworks `Valid::check`, run by validated deserialization and by
+//! `from_bytes`): points on the curve and in the subgroup, and the shape — for a proving key the
+//! row counts, the outlined rows, no instance column elsewhere in `A` or anywhere in `B`, indices
+//! in range, vector lengths, with checked arithmetic ([`ProvingKey::check_shape`]).
+//! [`VerifyingKey::prepare`] returns an error for a badly shaped key.
+//! [`ProvingKey::from_bytes_with_digest`] loads bytes whose digest was recorded when they were
+//! first checked without re-validating every point. [`batch`] reports every bad entry of a
+//! batch (unparsable, wrong public-input count, or failing the check, found by bisection).
 //!
 //! One algorithm per file: [`generator`] (setup), [`prover`], [`verifier`] (single and batch),
 //! [`data_structures`] (keys, proof, serialization), [`r1cs`] (front end), [`msm`] (the one
 //! place multi-scalar multiplication happens), [`transcript`] (Fiat–Shamir), [`circuits`]
 //! (built-in circuit families).
 
+pub mod batch;
 pub mod bundle;
 pub mod circuits;
 pub mod data_structures;
@@ -50,7 +75,7 @@ pub mod r1cs;
 pub mod transcript;
 pub mod verifier;
 
-pub use data_structures::{PreparedVerifyingKey, Proof, ProvingKey, VerifyingKey};
+pub use data_structures::{KeyDigest, PreparedVerifyingKey, Proof, ProvingKey, VerifyingKey};
 pub use generator::setup;
 pub use prover::prove;
 pub use verifier::{batch_verify, batch_verify_locate, verify};
@@ -68,6 +93,8 @@ pub enum Error {
     PublicInput(String),
     #[error("malformed bytes: {0}")]
     Malformed(String),
+    #[error("unexpected key: its digest is {found}, expected {expected}")]
+    UnexpectedKey { expected: KeyDigest, found: KeyDigest },
     #[error("verification failed")]
     Verification,
     #[error("the circuit is too large for the field's FFT domain")]

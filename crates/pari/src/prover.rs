@@ -187,7 +187,7 @@ mod tests {
         witness[2] += Fr::from(1u64);
         assert!(matches!(prove_with_assignment(&pk, &instance, &witness, &mut rng), Err(Error::Unsatisfied(_))));
         let forged = prove_inner(&pk, &instance, &witness, &mut rng, false).unwrap();
-        assert!(crate::verify(&vk.prepare(), &x, &forged).is_err());
+        assert!(crate::verify(&vk.prepare().unwrap(), &x, &forged).is_err());
     }
 
     #[test]

@@ -48,17 +48,18 @@ impl<F: PrimeField> Sr1cs<F> {
 
     /// Number of SR1CS witness variables `L + W + M`.
     pub fn num_witness(&self) -> usize {
-        (2 * self.num_instance + self.r1cs_witness + self.r1cs_constraints - self.num_instance) as usize
+        // Saturating: a key read from outside is checked by `ProvingKey::check_shape` first.
+        self.num_instance.saturating_add(self.r1cs_witness).saturating_add(self.r1cs_constraints) as usize
     }
 
     /// Total variables `2L + W + M`.
     pub fn num_variables(&self) -> usize {
-        self.num_instance as usize + self.num_witness()
+        (self.num_instance as usize).saturating_add(self.num_witness())
     }
 
     /// First outlined row `2M`: row `2M + j` carries instance variable `j`.
     pub fn instance_row_start(&self) -> usize {
-        2 * self.r1cs_constraints as usize
+        (self.r1cs_constraints as usize).saturating_mul(2)
     }
 
     /// Converts R1CS matrices `(A, B, C)` over `L` instance and `W` witness variables.

@@ -8,11 +8,11 @@ use ark_ec::pairing::Pairing;
 use ark_ec::{AffineRepr, CurveGroup};
 use ark_ff::{batch_inversion, Field, One, Zero};
 use ark_poly::EvaluationDomain;
-use rand::{CryptoRng, Rng, RngCore};
+use rand::{CryptoRng, RngCore};
 
 use crate::data_structures::{PreparedVerifyingKey, Proof};
 use crate::msm::{msm, msm_u128};
-use crate::transcript::Transcript;
+use crate::transcript::{batch_weights, Transcript};
 use crate::Error;
 
 /// The per-proof scalars of the check: challenge `r` and `v_q`.
@@ -113,7 +113,8 @@ fn check<E: Pairing>(pvk: &PreparedVerifyingKey<E>, t: E::G1, u: E::G1, p: E::G1
 }
 
 /// Verifies all `items` (public input, proof) under one key with one multi-pairing:
-/// independent 128-bit `ρ_k`, `T̃ = Σρ_k T_k`, `Ũ = Σρ_k U_k`, `Ṽ = Σρ_k r_k U_k` and the
+/// 128-bit weights `ρ_k` from [`batch_weights`] (the caller's RNG mixed with a hash of the key
+/// digest and every `(x_k, π_k)`), `T̃ = Σρ_k T_k`, `Ũ = Σρ_k U_k`, `Ṽ = Σρ_k r_k U_k` and the
 /// combined scalars. A batch with a bad proof fails except with probability about `2^−128`.
 pub fn batch_verify<E: Pairing, R: RngCore + CryptoRng>(
     pvk: &PreparedVerifyingKey<E>,
@@ -124,15 +125,13 @@ pub fn batch_verify<E: Pairing, R: RngCore + CryptoRng>(
         return Ok(());
     }
     let opened = open_all(pvk, items);
-    let mut rho = Vec::with_capacity(items.len());
+    let rho = batch_weights(&pvk.digest, items, rng);
     let mut rho_f = Vec::with_capacity(items.len());
     let mut rho_r = Vec::with_capacity(items.len());
     let (mut va, mut vb, mut vq) = (E::ScalarField::zero(), E::ScalarField::zero(), E::ScalarField::zero());
-    for ((_, proof), o) in items.iter().zip(&opened) {
+    for (((_, proof), o), &r) in items.iter().zip(&opened).zip(&rho) {
         let o = o.as_ref().ok_or(Error::Verification)?;
-        let r: u128 = rng.gen();
         let rf = E::ScalarField::from(r);
-        rho.push(r);
         rho_f.push(rf);
         rho_r.push(rf * o.r);
         va += rf * proof.v_a;

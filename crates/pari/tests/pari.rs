@@ -28,7 +28,7 @@ where
 {
     for family in [CircuitFamily::Chain { steps: 1 }, CircuitFamily::Chain { steps: 37 }, CircuitFamily::Poseidon { inputs: 2 }] {
         let (pk, vk) = keys::<E>(family);
-        let pvk = vk.prepare();
+        let pvk = vk.prepare().unwrap();
         for seed in 0..2 {
             let (circuit, x) = family.instance::<E::ScalarField>(seed);
             let proof = prove(&pk, circuit, &mut rng()).unwrap();
@@ -37,7 +37,7 @@ where
             let bytes = proof.to_bytes();
             assert_eq!(Proof::<E>::from_bytes(&bytes).unwrap(), proof);
             let vk2 = VerifyingKey::<E>::from_bytes(&vk.to_bytes()).unwrap();
-            verify(&vk2.prepare(), &x, &proof).unwrap();
+            verify(&vk2.prepare().unwrap(), &x, &proof).unwrap();
         }
     }
 }
@@ -70,7 +70,7 @@ fn proving_key_round_trip_and_malformed_keys() {
     let pk2 = ProvingKey::<Bls>::from_bytes(&pk.to_bytes()).unwrap();
     let (c, x) = family.instance(3);
     let proof = prove(&pk2, c, &mut rng()).unwrap();
-    verify(&vk.prepare(), &x, &proof).unwrap();
+    verify(&vk.prepare().unwrap(), &x, &proof).unwrap();
     let vk_bytes = vk.to_bytes();
     assert!(VerifyingKey::<Bls>::from_bytes(&vk_bytes[..vk_bytes.len() - 1]).is_err());
     let mut bad = vk_bytes.clone();
@@ -79,7 +79,7 @@ fn proving_key_round_trip_and_malformed_keys() {
     let mut bad = vk_bytes.clone();
     bad[10] ^= 0x01; // inside αG... or G: off the curve or not in the subgroup
     if let Ok(vk_bad) = VerifyingKey::<Bls>::from_bytes(&bad) {
-        assert!(verify(&vk_bad.prepare(), &x, &proof).is_err());
+        assert!(verify(&vk_bad.prepare().unwrap(), &x, &proof).is_err());
     }
     assert!(ProvingKey::<Bls>::from_bytes(b"PRPK\x01").is_err());
 }
@@ -88,7 +88,7 @@ fn proving_key_round_trip_and_malformed_keys() {
 fn zero_knowledge_proofs_are_randomized() {
     let family = CircuitFamily::Chain { steps: 8 };
     let (pk, vk) = keys::<Bls>(family);
-    let pvk = vk.prepare();
+    let pvk = vk.prepare().unwrap();
     let (c, x) = family.instance(7);
     let mut r = rng();
     let p1 = prove(&pk, c.clone(), &mut r).unwrap();
@@ -105,7 +105,7 @@ fn zero_knowledge_proofs_are_randomized() {
 fn soundness_bad_proofs_are_rejected() {
     let family = CircuitFamily::Poseidon { inputs: 1 };
     let (pk, vk) = keys::<Bls>(family);
-    let pvk = vk.prepare();
+    let pvk = vk.prepare().unwrap();
     let (c, x) = family.instance(11);
     let proof = prove(&pk, c, &mut rng()).unwrap();
     verify(&pvk, &x, &proof).unwrap();
@@ -126,7 +126,7 @@ fn soundness_bad_proofs_are_rejected() {
     assert!(verify(&pvk, &x, &Proof { u: (proof.u + g).into_affine(), ..proof.clone() }).is_err());
     // Proof under another key (same circuit, fresh setup).
     let (_, vk_other) = setup::<Bls, _, _>(family.blank(), &mut ChaCha20Rng::seed_from_u64(99)).unwrap();
-    assert!(verify(&vk_other.prepare(), &x, &proof).is_err());
+    assert!(verify(&vk_other.prepare().unwrap(), &x, &proof).is_err());
     // A witness that does not satisfy the circuit is refused by the prover.
     let (mut bad_circuit, _) = family.instance::<<Bls as Pairing>::ScalarField>(12);
     bad_circuit.public = Some(x[0]);
@@ -152,7 +152,7 @@ fn soundness_bad_proofs_are_rejected() {
 fn batch_of_1000_with_one_bad_proof_is_located() {
     let family = CircuitFamily::Chain { steps: 2 };
     let (pk, vk) = keys::<Bn>(family);
-    let pvk = vk.prepare();
+    let pvk = vk.prepare().unwrap();
     let mut r = rng();
     let mut xs = Vec::new();
     let mut proofs = Vec::new();
@@ -214,7 +214,7 @@ fn bundles_round_trip_verify_and_reject_tampering() {
     let bytes = bundle.to_bytes();
     let back = Bundle::<E>::from_bytes(&bytes).unwrap();
     assert_eq!(back, bundle);
-    let pvk = vk.prepare();
+    let pvk = vk.prepare().unwrap();
     back.verify(&pvk, &mut r).unwrap();
     assert_eq!(back.locate_invalid(&pvk, &mut r).unwrap(), Vec::<usize>::new());
     // A wrong public input at entry 4 fails the bundle and is located.
@@ -224,7 +224,7 @@ fn bundles_round_trip_verify_and_reject_tampering() {
     assert_eq!(bad.locate_invalid(&pvk, &mut r).unwrap(), vec![4]);
     // Under another key: refused before any pairing.
     let (_, other) = keys::<E>(CircuitFamily::Chain { steps: 4 });
-    assert!(matches!(bundle.verify(&other.prepare(), &mut r), Err(pari::Error::KeyMismatch(_))));
+    assert!(matches!(bundle.verify(&other.prepare().unwrap(), &mut r), Err(pari::Error::KeyMismatch(_))));
     // Damaged bytes: rejected or fail to verify.
     for pos in (5..bytes.len()).step_by(97) {
         let mut b = bytes.clone();

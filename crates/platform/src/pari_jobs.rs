@@ -256,8 +256,8 @@ impl Platform {
             items.extend(list.items);
         }
         let bundle = Bundle::new(&vk, items);
+        let pvk: PreparedVerifyingKey<Bls12_381> = vk.prepare().map_err(pari_err)?;
         let (bundle, bad) = tokio::task::spawn_blocking(move || {
-            let pvk: PreparedVerifyingKey<Bls12_381> = vk.prepare();
             let bad = bundle.locate_invalid(&pvk, &mut rand_chacha::ChaCha20Rng::from_entropy());
             (bundle, bad)
         })
@@ -292,7 +292,7 @@ impl Platform {
         if bundles.is_empty() {
             return Err("no bundles".into());
         }
-        let vk = Arc::new(vk.prepare());
+        let vk = Arc::new(vk.prepare().map_err(|e| format!("vk.bin: {e}"))?);
         tokio::task::spawn_blocking(move || {
             let mut rng = rand_chacha::ChaCha20Rng::from_entropy();
             for (k, b) in &bundles {

@@ -56,7 +56,7 @@ async fn run(real: bool) {
     type E = ark_bls12_381::Bls12_381;
     let dir = format!("jobs/{job}/proof/");
     let vk = pari::VerifyingKey::<E>::from_bytes(&p.blobs().get(&format!("{dir}vk.bin")).await.unwrap()).unwrap();
-    let pvk = vk.prepare();
+    let pvk = vk.prepare().unwrap();
     let mut rng = rand::thread_rng();
     let mut inputs = Vec::new();
     for k in 0..2 {
