@@ -1,0 +1,28 @@
+//! The platform's job specs, as the executor and workers read them back from the job store
+//! (written by the planner, but a store is shared: a corrupt or hostile record must fail its
+//! job with a reason, never take down the process that reads it). A decoded spec is planned,
+//! as the executor would.
+
+use platform::{PariJobSpec, ReckleJobSpec};
+
+use crate::engine::Target;
+
+/// The job-spec targets, with seeds from honest specs.
+pub fn targets() -> Vec<Target> {
+    let reckle = ReckleJobSpec { log_n: 6, log_bucket: 2, batch: vec![1, 5, 17, 63], update: None };
+    let pari = PariJobSpec::new(pari::circuits::CircuitFamily::Chain { steps: 64 }, 3, 100, 16, 64).expect("spec");
+    vec![
+        Target {
+            name: "platform.reckle_spec",
+            seeds: vec![serde_json::to_vec(&reckle).expect("json")],
+            run: Box::new(|b| serde_json::from_slice::<ReckleJobSpec>(b).is_ok_and(|s| s.todo().is_ok())),
+            short_run: None,
+        },
+        Target {
+            name: "platform.pari_spec",
+            seeds: vec![serde_json::to_vec(&pari).expect("json")],
+            run: Box::new(|b| serde_json::from_slice::<PariJobSpec>(b).is_ok_and(|s| s.prove_tasks() > 0 && s.bundles() > 0)),
+            short_run: None,
+        },
+    ]
+}
