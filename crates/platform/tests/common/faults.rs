@@ -12,26 +12,26 @@ use bytes::Bytes;
 use queue::{FailOutcome, Lease, Queue, QueueError, QueueStats, TaskMessage};
 
 /// A [`Queue`] that fails the `nth` enqueue of `fail_kind` once (a Redis blip mid-planning),
-/// optionally loses the first lease it is asked to extend (the lease really goes: it is
-/// released, so another worker gets the task, and the holder is told its lease is stale), and
-/// counts the messages that went in per `(kind, task id)`.
+/// optionally loses the first lease of kind `lose_extend_of` it is asked to extend (the lease
+/// really goes: it is released, so another worker gets the task, and the holder is told its
+/// lease is stale), and counts the messages that went in per `(kind, task id)`.
 pub struct FlakyQueue {
     pub inner: Arc<dyn Queue>,
     fail_kind: String,
     fail_nth: u32,
     seen: AtomicU32,
-    lose_first_extend: AtomicBool,
+    lose_extend_of: Mutex<Option<String>>,
     pub enqueued: Mutex<HashMap<(String, String), u32>>,
 }
 
 impl FlakyQueue {
-    pub fn new(inner: Arc<dyn Queue>, fail_kind: &str, fail_nth: u32, lose_first_extend: bool) -> Self {
+    pub fn new(inner: Arc<dyn Queue>, fail_kind: &str, fail_nth: u32, lose_extend_of: Option<&str>) -> Self {
         Self {
             inner,
             fail_kind: fail_kind.into(),
             fail_nth,
             seen: AtomicU32::new(0),
-            lose_first_extend: AtomicBool::new(lose_first_extend),
+            lose_extend_of: Mutex::new(lose_extend_of.map(str::to_string)),
             enqueued: Mutex::new(HashMap::new()),
         }
     }
@@ -68,7 +68,15 @@ impl Queue for FlakyQueue {
         self.inner.complete(lease).await
     }
     async fn extend(&self, lease: &Lease) -> Result<(), QueueError> {
-        if self.lose_first_extend.swap(false, Ordering::SeqCst) {
+        let lose = {
+            let mut k = self.lose_extend_of.lock().unwrap();
+            let hit = k.as_deref() == Some(lease.kind.as_str());
+            if hit {
+                *k = None;
+            }
+            hit
+        };
+        if lose {
             self.inner.release(lease).await?;
             return Err(QueueError::StaleLease);
         }
@@ -94,6 +102,20 @@ impl Queue for FlakyQueue {
     }
     async fn purge_job(&self, kind: &str, job_id: &str) -> Result<u64, QueueError> {
         self.inner.purge_job(kind, job_id).await
+    }
+    async fn enqueue_once(&self, kind: &str, task: TaskMessage) -> Result<bool, QueueError> {
+        self.blip(kind)?;
+        let added = self.inner.enqueue_once(kind, task.clone()).await?;
+        if added {
+            self.count(kind, &task);
+        }
+        Ok(added)
+    }
+    async fn forget_job(&self, job_id: &str) -> Result<(), QueueError> {
+        self.inner.forget_job(job_id).await
+    }
+    async fn job_tasks(&self, kind: &str, job_id: &str) -> Result<u64, QueueError> {
+        self.inner.job_tasks(kind, job_id).await
     }
 }
 
