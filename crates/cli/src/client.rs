@@ -304,22 +304,44 @@ pub fn fetch(ep: Endpoint, job: String, out: PathBuf) -> anyhow::Result<()> {
         Ok(())
     })?;
     println!("wrote {} ({} files)", out.display(), files.len());
+    // What to pin when verifying offline (as the server reports it: check it against what you
+    // expect, e.g. the C of the vector you committed to).
+    for (name, _, data) in &files {
+        let json = || serde_json::from_slice::<serde_json::Value>(data).ok();
+        match name.as_str() {
+            "statement.json" => {
+                if let Some(c) = json().and_then(|v| v.get("root").and_then(|r| r.as_str().map(String::from))) {
+                    println!("commitment C = {c} (verify with: prover reckle verify {} --root {c})", out.display());
+                }
+            }
+            "circuit.json" => {
+                if let Some(d) = json().and_then(|v| v.get("vk_digest").and_then(|r| r.as_str().map(String::from))) {
+                    println!("vk digest = {d} (verify with: prover pari verify-bundles {} --vk-digest {d})", out.display());
+                }
+            }
+            _ => {}
+        }
+    }
     Ok(())
 }
 
 /// Asks the server to verify a done job's proof.
-pub fn verify_remote(ep: Endpoint, job: String) -> anyhow::Result<()> {
+pub fn verify_remote(ep: Endpoint, job: String, root: Option<String>, vk_digest: Option<String>) -> anyhow::Result<()> {
     runtime()?.block_on(async {
         let r = connect(&ep)
             .await?
-            .verify_proof(pb::VerifyProofRequest { target: Some(pb::verify_proof_request::Target::JobId(job.clone())) })
+            .verify_proof(pb::VerifyProofRequest {
+                target: Some(pb::verify_proof_request::Target::JobId(job.clone())),
+                expected_root: root.unwrap_or_default(),
+                expected_vk_digest: vk_digest.unwrap_or_default(),
+            })
             .await
             .map_err(rpc)?
             .into_inner();
         if !r.valid {
             bail!("job {job}: proof invalid: {}", r.reason);
         }
-        println!("verified");
+        println!("verified against {}", r.checked_against);
         Ok(())
     })
 }

@@ -5,18 +5,15 @@
 //! batch, which re-proves only its path, and verifies again. Prints progress and the timing of
 //! every step.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, ensure, Context};
-use blobstore::{BlobStore, FsStore};
 use clap::Args;
-use jobs::MemoryJobStore;
-use platform::{JobOutcome, JobRequest, Leaves, Platform};
-use queue::{MemoryQueue, QueueConfig};
+use platform::service::{self, ServiceConfig};
+use platform::{layout, JobOutcome, JobRequest, Leaves, Platform};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use reckle::{files, Change, NodeProof, Params, Statement};
+use reckle::{files, Change, Digest, NodeProof, Params, Statement, Tree};
 
 use crate::reckle::build_circuits;
 use crate::util::{secs, timed};
@@ -58,9 +55,11 @@ async fn demo(a: DevArgs, params: Params, data: std::path::PathBuf) -> anyhow::R
         a.log_n, a.log_bucket, a.batch, a.workers
     );
     println!("   object store: {} (filesystem), queue: in-process", data.display());
-    let blobs: Arc<dyn BlobStore> = Arc::new(FsStore::new(&data)?);
-    let platform =
-        Platform::new(Arc::new(MemoryQueue::new(QueueConfig::default())), blobs.clone(), Arc::new(MemoryJobStore::new()));
+    // The same constructor as `prover serve --embedded`.
+    let mut cfg = ServiceConfig::from_env()?;
+    cfg.concurrency = a.workers;
+    let platform = service::embedded(&cfg, data.clone())?;
+    let blobs = platform.blobs().clone();
     let (stop, rx) = tokio::sync::watch::channel(false);
     tokio::spawn(platform.clone().run_executor("executor".into(), rx.clone()));
     tokio::spawn(platform.clone().run_aggregator("aggregator".into(), rx.clone()));
@@ -78,6 +77,9 @@ async fn demo(a: DevArgs, params: Params, data: std::path::PathBuf) -> anyhow::R
         leaves: Leaves::Inline(values.clone()),
     };
     let (job, _) = platform.submit(request, None).await?;
+    // The commitment this client expects: it holds the vector, so it computes C itself and
+    // checks the platform's proof against that, not against the C the platform reports.
+    let mut tree = Tree::build(params, values.clone())?;
     println!("1. submitted job {job}: batch I = {batch:?}");
     println!("   (workers build the circuits for (ℓ, q) once, then prove nodes as their children land)");
     let outcome = follow(&platform, &job, start).await;
@@ -89,14 +91,13 @@ async fn demo(a: DevArgs, params: Params, data: std::path::PathBuf) -> anyhow::R
     println!("2. job done in {} (proof verified by the aggregator before publishing)", secs(t_prove));
 
     // Offline verification of what the platform published, with the library alone.
-    let dir = format!("jobs/{job}/proof");
-    let st: Statement = serde_json::from_slice(&blobs.get(&format!("{dir}/{}", files::STATEMENT)).await?)?;
+    let st: Statement = serde_json::from_slice(&blobs.get(&layout::proof_file(&job, files::STATEMENT)).await?)?;
     let circuits = build_circuits(params)?;
-    let root = NodeProof::from_bytes(&circuits, &blobs.get(&format!("{dir}/{}", files::PROOF)).await?)?;
-    let (ok, t) = timed(|| st.verify(&circuits, &root));
+    let root = NodeProof::from_bytes(&circuits, &blobs.get(&layout::proof_file(&job, files::PROOF)).await?)?;
+    let (ok, t) = timed(|| st.verify_for(&tree.root(), circuits.root_key(), &root));
     ok.context("the published proof did not verify")?;
     println!(
-        "3. verified offline: C = {}, d = {}, sum = {}, count = {}; proof {} bytes, in {}",
+        "3. verified offline against the C computed here: C = {}, d = {}, sum = {}, count = {}; proof {} bytes, in {}",
         st.root,
         st.digest,
         st.sum,
@@ -120,14 +121,14 @@ async fn demo(a: DevArgs, params: Params, data: std::path::PathBuf) -> anyhow::R
         bail!("update job {job2} did not finish: {outcome:?}");
     }
     println!("   done in {}", secs(start.elapsed()));
-    let dir2 = format!("jobs/{job2}/proof");
-    let st2: Statement = serde_json::from_slice(&blobs.get(&format!("{dir2}/{}", files::STATEMENT)).await?)?;
-    let root2 = NodeProof::from_bytes(&circuits, &blobs.get(&format!("{dir2}/{}", files::PROOF)).await?)?;
-    let (ok, t) = timed(|| st2.verify(&circuits, &root2));
+    let st2: Statement = serde_json::from_slice(&blobs.get(&layout::proof_file(&job2, files::STATEMENT)).await?)?;
+    let root2 = NodeProof::from_bytes(&circuits, &blobs.get(&layout::proof_file(&job2, files::PROOF)).await?)?;
+    tree.set(index, value)?;
+    let (ok, t) = timed(|| st2.verify_for(&tree.root(), circuits.root_key(), &root2));
     ok.context("updated batch proof did not verify")?;
     ensure!(st2.root != st.root, "the update did not change the commitment");
     println!("5. verified the updated proof against C' = {} in {}", st2.root, secs(t));
-    let stale = st.verify(&circuits, &root2);
+    let stale = st.verify_for(&Digest::from_hex(&st.root)?, circuits.root_key(), &root2);
     ensure!(stale.is_err(), "the updated proof verified against the old statement");
     println!("6. the updated proof is rejected for the old statement, as it must be: {}", stale.unwrap_err());
     tokio::time::sleep(Duration::from_millis(10)).await;

@@ -78,6 +78,12 @@ enum Command {
     /// Ask the platform to verify a done job's proof.
     VerifyRemote {
         job: String,
+        /// Reckle: the commitment C (hex) the proof must be about.
+        #[arg(long)]
+        root: Option<String>,
+        /// Pari: the verifying-key digest (hex) the bundles must be under.
+        #[arg(long)]
+        vk_digest: Option<String>,
         #[command(flatten)]
         endpoint: client::Endpoint,
     },
@@ -107,6 +113,6 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Jobs { page_size, endpoint } => client::list(endpoint, page_size),
         Command::Cancel { job, endpoint } => client::cancel(endpoint, job),
         Command::Fetch { job, out, endpoint } => client::fetch(endpoint, job, out),
-        Command::VerifyRemote { job, endpoint } => client::verify_remote(endpoint, job),
+        Command::VerifyRemote { job, root, vk_digest, endpoint } => client::verify_remote(endpoint, job, root, vk_digest),
     }
 }

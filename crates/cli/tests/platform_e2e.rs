@@ -132,12 +132,20 @@ fn done_tasks(ep: &str, job: &str) -> u64 {
     inner.split(", ").filter_map(|t| t.rsplit(' ').next()?.split('/').next()?.parse::<u64>().ok()).sum()
 }
 
-/// Fetches a done job's proof and verifies it offline.
+/// Fetches a done job's proof and verifies it offline and remotely, pinned to the commitment C
+/// that `fetch` reports; a wrong pinned C is refused both ways.
 fn fetch_and_verify(ep: &str, job: &str, dir: &Path) {
-    ok(prover(&["fetch", job, "--out", dir.to_str().unwrap(), "--endpoint", ep]));
-    let out = ok(prover(&["reckle", "verify", dir.to_str().unwrap()]));
-    assert!(out.ends_with("verified"), "{out}");
-    assert_eq!(ok(prover(&["verify-remote", job, "--endpoint", ep])), "verified");
+    let fetched = ok(prover(&["fetch", job, "--out", dir.to_str().unwrap(), "--endpoint", ep]));
+    let c = fetched.split("commitment C = ").nth(1).and_then(|r| r.split_whitespace().next()).expect("fetch prints C").to_string();
+    let out = ok(prover(&["reckle", "verify", dir.to_str().unwrap(), "--root", &c]));
+    assert!(out.contains("verified against C"), "{out}");
+    let remote = ok(prover(&["verify-remote", job, "--root", &c, "--endpoint", ep]));
+    assert!(remote.starts_with("verified against C = ") && remote.contains("expected_root"), "{remote}");
+    let mut wrong = c.into_bytes();
+    wrong[0] = if wrong[0] == b'0' { b'1' } else { b'0' };
+    let wrong = String::from_utf8(wrong).unwrap();
+    assert!(!prover(&["reckle", "verify", dir.to_str().unwrap(), "--root", &wrong]).status.success());
+    assert!(!prover(&["verify-remote", job, "--root", &wrong, "--endpoint", ep]).status.success());
 }
 
 #[test]
@@ -211,10 +219,16 @@ fn separate_processes_survive_a_killed_worker_and_a_restarted_executor() {
     let job4 = ok(prover(&["submit", "pari", "--circuit", "chain", "--size", "16", "--count", "12", "--proofs-per-task", "4", "--bundle-size", "8", "--endpoint", &ep]));
     ok(prover(&["watch", &job4, "--endpoint", &ep]));
     let pdir = tmp.path().join("pari");
-    ok(prover(&["fetch", &job4, "--out", pdir.to_str().unwrap(), "--endpoint", &ep]));
-    let out = ok(prover(&["pari", "verify-bundles", pdir.to_str().unwrap()]));
+    let fetched = ok(prover(&["fetch", &job4, "--out", pdir.to_str().unwrap(), "--endpoint", &ep]));
+    let d = fetched.split("vk digest = ").nth(1).and_then(|r| r.split_whitespace().next()).expect("fetch prints the vk digest").to_string();
+    let out = ok(prover(&["pari", "verify-bundles", pdir.to_str().unwrap(), "--vk-digest", &d]));
     assert!(out.contains("12 verified, 0 bad"), "{out}");
-    assert_eq!(ok(prover(&["verify-remote", &job4, "--endpoint", &ep])), "verified");
+    let remote = ok(prover(&["verify-remote", &job4, "--vk-digest", &d, "--endpoint", &ep]));
+    assert!(remote.contains(&d) && remote.contains("expected_vk_digest"), "{remote}");
+    // Another key's digest is refused.
+    let other = "ab".repeat(64);
+    assert!(!prover(&["verify-remote", &job4, "--vk-digest", &other, "--endpoint", &ep]).status.success());
+    assert!(!prover(&["pari", "verify-bundles", pdir.to_str().unwrap(), "--vk-digest", &other]).status.success());
     // A tampered bundle is rejected offline.
     let b = pdir.join("bundle-0.bin");
     let mut bytes = std::fs::read(&b).unwrap();

@@ -122,3 +122,39 @@ pub async fn list_pages_newest_first(s: &dyn JobStore, p: &str) {
     assert_eq!(page[0].id, format!("{p}-l0"));
     assert_eq!(s.list(0, 0).await.unwrap().0.len(), 0);
 }
+
+/// Jobs not yet ended are listed oldest first; a terminal transition or a deletion takes a job
+/// off the list.
+pub async fn active_jobs_are_listed(s: &dyn JobStore, p: &str) {
+    let ids: Vec<String> = (0..3).map(|i| format!("{p}-{i}")).collect();
+    for (i, id) in ids.iter().enumerate() {
+        let mut r = record(id);
+        r.created_ms = 1 + i as u64; // older than anything a concurrent case creates
+        s.create(&r, None).await.unwrap();
+    }
+    s.transition(&ids[1], JobState::Running, "").await.unwrap();
+    s.transition(&ids[2], JobState::Failed, "boom").await.unwrap();
+    let mine = |v: Vec<JobRecord>| v.into_iter().map(|r| r.id).filter(|id| id.starts_with(p)).collect::<Vec<_>>();
+    assert_eq!(mine(s.list_active(1000).await.unwrap()), vec![ids[0].clone(), ids[1].clone()]);
+    s.transition(&ids[1], JobState::Done, "").await.unwrap();
+    s.delete(&ids[0]).await.unwrap();
+    assert!(mine(s.list_active(1000).await.unwrap()).is_empty());
+}
+
+/// A job given a retention expires whole: record, task state and idempotency key.
+pub async fn finished_jobs_expire(s: &dyn JobStore, p: &str) {
+    let (id, keep) = (format!("{p}-x"), format!("{p}-keep"));
+    let key = format!("{p}-key");
+    s.create(&record(&id), Some((&key, "fp"))).await.unwrap();
+    s.create(&record(&keep), None).await.unwrap();
+    s.task_done(&id, "leaf", "a").await.unwrap();
+    s.transition(&id, JobState::Done, "").await.unwrap();
+    s.expire(&id, std::time::Duration::from_millis(200)).await.unwrap();
+    assert!(s.get(&id).await.unwrap().is_some(), "still there until the retention runs out");
+    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+    assert_eq!(s.get(&id).await.unwrap(), None);
+    assert!(!s.is_done(&id, "a").await.unwrap());
+    // The key is free again: a new request under it creates a new job.
+    assert_eq!(s.create(&record(&format!("{p}-y")), Some((&key, "other"))).await.unwrap(), Created::New);
+    assert!(s.get(&keep).await.unwrap().is_some(), "other jobs stay");
+}

@@ -21,9 +21,16 @@
 //! request. The same key with the same fingerprint returns the existing job; the same key with
 //! another fingerprint is [`JobError::IdempotencyConflict`].
 //!
+//! Retention: [`JobStore::expire`] gives a finished job's record, task state and idempotency key
+//! a time to live; listings skip (and forget) jobs that have expired.
+//!
+//! Jobs that have not ended are listed by [`JobStore::list_active`] (oldest first): the
+//! reconciler's work list, kept in step with the state by the same atomic steps.
+//!
 //! Redis layout: `prover:job:{id}` (hash: the record, `total:{kind}`, `done:{kind}`),
 //! `prover:job:{id}:done` and `prover:job:{id}:released` (sets of task ids), `prover:jobs`
-//! (sorted set of ids by creation time, for listing), `prover:idem:{key}` (`{id} {fingerprint}`).
+//! (sorted set of ids by creation time, for listing), `prover:jobs:active` (the same for jobs
+//! not in a terminal state), `prover:idem:{key}` (`{id} {fingerprint}`).
 
 use std::collections::BTreeMap;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -199,6 +206,11 @@ pub trait JobStore: Send + Sync {
     /// Records that `task` was dispatched; true if this call did it.
     async fn mark_released(&self, id: &str, task: &str) -> Result<bool, JobError>;
     async fn is_released(&self, id: &str, task: &str) -> Result<bool, JobError>;
+    /// Up to `limit` jobs not in a terminal state, oldest first.
+    async fn list_active(&self, limit: u64) -> Result<Vec<JobRecord>, JobError>;
+    /// Lets the job's record, task state and idempotency key expire after `ttl` (retention of
+    /// a job that has ended); until then everything reads as before.
+    async fn expire(&self, id: &str, ttl: std::time::Duration) -> Result<(), JobError>;
     /// Removes the job, its task state and its idempotency key (a planner undoing a job whose
     /// inputs could not be stored).
     async fn delete(&self, id: &str) -> Result<(), JobError>;

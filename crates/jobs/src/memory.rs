@@ -14,6 +14,27 @@ struct Inner {
     done: HashMap<String, HashSet<String>>,
     released: HashMap<String, HashSet<String>>,
     idem: HashMap<String, (String, String)>,
+    expires: HashMap<String, std::time::Instant>,
+}
+
+impl Inner {
+    /// Drops the jobs whose retention has run out.
+    fn sweep(&mut self) {
+        let now = std::time::Instant::now();
+        let gone: Vec<String> = self.expires.iter().filter(|(_, t)| **t <= now).map(|(id, _)| id.clone()).collect();
+        for id in gone {
+            self.remove(&id);
+        }
+    }
+
+    fn remove(&mut self, id: &str) {
+        self.jobs.remove(id);
+        self.order.retain(|j| j != id);
+        self.done.remove(id);
+        self.released.remove(id);
+        self.idem.retain(|_, (j, _)| j != id);
+        self.expires.remove(id);
+    }
 }
 
 #[derive(Default)]
@@ -36,6 +57,7 @@ impl JobStore for MemoryJobStore {
     async fn create(&self, rec: &JobRecord, idempotency: Option<(&str, &str)>) -> Result<Created, JobError> {
         check_record(rec)?;
         let mut g = self.lock();
+        g.sweep();
         if let Some((key, fp)) = idempotency {
             check_idempotency_key(key)?;
             if let Some((job, old_fp)) = g.idem.get(key) {
@@ -64,11 +86,14 @@ impl JobStore for MemoryJobStore {
     }
 
     async fn get(&self, id: &str) -> Result<Option<JobRecord>, JobError> {
-        Ok(self.lock().jobs.get(id).cloned())
+        let mut g = self.lock();
+        g.sweep();
+        Ok(g.jobs.get(id).cloned())
     }
 
     async fn list(&self, offset: u64, limit: u64) -> Result<(Vec<JobRecord>, Option<u64>), JobError> {
-        let g = self.lock();
+        let mut g = self.lock();
+        g.sweep();
         let ids: Vec<&String> = g.order.iter().rev().skip(offset as usize).take(limit as usize).collect();
         let recs: Vec<JobRecord> = ids.iter().filter_map(|id| g.jobs.get(*id).cloned()).collect();
         let next = offset + ids.len() as u64;
@@ -117,13 +142,27 @@ impl JobStore for MemoryJobStore {
         Ok(self.lock().released.get(id).is_some_and(|s| s.contains(task)))
     }
 
-    async fn delete(&self, id: &str) -> Result<(), JobError> {
+    async fn list_active(&self, limit: u64) -> Result<Vec<JobRecord>, JobError> {
+        let g = self.lock();
+        Ok(g.order
+            .iter()
+            .filter_map(|id| g.jobs.get(id))
+            .filter(|r| !r.state.is_terminal())
+            .take(limit as usize)
+            .cloned()
+            .collect())
+    }
+
+    async fn expire(&self, id: &str, ttl: std::time::Duration) -> Result<(), JobError> {
         let mut g = self.lock();
-        g.jobs.remove(id);
-        g.order.retain(|j| j != id);
-        g.done.remove(id);
-        g.released.remove(id);
-        g.idem.retain(|_, (j, _)| j != id);
+        if g.jobs.contains_key(id) {
+            g.expires.insert(id.to_string(), std::time::Instant::now() + ttl);
+        }
+        Ok(())
+    }
+
+    async fn delete(&self, id: &str) -> Result<(), JobError> {
+        self.lock().remove(id);
         Ok(())
     }
 }

@@ -10,6 +10,7 @@ use redis::{AsyncCommands, Script};
 use crate::{check_idempotency_key, check_record, now_ms, Created, JobError, JobRecord, JobState, JobStore, TaskCounts};
 
 const JOBS: &str = "prover:jobs";
+const ACTIVE: &str = "prover:jobs:active";
 
 fn job_key(id: &str) -> String {
     format!("prover:job:{id}")
@@ -36,7 +37,7 @@ fn err(e: impl std::fmt::Display) -> JobError {
     JobError::Backend(e.to_string())
 }
 
-/// KEYS: job hash, jobs zset, idempotency key. ARGV: has-key flag, fingerprint, id, created ms,
+/// KEYS: job hash, jobs zset, idempotency key, active zset. ARGV: has-key flag, fingerprint, id, created ms,
 /// then field/value pairs. Returns {'new'|'existing'|'exists', stored idempotency value}.
 const CREATE: &str = r#"
 if ARGV[1] == '1' then
@@ -46,16 +47,18 @@ end
 if redis.call('EXISTS', KEYS[1]) == 1 then return {'exists', ''} end
 for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3])
+redis.call('ZADD', KEYS[4], ARGV[4], ARGV[3])
 if ARGV[1] == '1' then redis.call('SET', KEYS[3], ARGV[3] .. ' ' .. ARGV[2]) end
 return {'new', ''}
 "#;
 
-/// KEYS: job hash. ARGV: state, message, now. -1: no job, 0: terminal, 1: moved.
+/// KEYS: job hash, active zset. ARGV: state, message, now, id. -1: no job, 0: terminal, 1: moved.
 const TRANSITION: &str = r#"
 local s = redis.call('HGET', KEYS[1], 'state')
 if not s then return -1 end
 if s == 'done' or s == 'failed' or s == 'cancelled' then return 0 end
 redis.call('HSET', KEYS[1], 'state', ARGV[1], 'message', ARGV[2], 'updated_ms', ARGV[3])
+if ARGV[1] == 'done' or ARGV[1] == 'failed' or ARGV[1] == 'cancelled' then redis.call('ZREM', KEYS[2], ARGV[4]) end
 return 1
 "#;
 
@@ -70,7 +73,7 @@ end
 return 1
 "#;
 
-/// KEYS: job hash, done set, released set, jobs zset. ARGV: id.
+/// KEYS: job hash, done set, released set, jobs zset, active zset. ARGV: id.
 const DELETE: &str = r#"
 local idem = redis.call('HGET', KEYS[1], 'idem')
 if idem and idem ~= '' then
@@ -79,6 +82,15 @@ if idem and idem ~= '' then
 end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 redis.call('ZREM', KEYS[4], ARGV[1])
+redis.call('ZREM', KEYS[5], ARGV[1])
+return 1
+"#;
+
+/// KEYS: job hash, done set, released set. ARGV: ttl ms. The idempotency key goes with them.
+const EXPIRE: &str = r#"
+local idem = redis.call('HGET', KEYS[1], 'idem')
+if idem and idem ~= '' then redis.call('PEXPIRE', 'prover:idem:' .. idem, ARGV[1]) end
+for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[1]) end
 return 1
 "#;
 
@@ -88,6 +100,7 @@ pub struct RedisJobStore {
     transition: Script,
     add_task: Script,
     delete: Script,
+    expire: Script,
 }
 
 impl RedisJobStore {
@@ -108,6 +121,7 @@ impl RedisJobStore {
             transition: Script::new(TRANSITION),
             add_task: Script::new(ADD_TASK),
             delete: Script::new(DELETE),
+            expire: Script::new(EXPIRE),
         })
     }
 
@@ -174,7 +188,7 @@ impl JobStore for RedisJobStore {
         }
         let (key, fp) = idempotency.unwrap_or(("", ""));
         let mut inv = self.create.key(job_key(&rec.id));
-        inv.key(JOBS).key(idem_key(key));
+        inv.key(JOBS).key(idem_key(key)).key(ACTIVE);
         inv.arg(if idempotency.is_some() { "1" } else { "0" }).arg(fp).arg(&rec.id).arg(rec.created_ms);
         let mut fields: Vec<(String, String)> = vec![
             ("kind".into(), rec.kind.clone()),
@@ -224,8 +238,12 @@ impl JobStore for RedisJobStore {
         let total: u64 = conn.zcard(JOBS).await.map_err(err)?;
         let mut out = Vec::with_capacity(ids.len());
         for id in &ids {
-            if let Some(r) = self.get(id).await? {
-                out.push(r);
+            match self.get(id).await? {
+                Some(r) => out.push(r),
+                // Expired: forget it here too.
+                None => {
+                    let _: i64 = conn.zrem(JOBS, id).await.map_err(err)?;
+                }
             }
         }
         let next = offset + ids.len() as u64;
@@ -236,9 +254,11 @@ impl JobStore for RedisJobStore {
         let r: i64 = self
             .transition
             .key(job_key(id))
+            .key(ACTIVE)
             .arg(to.as_str())
             .arg(message)
             .arg(now_ms())
+            .arg(id)
             .invoke_async(&mut self.conn.clone())
             .await
             .map_err(err)?;
@@ -261,6 +281,38 @@ impl JobStore for RedisJobStore {
         self.conn.clone().sismember(released_key(id), task).await.map_err(err)
     }
 
+    async fn list_active(&self, limit: u64) -> Result<Vec<JobRecord>, JobError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<String> = self.conn.clone().zrange(ACTIVE, 0, (limit - 1) as isize).await.map_err(err)?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in &ids {
+            match self.get(id).await? {
+                Some(r) if !r.state.is_terminal() => out.push(r),
+                Some(_) => {}
+                // A record that expired or was deleted behind the index's back.
+                None => {
+                    let _: i64 = self.conn.clone().zrem(ACTIVE, id).await.map_err(err)?;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    async fn expire(&self, id: &str, ttl: std::time::Duration) -> Result<(), JobError> {
+        let _: i64 = self
+            .expire
+            .key(job_key(id))
+            .key(done_key(id))
+            .key(released_key(id))
+            .arg(ttl.as_millis().max(1) as u64)
+            .invoke_async(&mut self.conn.clone())
+            .await
+            .map_err(err)?;
+        Ok(())
+    }
+
     async fn delete(&self, id: &str) -> Result<(), JobError> {
         let _: i64 = self
             .delete
@@ -268,6 +320,7 @@ impl JobStore for RedisJobStore {
             .key(done_key(id))
             .key(released_key(id))
             .key(JOBS)
+            .key(ACTIVE)
             .arg(id)
             .invoke_async(&mut self.conn.clone())
             .await

@@ -53,3 +53,5 @@ contract_case!(terminal_states_are_final);
 contract_case!(task_state_is_counted_once);
 contract_case!(concurrent_reports);
 contract_case!(list_pages_newest_first);
+contract_case!(active_jobs_are_listed);
+contract_case!(finished_jobs_expire);

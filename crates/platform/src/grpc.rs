@@ -241,7 +241,16 @@ impl JobService for JobServiceImpl {
     }
 
     async fn verify_proof(&self, request: Request<pb::VerifyProofRequest>) -> Result<Response<pb::VerifyProofResponse>, Status> {
-        let (statement, proof) = match request.into_inner().target {
+        let request = request.into_inner();
+        let expected_root = match request.expected_root.trim() {
+            "" => None,
+            hex => Some(reckle::Digest::from_hex(hex).map_err(|e| Status::invalid_argument(format!("invalid expected_root: {e}")))?),
+        };
+        let expected_vk = match request.expected_vk_digest.trim() {
+            "" => None,
+            hex => Some(hex.parse::<::pari::KeyDigest>().map_err(|e| Status::invalid_argument(format!("invalid expected_vk_digest: {e}")))?),
+        };
+        let (statement, proof) = match request.target {
             None => return Err(Status::invalid_argument("invalid target: give job_id or reckle proof files")),
             Some(pb::verify_proof_request::Target::JobId(id)) => {
                 let rec = self.platform.record(&id).await.map_err(status)?;
@@ -249,8 +258,11 @@ impl JobService for JobServiceImpl {
                     return Err(Status::failed_precondition(format!("job {id} is {}, not done", rec.state.as_str())));
                 }
                 if rec.kind == crate::JOB_PARI_BATCH {
-                    let reason = self.platform.verify_pari_outputs(&id).await.err().unwrap_or_default();
-                    return Ok(Response::new(pb::VerifyProofResponse { valid: reason.is_empty(), reason }));
+                    let (reason, checked_against) = match self.platform.verify_pari_outputs(&id, expected_vk.as_ref()).await {
+                        Ok(against) => (String::new(), against),
+                        Err(e) => (e, String::new()),
+                    };
+                    return Ok(Response::new(pb::VerifyProofResponse { valid: reason.is_empty(), reason, checked_against }));
                 }
                 let dir = proof_prefix(&id);
                 let get = |f: &'static str| {
@@ -262,24 +274,35 @@ impl JobService for JobServiceImpl {
             }
             Some(pb::verify_proof_request::Target::Reckle(f)) => (f.statement_json, f.proof),
         };
-        let reason = match self.verify_reckle(&statement, &proof).await {
-            Ok(()) => String::new(),
-            Err(e) => e,
+        let (reason, checked_against) = match self.verify_reckle(&statement, &proof, expected_root.as_ref()).await {
+            Ok(against) => (String::new(), against),
+            Err(e) => (e, String::new()),
         };
-        Ok(Response::new(pb::VerifyProofResponse { valid: reason.is_empty(), reason }))
+        Ok(Response::new(pb::VerifyProofResponse { valid: reason.is_empty(), reason, checked_against }))
     }
 }
 
 impl JobServiceImpl {
-    /// `Err(reason)` when the statement or proof is malformed or does not verify.
-    async fn verify_reckle(&self, statement: &[u8], proof: &[u8]) -> Result<(), String> {
+    /// Checks the statement and proof against `expected_root` (or, without one, the
+    /// statement's own C) and returns what it checked against; `Err(reason)` when the statement
+    /// or proof is malformed or does not verify. Cheap checks (the claims, the expected C, the
+    /// pinned circuit digest, the proof's header and size) run before any circuit is built.
+    async fn verify_reckle(&self, statement: &[u8], proof: &[u8], expected_root: Option<&reckle::Digest>) -> Result<String, String> {
         let st: Statement = serde_json::from_slice(statement).map_err(|e| format!("statement: {e}"))?;
-        let params = st.params().map_err(|e| format!("statement: {e}"))?;
+        let params = st.precheck(expected_root, proof).map_err(|e| format!("statement: {e}"))?;
         if params.log_n > crate::MAX_LOG_N {
             return Err(format!("statement: log_n {} above the platform's limit", params.log_n));
         }
+        let (c, against) = match expected_root {
+            Some(c) => (*c, format!("C = {c} (expected_root)")),
+            None => {
+                let c = reckle::Digest::from_hex(&st.root).map_err(|e| format!("statement: {e}"))?;
+                (c, format!("the statement's own C = {c} only (not pinned: pass expected_root)"))
+            }
+        };
         let circuits = self.platform.circuits(params).await.map_err(|e| e.to_string())?;
         let proof = NodeProof::from_bytes(&circuits, proof).map_err(|e| format!("proof: {e}"))?;
-        st.verify(&circuits, &proof).map_err(|e| e.to_string())
+        st.verify_for(&c, circuits.root_key(), &proof).map_err(|e| e.to_string())?;
+        Ok(against)
     }
 }

@@ -6,7 +6,10 @@
 //! (histogram), `task_redeliveries_total{kind}`, `worker_busy`, `worker_tasks_in_flight`,
 //! `queue_depth{kind}` (waiting), `queue_running{kind}`, `queue_delayed{kind}`, `queue_dead{kind}`,
 //! `queue_oldest_age_seconds{kind}`, `s3_bytes_total{direction}` (get, put),
-//! `s3_request_duration_seconds{op}` (histogram), `s3_errors_total{op}`.
+//! `s3_request_duration_seconds{op}` (histogram), `s3_errors_total{op}`,
+//! `backend_errors_total{role}` (Redis/S3 errors a loop waited out), `jobs_redriven_total{kind}`,
+//! `job_duration_seconds{kind}` (submit → done, histogram), `oldest_active_job_age_seconds`;
+//! `tasks_total` outcomes also count `fatal`, `deadline` and `lease_lost`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -79,14 +82,24 @@ pub async fn sample_queues(queue: Arc<dyn Queue>, kinds: Vec<&'static str>, ever
     }
 }
 
-/// A [`BlobStore`] that records bytes, latency and errors of every call.
+/// A [`BlobStore`] that records bytes, latency and errors of every call, and fails a call that
+/// takes longer than `timeout` (a backend error: the task is retried) instead of letting a
+/// stuck connection hold a task forever.
 pub struct MeteredStore {
     inner: Arc<dyn BlobStore>,
+    timeout: Duration,
 }
 
 impl MeteredStore {
-    pub fn new(inner: Arc<dyn BlobStore>) -> Self {
-        Self { inner }
+    pub fn new(inner: Arc<dyn BlobStore>, timeout: Duration) -> Self {
+        Self { inner, timeout }
+    }
+
+    async fn timed<T>(&self, op: &'static str, f: impl std::future::Future<Output = Result<T, BlobError>>) -> Result<T, BlobError> {
+        match tokio::time::timeout(self.timeout, f).await {
+            Ok(r) => r,
+            Err(_) => Err(BlobError::Backend(format!("{op}: no answer within {} s", self.timeout.as_secs_f64()))),
+        }
     }
 }
 
@@ -103,32 +116,32 @@ fn observe<T>(op: &'static str, started: Instant, r: &Result<T, BlobError>, byte
 impl BlobStore for MeteredStore {
     async fn put(&self, key: &str, data: Bytes) -> Result<(), BlobError> {
         let (t, n) = (Instant::now(), data.len());
-        let r = self.inner.put(key, data).await;
+        let r = self.timed("put", self.inner.put(key, data)).await;
         observe("put", t, &r, n);
         r
     }
     async fn get(&self, key: &str) -> Result<Bytes, BlobError> {
         let t = Instant::now();
-        let r = self.inner.get(key).await;
+        let r = self.timed("get", self.inner.get(key)).await;
         let n = r.as_ref().map(|b| b.len()).unwrap_or(0);
         observe("get", t, &r, n);
         r
     }
     async fn exists(&self, key: &str) -> Result<bool, BlobError> {
         let t = Instant::now();
-        let r = self.inner.exists(key).await;
+        let r = self.timed("exists", self.inner.exists(key)).await;
         observe("exists", t, &r, 0);
         r
     }
     async fn list(&self, prefix: &str) -> Result<Vec<String>, BlobError> {
         let t = Instant::now();
-        let r = self.inner.list(prefix).await;
+        let r = self.timed("list", self.inner.list(prefix)).await;
         observe("list", t, &r, 0);
         r
     }
     async fn delete(&self, key: &str) -> Result<(), BlobError> {
         let t = Instant::now();
-        let r = self.inner.delete(key).await;
+        let r = self.timed("delete", self.inner.delete(key)).await;
         observe("delete", t, &r, 0);
         r
     }

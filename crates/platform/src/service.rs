@@ -16,7 +16,8 @@ use jobs::{JobStore, MemoryJobStore, RedisJobStore};
 use queue::{MemoryQueue, Queue, QueueConfig, RedisQueue};
 use tokio::sync::watch;
 
-use crate::{grpc, metrics, Platform, TASK_KINDS};
+use crate::kinds::Served;
+use crate::{grpc, metrics, Platform, PlatformConfig};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Role {
@@ -63,6 +64,23 @@ pub struct ServiceConfig {
     /// On SIGTERM, seconds a task in hand may take to finish before its lease is released.
     #[arg(long, env = "PROVER_DRAIN_TIMEOUT_SECS", default_value_t = 300)]
     pub drain_timeout_secs: u64,
+    /// Task deadlines overriding the kinds' defaults, as `KIND=SECONDS` (comma list): a task
+    /// running longer is abandoned and retried.
+    #[arg(long = "task-deadline", env = "PROVER_TASK_DEADLINES", value_delimiter = ',')]
+    pub task_deadlines: Vec<String>,
+    /// Seconds between reconciler rounds (executor role).
+    #[arg(long, env = "PROVER_RECONCILE_EVERY_SECS", default_value_t = 2)]
+    pub reconcile_every_secs: u64,
+    /// Seconds a job may sit with nothing queued, running or delayed before the reconciler
+    /// re-drives or fails it.
+    #[arg(long, env = "PROVER_RECONCILE_GRACE_SECS", default_value_t = 60)]
+    pub reconcile_grace_secs: u64,
+    /// Seconds a finished job's record and task state stay in Redis (listable, fetchable).
+    #[arg(long, env = "PROVER_RETENTION_SECS", default_value_t = 7 * 24 * 3600)]
+    pub retention_secs: u64,
+    /// Seconds one object-store operation may take before it fails (and is retried).
+    #[arg(long, env = "PROVER_S3_TIMEOUT_SECS", default_value_t = 120)]
+    pub s3_timeout_secs: u64,
     /// Log format.
     #[arg(long, env = "PROVER_LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
     pub log_format: String,
@@ -75,6 +93,38 @@ impl ServiceConfig {
             max_attempts: self.max_attempts.max(1),
             ..QueueConfig::default()
         }
+    }
+
+    /// The platform settings these flags describe.
+    pub fn platform_config(&self) -> Result<PlatformConfig, ServiceError> {
+        let mut c = PlatformConfig {
+            reconcile_every: Duration::from_secs(self.reconcile_every_secs.max(1)),
+            reconcile_grace: Duration::from_secs(self.reconcile_grace_secs.max(1)),
+            drain_timeout: Duration::from_secs(self.drain_timeout_secs),
+            retention: Duration::from_secs(self.retention_secs.max(1)),
+            ..PlatformConfig::default()
+        };
+        for d in &self.task_deadlines {
+            let bad = || ServiceError::Config(format!("--task-deadline {d:?}: use KIND=SECONDS"));
+            let (kind, secs) = d.split_once('=').ok_or_else(bad)?;
+            let secs: u64 = secs.trim().parse().map_err(|_| bad())?;
+            if c.registry.task(kind.trim()).is_none() || secs == 0 {
+                return Err(ServiceError::Config(format!("--task-deadline {d:?}: unknown task kind or zero seconds")));
+            }
+            c.deadlines.insert(kind.trim().to_string(), Duration::from_secs(secs));
+        }
+        Ok(c)
+    }
+
+    /// The flags' defaults (and `PROVER_*` variables), for an embedded platform built in code.
+    pub fn from_env() -> Result<Self, ServiceError> {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct A {
+            #[command(flatten)]
+            c: ServiceConfig,
+        }
+        A::try_parse_from(["prover"]).map(|a| a.c).map_err(|e| ServiceError::Config(e.to_string()))
     }
 
     fn name(&self, role: &str) -> String {
@@ -121,16 +171,18 @@ pub async fn connect(cfg: &ServiceConfig) -> Result<Arc<Platform>, ServiceError>
     })
     .await
     .map_err(|e| backend("S3")(Box::new(e)))?;
-    let blobs: Arc<dyn BlobStore> = Arc::new(metrics::MeteredStore::new(Arc::new(s3)));
-    Ok(Platform::new(Arc::new(queue), blobs, Arc::new(jobs)))
+    let blobs: Arc<dyn BlobStore> = Arc::new(metrics::MeteredStore::new(Arc::new(s3), Duration::from_secs(cfg.s3_timeout_secs.max(1))));
+    Ok(Platform::with_config(Arc::new(queue), blobs, Arc::new(jobs), cfg.platform_config()?))
 }
 
-/// Embedded mode: in-process queue and job store, blobs under `data_dir`.
+/// Embedded mode: in-process queue and job store, blobs under `data_dir` (`prover serve
+/// --embedded` and `prover dev`).
 pub fn embedded(cfg: &ServiceConfig, data_dir: PathBuf) -> Result<Arc<Platform>, ServiceError> {
     let fs = FsStore::new(&data_dir).map_err(|e| backend("data directory")(Box::new(e)))?;
     let queue: Arc<dyn Queue> = Arc::new(MemoryQueue::new(cfg.queue_config()));
     let jobs: Arc<dyn JobStore> = Arc::new(MemoryJobStore::new());
-    Ok(Platform::new(queue, Arc::new(metrics::MeteredStore::new(Arc::new(fs))), jobs))
+    let blobs = Arc::new(metrics::MeteredStore::new(Arc::new(fs), Duration::from_secs(cfg.s3_timeout_secs.max(1))));
+    Ok(Platform::with_config(queue, blobs, jobs, cfg.platform_config()?))
 }
 
 /// Runs `roles` on `platform` until SIGTERM/Ctrl-C (or `shutdown` resolves), serving gRPC if the
@@ -143,14 +195,15 @@ pub async fn run(
 ) -> Result<(), ServiceError> {
     let handle = metrics::install();
     platform.set_drain_timeout(Duration::from_secs(cfg.drain_timeout_secs));
+    let known: Vec<&'static str> = platform.registry().served_by(Served::Worker).iter().map(|t| t.name).collect();
     let worker_kinds: Vec<&'static str> = if cfg.kinds.is_empty() {
-        Platform::WORKER_KINDS.to_vec()
+        known.clone()
     } else {
         let mut v = Vec::new();
         for k in &cfg.kinds {
-            match Platform::WORKER_KINDS.iter().find(|w| **w == k.as_str()) {
+            match known.iter().find(|w| **w == k.as_str()) {
                 Some(w) => v.push(*w),
-                None => return Err(ServiceError::Config(format!("--kinds: unknown worker task kind {k:?} (known: {})", Platform::WORKER_KINDS.join(", ")))),
+                None => return Err(ServiceError::Config(format!("--kinds: unknown worker task kind {k:?} (known: {})", known.join(", ")))),
             }
         }
         v
@@ -171,7 +224,7 @@ pub async fn run(
             })
             .await;
     });
-    tokio::spawn(metrics::sample_queues(platform.queue().clone(), TASK_KINDS.to_vec(), Duration::from_secs(5), stop_rx.clone()));
+    tokio::spawn(metrics::sample_queues(platform.queue().clone(), platform.task_kinds(), Duration::from_secs(5), stop_rx.clone()));
 
     let mut tasks = tokio::task::JoinSet::new();
     for role in roles {

@@ -50,7 +50,14 @@ async fn run(real: bool) {
     let outcome = tokio::time::timeout(Duration::from_secs(600), p.wait(&job, |_| {})).await.unwrap();
     let _ = stop.send(true);
     assert_eq!(outcome, JobOutcome::Done);
-    p.verify_pari_outputs(&job).await.unwrap();
+    // Pinned to the digest the job published in circuit.json: verified; another digest: refused.
+    let circuit: serde_json::Value = serde_json::from_slice(&p.blobs().get(&format!("jobs/{job}/proof/circuit.json")).await.unwrap()).unwrap();
+    let digest: pari::KeyDigest = circuit["vk_digest"].as_str().expect("circuit.json names the vk digest").parse().unwrap();
+    let against = p.verify_pari_outputs(&job, Some(&digest)).await.unwrap();
+    assert!(against.contains(&digest.to_string()), "{against}");
+    assert!(p.verify_pari_outputs(&job, None).await.unwrap().contains("not pinned"));
+    let other = pari::KeyDigest([7; 64]);
+    assert!(p.verify_pari_outputs(&job, Some(&other)).await.is_err(), "a key with another digest was accepted");
 
     // The bundles verify offline with the library alone, and hold every instance once.
     type E = ark_bls12_381::Bls12_381;
@@ -72,7 +79,7 @@ async fn run(real: bool) {
     b.items.swap(0, 1);
     b.items[0].0 = b.items[1].0.clone();
     p.blobs().put(&format!("{dir}bundle-1.bin"), bytes::Bytes::from(b.to_bytes())).await.unwrap();
-    assert!(p.verify_pari_outputs(&job).await.is_err());
+    assert!(p.verify_pari_outputs(&job, Some(&digest)).await.is_err());
     p.blobs().delete_prefix(&format!("jobs/{job}/")).await.unwrap();
 }
 

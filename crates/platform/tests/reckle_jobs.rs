@@ -10,7 +10,8 @@ mod common;
 
 use blobstore::BlobStore;
 use jobs::JobState;
-use platform::{JobOutcome, JobRequest, Leaves, Platform, PlatformError, KIND_LEAF, TASK_KINDS};
+use platform::kinds::reckle::LEAF;
+use platform::{JobOutcome, JobRequest, Leaves, Platform, PlatformError};
 use queue::{Queue, QueueConfig};
 use rand::{Rng, SeedableRng};
 use reckle::{files, Change, Circuits, NodeProof, Params, Statement};
@@ -49,8 +50,8 @@ fn batch_request(batch: Vec<u64>, values: &[u64]) -> JobRequest {
     JobRequest::ReckleBatch { log_n: 4, log_bucket: 2, batch, leaves: Leaves::Inline(values.to_vec()) }
 }
 
-async fn queues_empty_of(q: &Arc<dyn Queue>, job: &str) -> bool {
-    for k in TASK_KINDS {
+async fn queues_empty_of(p: &Platform, q: &Arc<dyn Queue>, job: &str) -> bool {
+    for k in p.task_kinds() {
         // purge_job returns how many waiting messages the job had.
         if q.purge_job(k, job).await.unwrap() != 0 {
             return false;
@@ -100,9 +101,13 @@ async fn run_jobs(real: bool) {
     let early = JobRequest::ReckleUpdate { base_job: job.clone(), changes: vec![Change::Add(2)] };
     assert!(matches!(p.submit(early, None).await, Err(PlatformError::Precondition(_))));
 
-    let lease = q.claim(KIND_LEAF, "doomed-worker", Duration::from_secs(1)).await.unwrap();
+    // Executors first: one of them runs the plan task that dispatches the bucket tasks.
+    let stop = start(&p, 0, &job[..8]);
+    let lease = q.claim(LEAF.name, "doomed-worker", Duration::from_secs(60)).await.unwrap();
     assert!(lease.is_some());
-    let stop = start(&p, 2, &job[..8]);
+    for i in 0..2 {
+        tokio::spawn(p.clone().run_worker(format!("worker-{}-{i}", &job[..8]), stop.subscribe()));
+    }
     let outcome = tokio::time::timeout(Duration::from_secs(600), p.wait(&job, |_| {})).await.expect("job finished");
     assert_eq!(outcome, JobOutcome::Done);
     assert_eq!(store.get(&job).await.unwrap().unwrap().progress().done, 6);
@@ -142,7 +147,7 @@ async fn run_jobs(real: bool) {
     let (job3, _) = p.submit(batch_request(vec![0, 15], &values), None).await.unwrap();
     let rec = p.cancel(&job3).await.unwrap();
     assert_eq!(rec.state, JobState::Cancelled);
-    assert!(queues_empty_of(&q, &job3).await);
+    assert!(queues_empty_of(&p, &q, &job3).await);
     assert!(blobs.list(&format!("jobs/{job3}/")).await.unwrap().is_empty());
     assert_eq!(p.cancel(&job3).await.unwrap().state, JobState::Cancelled, "cancelling twice is harmless");
     assert!(matches!(p.wait(&job3, |_| {}).await, JobOutcome::Cancelled(_)));

@@ -175,3 +175,46 @@ pub async fn throughput_is_recorded(q: &dyn Queue, kind: &str) {
     assert_eq!((s.completed, s.busy), (2, Duration::from_secs(2)));
     assert!(matches!(q.record_throughput("bad kind", Duration::ZERO).await, Err(QueueError::InvalidKind(_))));
 }
+
+/// `enqueue_once` enqueues a `(job, kind, task id)` once, until the job is forgotten; other
+/// jobs and kinds are independent.
+pub async fn enqueue_once_does_not_duplicate(q: &dyn Queue, kind: &str) {
+    let job = format!("once-{kind}");
+    assert!(q.enqueue_once(kind, task(&job, 1)).await.unwrap());
+    assert!(!q.enqueue_once(kind, task(&job, 1)).await.unwrap(), "a second copy");
+    assert!(q.enqueue_once(kind, task(&job, 2)).await.unwrap());
+    assert!(q.enqueue_once(kind, task(&format!("{job}-other"), 1)).await.unwrap());
+    assert_eq!(q.stats(kind).await.unwrap().pending, 3);
+    // Claimed and completed, it still counts as enqueued: a rerun does not bring it back.
+    let l = q.claim(kind, "w1", SHORT).await.unwrap().expect("task");
+    q.complete(&l).await.unwrap();
+    assert!(!q.enqueue_once(kind, task(&job, 1)).await.unwrap());
+    q.forget_job(&job).await.unwrap();
+    assert!(q.enqueue_once(kind, task(&job, 1)).await.unwrap(), "forgotten");
+    q.purge_job(kind, &job).await.unwrap();
+    q.purge_job(kind, &format!("{job}-other")).await.unwrap();
+    q.forget_job(&job).await.unwrap();
+    q.forget_job(&format!("{job}-other")).await.unwrap();
+}
+
+/// `job_tasks` counts a job's waiting, leased and delayed messages, and nothing else.
+pub async fn job_tasks_counts_waiting_running_and_delayed(q: &dyn Queue, kind: &str) {
+    for n in 1..=3 {
+        q.enqueue(kind, task("ja", n)).await.unwrap();
+    }
+    q.enqueue(kind, task("jb", 9)).await.unwrap();
+    assert_eq!(q.job_tasks(kind, "ja").await.unwrap(), 3);
+    let a = q.claim(kind, "w1", SHORT).await.unwrap().expect("t1");
+    let b = q.claim(kind, "w1", SHORT).await.unwrap().expect("t2");
+    assert_eq!(q.job_tasks(kind, "ja").await.unwrap(), 3, "leased messages count");
+    assert!(matches!(q.fail(&a, "boom").await.unwrap(), FailOutcome::Retried { .. }));
+    assert_eq!(q.job_tasks(kind, "ja").await.unwrap(), 3, "delayed messages count");
+    q.complete(&b).await.unwrap();
+    assert_eq!(q.job_tasks(kind, "ja").await.unwrap(), 2);
+    assert_eq!(q.job_tasks(kind, "jb").await.unwrap(), 1);
+    assert_eq!(q.job_tasks(kind, "nobody").await.unwrap(), 0);
+    q.purge_job(kind, "ja").await.unwrap();
+    q.purge_job(kind, "jb").await.unwrap();
+    let left = q.job_tasks(kind, "ja").await.unwrap();
+    assert_eq!(left, 0, "waiting and delayed purged");
+}

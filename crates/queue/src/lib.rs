@@ -16,13 +16,19 @@
 //! * [`Queue::fail`] retries with exponential backoff (the message waits in a delayed set)
 //!   until `max_attempts`; then, like an expired lease past `max_attempts`, the message goes to
 //!   the **dead-letter** queue with the reason.
+//! * [`Queue::enqueue_once`] enqueues a task at most once per `(job, kind, task id)` (the check
+//!   and the enqueue are one atomic step), so a planner or executor that is cut short and runs
+//!   again does not duplicate work; [`Queue::forget_job`] drops a job's keys once it has ended.
+//! * [`Queue::job_tasks`] counts a job's messages that are waiting, running or delayed (a
+//!   reconciler's "is anything still happening for this job?").
 //!
 //! ## Redis layout
 //!
 //! Stream `prover:q:{kind}` with consumer group `workers`; dead letters in stream
 //! `prover:dlq:{kind}`; retries waiting for their backoff in sorted set
 //! `prover:delayed:{kind}` (score = due time in ms); current lease per message in hash
-//! `prover:lease:{kind}`; fencing counter `prover:fence`. Acknowledged entries are deleted,
+//! `prover:lease:{kind}`; fencing counter `prover:fence`; the ids enqueued once per job in set
+//! `prover:once:{job}` (members `kind/task id`, expiring a week after the last addition). Acknowledged entries are deleted,
 //! so **waiting work = `XLEN` − the group's `pending`** and **running work = `pending`**
 //! (`XINFO GROUPS`); the group's `lag` is not reliable after deletions. All state changes that
 //! must be atomic run as Lua scripts.
@@ -178,4 +184,12 @@ pub trait Queue: Send + Sync {
     async fn dead_letters(&self, kind: &str) -> Result<Vec<(TaskMessage, String)>, QueueError>;
     /// Removes every waiting or delayed message of `job_id` (cancellation). Returns how many.
     async fn purge_job(&self, kind: &str, job_id: &str) -> Result<u64, QueueError>;
+    /// Enqueues `task` unless a task with the same `(job_id, kind, task_id)` was enqueued with
+    /// this method before (since the last [`Queue::forget_job`]); the check and the enqueue are
+    /// one atomic step. True if it was enqueued now.
+    async fn enqueue_once(&self, kind: &str, task: TaskMessage) -> Result<bool, QueueError>;
+    /// Forgets which tasks of `job_id` were enqueued once (the job has ended).
+    async fn forget_job(&self, job_id: &str) -> Result<(), QueueError>;
+    /// Messages of `job_id` in `kind` that are waiting, running (leased) or delayed.
+    async fn job_tasks(&self, kind: &str, job_id: &str) -> Result<u64, QueueError>;
 }

@@ -31,6 +31,8 @@ struct Kind {
 #[derive(Default)]
 struct State {
     kinds: HashMap<String, Kind>,
+    /// `kind/task id` enqueued once, per job.
+    once: HashMap<String, std::collections::HashSet<String>>,
     next_id: u64,
     fence: u64,
 }
@@ -226,5 +228,33 @@ impl Queue for MemoryQueue {
         k.ready.retain(|r| r.3.job_id != job_id);
         k.delayed.retain(|d| d.1.job_id != job_id);
         Ok((before - k.ready.len() - k.delayed.len()) as u64)
+    }
+
+    async fn enqueue_once(&self, kind: &str, task: TaskMessage) -> Result<bool, QueueError> {
+        check_kind(kind)?;
+        check_payload(&task)?;
+        {
+            let mut st = self.state.lock().expect("queue mutex");
+            if !st.once.entry(task.job_id.clone()).or_default().insert(format!("{kind}/{}", task.task_id)) {
+                return Ok(false);
+            }
+            st.kinds.entry(kind.to_string()).or_default().ready.push_back((u64::MAX, Instant::now(), 0, task));
+        }
+        self.notify.notify_waiters();
+        Ok(true)
+    }
+
+    async fn forget_job(&self, job_id: &str) -> Result<(), QueueError> {
+        self.state.lock().expect("queue mutex").once.remove(job_id);
+        Ok(())
+    }
+
+    async fn job_tasks(&self, kind: &str, job_id: &str) -> Result<u64, QueueError> {
+        let st = self.state.lock().expect("queue mutex");
+        let Some(k) = st.kinds.get(kind) else { return Ok(0) };
+        let n = k.ready.iter().filter(|r| r.3.job_id == job_id).count()
+            + k.held.values().filter(|h| h.task.job_id == job_id).count()
+            + k.delayed.iter().filter(|d| d.1.job_id == job_id).count();
+        Ok(n as u64)
     }
 }

@@ -32,6 +32,20 @@ fn leases(kind: &str) -> String {
     format!("prover:lease:{kind}")
 }
 const FENCE: &str = "prover:fence";
+fn once_key(job: &str) -> String {
+    format!("prover:once:{job}")
+}
+/// How long a job's enqueue-once record outlives its last addition (a safety net: the platform
+/// forgets a job's record when the job ends).
+const ONCE_TTL_SECS: u64 = 7 * 24 * 3600;
+
+/// Enqueues ARGV[2] into stream KEYS[1] unless ARGV[1] is already in set KEYS[2]. 1: enqueued.
+const ENQUEUE_ONCE: &str = r#"
+if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 0 end
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+redis.call('XADD', KEYS[1], '*', 'm', ARGV[2])
+return 1
+"#;
 fn stats_key(kind: &str) -> String {
     format!("prover:stats:{kind}")
 }
@@ -103,6 +117,7 @@ pub struct RedisQueue {
     finish: Script,
     promote: Script,
     bury: Script,
+    enqueue_once: Script,
     /// Kinds whose consumer group this process has created (or found).
     groups: std::sync::Mutex<std::collections::HashSet<String>>,
     /// When each kind's retries were last promoted and expired leases last looked for.
@@ -132,6 +147,7 @@ impl RedisQueue {
             finish: Script::new(FINISH),
             promote: Script::new(PROMOTE),
             bury: Script::new(BURY),
+            enqueue_once: Script::new(ENQUEUE_ONCE),
             groups: Default::default(),
             maintained: Default::default(),
         })
@@ -504,5 +520,49 @@ impl Queue for RedisQueue {
             }
         }
         Ok(removed)
+    }
+
+    async fn enqueue_once(&self, kind: &str, task: TaskMessage) -> Result<bool, QueueError> {
+        check_kind(kind)?;
+        check_payload(&task)?;
+        self.ensure_group(kind).await?;
+        let json = serde_json::to_string(&task).map_err(err)?;
+        let mut c = self.conn.clone();
+        let added: i64 = self
+            .enqueue_once
+            .key(stream(kind))
+            .key(once_key(&task.job_id))
+            .arg(format!("{kind}/{}", task.task_id))
+            .arg(json)
+            .arg(ONCE_TTL_SECS)
+            .invoke_async(&mut c)
+            .await
+            .map_err(err)?;
+        Ok(added == 1)
+    }
+
+    async fn forget_job(&self, job_id: &str) -> Result<(), QueueError> {
+        let _: i64 = self.conn.clone().del(once_key(job_id)).await.map_err(err)?;
+        Ok(())
+    }
+
+    async fn job_tasks(&self, kind: &str, job_id: &str) -> Result<u64, QueueError> {
+        check_kind(kind)?;
+        let mut c = self.conn.clone();
+        let of_job = |m: &str| serde_json::from_str::<TaskMessage>(m).map(|t| t.job_id == job_id).unwrap_or(false);
+        let mut n = 0u64;
+        // Stream entries are deleted when acknowledged: what is left is waiting or leased.
+        let all: Value = redis::cmd("XRANGE").arg(stream(kind)).arg("-").arg("+").query_async(&mut c).await.map_err(err)?;
+        if let Value::Array(entries) = all {
+            for e in entries {
+                let Value::Array(pair) = e else { continue };
+                if let Some(m) = pair.get(1).and_then(field_m) {
+                    n += of_job(&m) as u64;
+                }
+            }
+        }
+        let members: Vec<String> = c.zrange(delayed(kind), 0, -1).await.map_err(err)?;
+        n += members.iter().filter(|m| of_job(m)).count() as u64;
+        Ok(n)
     }
 }

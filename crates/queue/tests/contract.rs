@@ -62,4 +62,6 @@ contract_case!(extend_keeps_the_lease);
 contract_case!(throughput_is_recorded);
 contract_case!(bad_input_is_refused);
 contract_case!(purge_removes_a_jobs_waiting_tasks);
+contract_case!(enqueue_once_does_not_duplicate);
+contract_case!(job_tasks_counts_waiting_running_and_delayed);
 

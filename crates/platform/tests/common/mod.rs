@@ -2,6 +2,9 @@
 //! command starts (`PROVER_TEST_*`); with `PROVER_TEST_REQUIRE_SERVICES=1` a missing server fails
 //! the test instead of skipping it.
 
+#[allow(dead_code)]
+pub mod faults;
+
 use std::sync::Arc;
 
 use blobstore::{BlobStore, FsStore, S3Config, S3Store};

@@ -1,0 +1,185 @@
+//! Job kinds behind one trait, one file each, and the registry the roles dispatch through.
+//!
+//! A job kind says what a job of its kind is: its task kinds ([`TaskKind`]: a queue name and
+//! the role that serves it), how a request is validated into a recorded spec and inputs
+//! ([`JobKind::validate`], in SubmitJob), how the durable `plan` task dispatches the first tasks
+//! ([`JobKind::plan`], on an executor), what a worker does for each of its task kinds
+//! ([`JobKind::work`]), what the executor does with a report ([`JobKind::on_done`]), what the
+//! aggregator does to finish ([`JobKind::finish`]), and which object prefixes hold its
+//! intermediate data ([`JobKind::scratch_prefixes`], deleted on cancellation).
+//!
+//! Adding a kind: a file here implementing [`JobKind`], one line in [`Registry::builtin`], its
+//! [`JobRequest`] variant and its proto message (converted in `grpc.rs`).
+
+pub mod noop;
+pub mod pari;
+pub mod reckle;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use queue::Lease;
+
+use crate::{Platform, PlatformError};
+
+/// Which role claims a task kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Served {
+    Worker,
+    Executor,
+    Aggregator,
+}
+
+/// A task kind: its queue name, the role that serves it, and how long one task may run
+/// before it is abandoned and retried (overridable per kind in [`crate::PlatformConfig`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TaskKind {
+    pub name: &'static str,
+    pub served_by: Served,
+    pub deadline: Duration,
+}
+
+impl TaskKind {
+    pub const fn new(name: &'static str, served_by: Served, deadline_secs: u64) -> Self {
+        Self { name, served_by, deadline: Duration::from_secs(deadline_secs) }
+    }
+}
+
+/// The durable planning step of every job, served by executors (see [`crate::planner`]).
+pub const PLAN: TaskKind = TaskKind::new("plan", Served::Executor, 600);
+
+/// Where a job's leaf values come from.
+#[derive(Clone, Debug)]
+pub enum Leaves {
+    Inline(Vec<u64>),
+    /// An object in the platform's blob store (`leaves.bin` format).
+    Object(String),
+}
+
+/// A job as submitted.
+#[derive(Clone, Debug)]
+pub enum JobRequest {
+    ReckleBatch { log_n: u32, log_bucket: u32, batch: Vec<u64>, leaves: Leaves },
+    ReckleUpdate { base_job: String, changes: Vec<::reckle::Change> },
+    /// `count` proofs of a built-in circuit family, instances from seeds `seed_start..`, in
+    /// bundles of `bundle_size` (rounded up to whole prove tasks of `per_task` proofs).
+    PariBatch { circuit: ::pari::circuits::CircuitFamily, seed_start: u64, count: u64, per_task: u64, bundle_size: u64 },
+    /// `tasks` tasks that do nothing: measures the orchestration itself (not offered over gRPC).
+    Noop { tasks: u64 },
+}
+
+impl JobRequest {
+    /// The job kind that serves this request.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            JobRequest::ReckleBatch { .. } => reckle::JOB_BATCH,
+            JobRequest::ReckleUpdate { .. } => reckle::JOB_UPDATE,
+            JobRequest::PariBatch { .. } => pari::JOB,
+            JobRequest::Noop { .. } => noop::JOB,
+        }
+    }
+}
+
+/// A validated request, ready to be recorded.
+pub struct Validated {
+    /// The spec to record (JSON, at most `jobs::MAX_SPEC_BYTES`).
+    pub spec: String,
+    /// Objects to store under `jobs/<id>/inputs/` before the job is recorded: `(name, bytes)`.
+    pub inputs: Vec<(String, Bytes)>,
+    /// Tasks planned, per task kind (the job's progress counters).
+    pub tasks: BTreeMap<&'static str, u64>,
+    /// Objects stored beside the inputs but left out of the idempotency fingerprint: secrets
+    /// drawn fresh for each job (e.g. the seed a setup derives its randomness from, so that a
+    /// redelivered setup makes the same keys).
+    pub secrets: Vec<(String, Bytes)>,
+}
+
+/// One job kind (see the module doc).
+#[async_trait]
+pub trait JobKind: Send + Sync + 'static {
+    /// The job kind as recorded, e.g. `reckle.batch`.
+    fn name(&self) -> &'static str;
+    /// Its task kinds (not counting the shared [`PLAN`]).
+    fn task_kinds(&self) -> &'static [TaskKind];
+    /// Validates a request (SubmitJob): nothing is written for a request refused here.
+    async fn validate(&self, p: &Platform, request: JobRequest) -> Result<Validated, PlatformError>;
+    /// The `plan` task: dispatches the tasks that are ready from the start. May run more than
+    /// once for a job (a redelivered plan task), so it dispatches with [`Platform::dispatch`]
+    /// (at most once per task id) and writes only fixed keys.
+    async fn plan(&self, p: &Platform, job: &jobs::JobRecord) -> Result<(), PlatformError>;
+    /// A worker's task of kind `task`.
+    async fn work(&self, p: &Platform, task: TaskKind, lease: &Lease) -> Result<(), PlatformError>;
+    /// The executor, on a report of kind `task`: record it and dispatch what it unblocks.
+    async fn on_done(&self, p: &Platform, task: TaskKind, lease: &Lease) -> Result<(), PlatformError>;
+    /// The aggregator's task of kind `task`: verify and publish the outputs.
+    async fn finish(&self, p: &Platform, task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
+        let _ = (p, lease);
+        Err(PlatformError::Config(format!("job kind {} has no aggregator task {}", self.name(), task.name)))
+    }
+    /// Object prefixes of a job's intermediate data (deleted on cancellation).
+    fn scratch_prefixes(&self, job: &str) -> Vec<String>;
+}
+
+/// The job kinds a platform serves, by name, and their task kinds.
+#[derive(Clone)]
+pub struct Registry {
+    kinds: Vec<Arc<dyn JobKind>>,
+}
+
+impl Registry {
+    /// Reckle batch and update, Pari batch, no-op.
+    pub fn builtin() -> Self {
+        Self::new(vec![Arc::new(reckle::ReckleBatch), Arc::new(reckle::ReckleUpdate), Arc::new(pari::PariBatch), Arc::new(noop::Noop)])
+    }
+
+    pub fn new(kinds: Vec<Arc<dyn JobKind>>) -> Self {
+        Self { kinds }
+    }
+
+    /// Adds a kind (a later one of the same name replaces it).
+    pub fn with(mut self, kind: Arc<dyn JobKind>) -> Self {
+        self.kinds.retain(|k| k.name() != kind.name());
+        self.kinds.push(kind);
+        self
+    }
+
+    pub fn job_kind(&self, name: &str) -> Option<&Arc<dyn JobKind>> {
+        self.kinds.iter().find(|k| k.name() == name)
+    }
+
+    /// The task kind named `name` and the first job kind that owns it (task kinds shared by
+    /// several job kinds, like Reckle's, behave the same for each).
+    pub fn task(&self, name: &str) -> Option<(TaskKind, &Arc<dyn JobKind>)> {
+        self.kinds.iter().find_map(|k| k.task_kinds().iter().find(|t| t.name == name).map(|t| (*t, k)))
+    }
+
+    /// Every task kind once, [`PLAN`] first.
+    pub fn task_kinds(&self) -> Vec<TaskKind> {
+        let mut out = vec![PLAN];
+        for k in &self.kinds {
+            for t in k.task_kinds() {
+                if !out.iter().any(|o| o.name == t.name) {
+                    out.push(*t);
+                }
+            }
+        }
+        out
+    }
+
+    /// The task kinds one role serves.
+    pub fn served_by(&self, role: Served) -> Vec<TaskKind> {
+        self.task_kinds().into_iter().filter(|t| t.served_by == role).collect()
+    }
+
+    /// The task kinds of job kind `name` (with [`PLAN`]), for purges and the reconciler.
+    pub fn task_kinds_of(&self, name: &str) -> Vec<TaskKind> {
+        let mut out = vec![PLAN];
+        if let Some(k) = self.job_kind(name) {
+            out.extend_from_slice(k.task_kinds());
+        }
+        out
+    }
+}

@@ -1,0 +1,430 @@
+//! Pari batch jobs (`pari.batch`): many proofs of one circuit, emitted in bundles that each
+//! verify with one batch verification.
+//!
+//! DAG: one `pari.setup` task (keys for the circuit) → `pari.prove` tasks (each proves a run of
+//! instances and writes a proof list) → `pari.bundle` tasks on the aggregator (each gathers the
+//! proof lists of its range, batch-verifies them under the job's verifying key, locating any bad
+//! proof by bisection, and publishes `proof/bundle-<k>.bin`). Workers report `pari.done`; the
+//! executor releases the prove tasks after the setup, a bundle once its prove tasks are done,
+//! and marks the job done when every bundle is published.
+//!
+//! Objects: `jobs/<id>/pari/{pk.bin,vk.bin}`, `jobs/<id>/pari/proofs/<i>.bin`, and the outputs
+//! `jobs/<id>/proof/{circuit.json,vk.bin,bundle-<k>.bin}` (`prover pari verify-bundles DIR`
+//! checks them offline). A setup task that finds both keys already written (a redelivery after
+//! a report) keeps them, so proofs already made stay valid under the job's keys; writing `vk.bin`
+//! last makes "both exist" mean "the setup finished". A bundle that does not verify fails the
+//! job with the bad seeds.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use ark_bls12_381::{Bls12_381, Fr};
+use async_trait::async_trait;
+use bytes::Bytes;
+use jobs::JobRecord;
+use ::pari::bundle::{Bundle, ProofList};
+use ::pari::circuits::CircuitFamily;
+use ::pari::{PreparedVerifyingKey, ProvingKey, VerifyingKey};
+use queue::Lease;
+use rand::SeedableRng;
+
+use super::{JobKind, JobRequest, Served, TaskKind, Validated};
+use crate::error::{corrupt, invalid};
+use crate::{layout, Platform, PlatformError};
+
+pub const JOB: &str = "pari.batch";
+pub const SETUP: TaskKind = TaskKind::new("pari.setup", Served::Worker, 3600);
+pub const PROVE: TaskKind = TaskKind::new("pari.prove", Served::Worker, 1800);
+pub const DONE: TaskKind = TaskKind::new("pari.done", Served::Executor, 300);
+pub const BUNDLE: TaskKind = TaskKind::new("pari.bundle", Served::Aggregator, 1800);
+const TASKS: &[TaskKind] = &[PROVE, SETUP, DONE, BUNDLE];
+
+/// Most proofs in one job.
+pub const MAX_PROOFS: u64 = 1 << 16;
+/// Largest chain circuit a job may ask for (setup and keys grow linearly).
+pub const MAX_CHAIN_STEPS: usize = 1 << 20;
+
+/// What a Pari job proves: `count` instances of `circuit` from seeds `seed_start..`, on
+/// BLS12-381. Decoding checks the same bounds as [`PariJobSpec::new`]: a spec read back from a
+/// shared job store is input too (a zero `per_task` would otherwise divide by zero in the
+/// executor; found by `crates/fuzz`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "RawPariJobSpec")]
+pub struct PariJobSpec {
+    pub circuit: CircuitFamily,
+    pub seed_start: u64,
+    pub count: u64,
+    /// Proofs per prove task.
+    pub per_task: u64,
+    /// Prove tasks per bundle.
+    pub tasks_per_bundle: u64,
+}
+
+/// [`PariJobSpec`] as decoded, before its bounds are checked.
+#[derive(serde::Deserialize)]
+struct RawPariJobSpec {
+    circuit: CircuitFamily,
+    seed_start: u64,
+    count: u64,
+    per_task: u64,
+    tasks_per_bundle: u64,
+}
+
+impl TryFrom<RawPariJobSpec> for PariJobSpec {
+    type Error = PlatformError;
+    fn try_from(r: RawPariJobSpec) -> Result<Self, PlatformError> {
+        let spec = PariJobSpec { circuit: r.circuit, seed_start: r.seed_start, count: r.count, per_task: r.per_task, tasks_per_bundle: r.tasks_per_bundle };
+        spec.check()?;
+        Ok(spec)
+    }
+}
+
+impl PariJobSpec {
+    /// The bounds every spec keeps (those of [`PariJobSpec::new`], on the stored fields).
+    fn check(&self) -> Result<(), PlatformError> {
+        Self::check_request(self.circuit, self.seed_start, self.count, self.per_task)?;
+        if self.tasks_per_bundle == 0 || self.tasks_per_bundle > MAX_PROOFS {
+            return Err(invalid("tasks_per_bundle", format!("must be in 1..={MAX_PROOFS}, got {}", self.tasks_per_bundle)));
+        }
+        Ok(())
+    }
+
+    fn check_request(circuit: CircuitFamily, seed_start: u64, count: u64, per_task: u64) -> Result<(), PlatformError> {
+        circuit.validate().map_err(|e| invalid("circuit", e))?;
+        if let CircuitFamily::Chain { steps } = circuit {
+            if steps > MAX_CHAIN_STEPS {
+                return Err(invalid("circuit", format!("chain: at most {MAX_CHAIN_STEPS} steps on the platform, got {steps}")));
+            }
+        }
+        if count == 0 || count > MAX_PROOFS {
+            return Err(invalid("count", format!("must be in 1..={MAX_PROOFS}, got {count}")));
+        }
+        if seed_start.checked_add(count).is_none() {
+            return Err(invalid("seed_start", "seed_start + count overflows"));
+        }
+        if per_task == 0 || per_task > 1024 {
+            return Err(invalid("proofs_per_task", format!("must be in 1..=1024, got {per_task}")));
+        }
+        Ok(())
+    }
+
+    /// Validates a request: `per_bundle` proofs per bundle is rounded up to whole prove tasks.
+    pub fn new(circuit: CircuitFamily, seed_start: u64, count: u64, per_task: u64, per_bundle: u64) -> Result<Self, PlatformError> {
+        Self::check_request(circuit, seed_start, count, per_task)?;
+        if per_bundle == 0 || per_bundle > MAX_PROOFS {
+            return Err(invalid("bundle_size", format!("must be in 1..={MAX_PROOFS}, got {per_bundle}")));
+        }
+        Ok(Self { circuit, seed_start, count, per_task, tasks_per_bundle: per_bundle.div_ceil(per_task) })
+    }
+
+    pub fn prove_tasks(&self) -> u64 {
+        self.count.div_ceil(self.per_task)
+    }
+
+    pub fn bundles(&self) -> u64 {
+        self.prove_tasks().div_ceil(self.tasks_per_bundle)
+    }
+
+    /// Seeds proved by prove task `i`.
+    fn seeds(&self, i: u64) -> std::ops::Range<u64> {
+        let lo = i * self.per_task;
+        let hi = (lo + self.per_task).min(self.count);
+        self.seed_start + lo..self.seed_start + hi
+    }
+
+    /// Prove tasks gathered by bundle `k`.
+    fn bundle_tasks(&self, k: u64) -> std::ops::Range<u64> {
+        let lo = k * self.tasks_per_bundle;
+        lo..(lo + self.tasks_per_bundle).min(self.prove_tasks())
+    }
+
+    fn of(rec: &JobRecord) -> Result<Self, PlatformError> {
+        serde_json::from_str(&rec.spec).map_err(|e| PlatformError::Corrupt(format!("job {} spec: {e}", rec.id)))
+    }
+}
+
+/// A task's step and index, which is also its id (`<step>-<index>`).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+struct PariTask {
+    step: String,
+    index: u64,
+}
+
+fn task_id(step: &str, index: u64) -> String {
+    format!("{step}-{index}")
+}
+
+/// The job's setup secret: 32 random bytes under `jobs/<id>/inputs/`, drawn at submission.
+pub const SETUP_SECRET: &str = "pari-setup-secret.bin";
+
+/// The ChaCha20 seed of a job's setup: BLAKE2b-256 of a domain tag and the job's secret.
+fn setup_seed(secret: &[u8]) -> Result<[u8; 32], PlatformError> {
+    use blake2::digest::{Update, VariableOutput};
+    if secret.len() != 32 {
+        return Err(corrupt(format!("{SETUP_SECRET}: {} bytes, expected 32", secret.len())));
+    }
+    let mut h = blake2::Blake2bVar::new(32).map_err(corrupt)?;
+    h.update(b"prover/pari.setup/v1");
+    h.update(secret);
+    let mut seed = [0u8; 32];
+    h.finalize_variable(&mut seed).map_err(corrupt)?;
+    Ok(seed)
+}
+
+fn pari_err(e: ::pari::Error) -> PlatformError {
+    PlatformError::Corrupt(format!("pari: {e}"))
+}
+
+fn task_of(lease: &Lease) -> Result<PariTask, PlatformError> {
+    serde_json::from_str(&lease.task.payload).map_err(|e| corrupt(format!("task payload: {e}")))
+}
+
+async fn dispatch(p: &Platform, job: &str, kind: TaskKind, step: &str, index: u64) -> Result<bool, PlatformError> {
+    let payload = serde_json::to_string(&PariTask { step: step.into(), index }).map_err(corrupt)?;
+    p.dispatch(job, kind, &task_id(step, index), payload).await
+}
+
+/// The job's spec, or `None` if it has ended (or no longer exists): its tasks are dropped.
+async fn live_spec(p: &Platform, job: &str) -> Result<Option<PariJobSpec>, PlatformError> {
+    match p.job_store().get(job).await? {
+        Some(r) if !r.state.is_terminal() => Ok(Some(PariJobSpec::of(&r)?)),
+        _ => Ok(None),
+    }
+}
+
+/// `pari.batch`.
+pub struct PariBatch;
+
+#[async_trait]
+impl JobKind for PariBatch {
+    fn name(&self) -> &'static str {
+        JOB
+    }
+    fn task_kinds(&self) -> &'static [TaskKind] {
+        TASKS
+    }
+
+    async fn validate(&self, _p: &Platform, request: JobRequest) -> Result<Validated, PlatformError> {
+        let JobRequest::PariBatch { circuit, seed_start, count, per_task, bundle_size } = request else {
+            return Err(PlatformError::Config("pari.batch: not a Pari request".into()));
+        };
+        let spec = PariJobSpec::new(circuit, seed_start, count, per_task, bundle_size)?;
+        Ok(Validated {
+            spec: serde_json::to_string(&spec).map_err(corrupt)?,
+            inputs: Vec::new(),
+            tasks: BTreeMap::from([(SETUP.name, 1), (PROVE.name, spec.prove_tasks()), (BUNDLE.name, spec.bundles())]),
+            secrets: vec![(SETUP_SECRET.to_string(), Bytes::from(rand::random::<[u8; 32]>().to_vec()))],
+        })
+    }
+
+    async fn plan(&self, p: &Platform, job: &JobRecord) -> Result<(), PlatformError> {
+        dispatch(p, &job.id, SETUP, "setup", 0).await.map(|_| ())
+    }
+
+    /// Worker: `pari.setup` and `pari.prove`.
+    async fn work(&self, p: &Platform, task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
+        let job = &lease.task.job_id;
+        let Some(spec) = live_spec(p, job).await? else { return Ok(()) };
+        let t = task_of(lease)?;
+        if task == SETUP {
+            let (pk_key, vk_key) = (layout::pari_key(job, "pk.bin"), layout::pari_key(job, "vk.bin"));
+            if p.blobs().exists(&vk_key).await? && p.blobs().exists(&pk_key).await? {
+                tracing::info!("keys already made by an earlier delivery: kept");
+                return p.report(lease, DONE).await;
+            }
+            // The setup's randomness comes from the job's secret (drawn at submission, stored
+            // once), so a redelivered or concurrent setup writes byte-identical keys: a job has
+            // one key pair whatever happens to its setup task.
+            let seed = setup_seed(&p.blobs().get(&layout::input(job, SETUP_SECRET)).await?)?;
+            let circuit = spec.circuit;
+            let (pk, vk) = tokio::task::spawn_blocking(move || {
+                let mut rng = rand_chacha::ChaCha20Rng::from_seed(seed);
+                ::pari::setup::<Bls12_381, _, _>(circuit.blank::<Fr>(), &mut rng)
+            })
+            .await
+            .map_err(corrupt)?
+            .map_err(pari_err)?;
+            p.blobs().put(&pk_key, Bytes::from(pk.to_bytes())).await?;
+            p.blobs().put(&vk_key, Bytes::from(vk.to_bytes())).await?;
+        } else {
+            if t.index >= spec.prove_tasks() {
+                return Err(PlatformError::Corrupt(format!("prove task {} out of range", t.index)));
+            }
+            let pk = ProvingKey::<Bls12_381>::from_bytes(&p.blobs().get(&layout::pari_key(job, "pk.bin")).await?).map_err(pari_err)?;
+            let (circuit, seeds) = (spec.circuit, spec.seeds(t.index));
+            let list = tokio::task::spawn_blocking(move || -> Result<ProofList<Bls12_381>, ::pari::Error> {
+                let mut rng = rand_chacha::ChaCha20Rng::from_entropy();
+                let mut items = Vec::with_capacity(seeds.end.saturating_sub(seeds.start) as usize);
+                for seed in seeds {
+                    let (c, x) = circuit.instance::<Fr>(seed);
+                    items.push((x, ::pari::prove(&pk, c, &mut rng)?));
+                }
+                Ok(ProofList { items })
+            })
+            .await
+            .map_err(corrupt)?
+            .map_err(pari_err)?;
+            ::metrics::counter!("prover_proofs_total", "kind" => "pari.proof").increment(list.items.len() as u64);
+            p.blobs().put(&layout::pari_proofs(job, t.index), Bytes::from(list.to_bytes())).await?;
+        }
+        p.report(lease, DONE).await
+    }
+
+    /// Executor: a `pari.done` report.
+    async fn on_done(&self, p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
+        let job = &lease.task.job_id;
+        let t = task_of(lease)?;
+        if !p.live(job).await? {
+            return Ok(());
+        }
+        let spec = PariJobSpec::of(&p.record(job).await?)?;
+        let store = p.job_store();
+        match t.step.as_str() {
+            "setup" => {
+                store.task_done(job, SETUP.name, &task_id("setup", 0)).await?;
+                for i in 0..spec.prove_tasks() {
+                    dispatch(p, job, PROVE, "prove", i).await?;
+                }
+            }
+            "prove" => {
+                store.task_done(job, PROVE.name, &task_id("prove", t.index)).await?;
+                let k = t.index / spec.tasks_per_bundle;
+                for i in spec.bundle_tasks(k) {
+                    if !store.is_done(job, &task_id("prove", i)).await? {
+                        return Ok(());
+                    }
+                }
+                dispatch(p, job, BUNDLE, "bundle", k).await?;
+            }
+            "bundle" => {
+                store.task_done(job, BUNDLE.name, &task_id("bundle", t.index)).await?;
+                let rec = p.record(job).await?;
+                let b = rec.tasks.get(BUNDLE.name).copied().unwrap_or_default();
+                if b.done == b.total {
+                    p.job_done(job).await?;
+                }
+            }
+            other => return Err(PlatformError::Corrupt(format!("unknown pari step {other:?}"))),
+        }
+        Ok(())
+    }
+
+    /// Aggregator: gathers, batch-verifies and publishes bundle `k`.
+    async fn finish(&self, p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
+        let job = &lease.task.job_id;
+        let Some(spec) = live_spec(p, job).await? else { return Ok(()) };
+        let t = task_of(lease)?;
+        let vk_bytes = p.blobs().get(&layout::pari_key(job, "vk.bin")).await?;
+        let vk = VerifyingKey::<Bls12_381>::from_bytes(&vk_bytes).map_err(pari_err)?;
+        let mut items = Vec::new();
+        for i in spec.bundle_tasks(t.index) {
+            let list = ProofList::<Bls12_381>::from_bytes(&p.blobs().get(&layout::pari_proofs(job, i)).await?).map_err(pari_err)?;
+            items.extend(list.items);
+        }
+        let bundle = Bundle::new(&vk, items);
+        let (bundle, bad) = tokio::task::spawn_blocking(move || {
+            let pvk: PreparedVerifyingKey<Bls12_381> = vk.prepare()?;
+            let bad = bundle.locate_invalid(&pvk, &mut rand_chacha::ChaCha20Rng::from_entropy());
+            bad.map(|bad| (bundle, bad))
+        })
+        .await
+        .map_err(corrupt)?
+        .map_err(pari_err)?;
+        if !bad.is_empty() {
+            let first = t.index * spec.tasks_per_bundle * spec.per_task;
+            let seeds: Vec<u64> = bad.iter().map(|i| spec.seed_start + first + *i as u64).collect();
+            return p.fail_job(job, &format!("bundle {}: proofs for seeds {seeds:?} do not verify", t.index)).await;
+        }
+        // The digest a verifier pins (`prover pari verify-bundles --vk-digest`): it names the
+        // one key pair this job's setup made (see `setup_seed`).
+        let circuit = serde_json::json!({
+            "curve": "bls12-381",
+            "circuit": spec.circuit,
+            "vk_digest": ::pari::KeyDigest::of_bytes(&vk_bytes).to_string(),
+        });
+        let put = |name: &str, bytes: Bytes| {
+            let key = layout::proof_file(job, name);
+            async move { p.blobs().put(&key, bytes).await }
+        };
+        put("circuit.json", Bytes::from(serde_json::to_vec_pretty(&circuit).map_err(corrupt)?)).await?;
+        put("vk.bin", vk_bytes).await?;
+        put(&layout::pari_bundle_name(t.index), Bytes::from(bundle.to_bytes())).await?;
+        p.report(lease, DONE).await
+    }
+
+    fn scratch_prefixes(&self, job: &str) -> Vec<String> {
+        vec![layout::pari_prefix(job), layout::inputs_prefix(job)]
+    }
+}
+
+/// Verifies a Pari job's published bundles under `expected_vk` (or, without one, the key
+/// published beside them) and says which key it checked against. `Err(reason)` if any fails.
+pub async fn verify_outputs(p: &Platform, job: &str, expected_vk: Option<&::pari::KeyDigest>) -> Result<String, String> {
+    let dir = layout::proof_prefix(job);
+    let vk = p.blobs().get(&layout::proof_file(job, "vk.bin")).await.map_err(|e| e.to_string())?;
+    let found = ::pari::KeyDigest::of_bytes(&vk);
+    let against = match expected_vk {
+        Some(d) => format!("vk digest {d} (expected_vk_digest)"),
+        None => format!("the published vk.bin, vk digest {found} (not pinned: pass expected_vk_digest)"),
+    };
+    let vk = match expected_vk {
+        Some(d) => VerifyingKey::<Bls12_381>::from_bytes_pinned(&vk, d),
+        None => VerifyingKey::<Bls12_381>::from_bytes(&vk),
+    }
+    .map_err(|e| format!("vk.bin: {e}"))?;
+    let keys = p.blobs().list(&dir).await.map_err(|e| e.to_string())?;
+    let mut bundles = Vec::new();
+    for k in keys.iter().filter(|k| k.rsplit('/').next().is_some_and(|n| n.starts_with("bundle-"))) {
+        let b = p.blobs().get(k).await.map_err(|e| e.to_string())?;
+        bundles.push((k.clone(), Bundle::<Bls12_381>::from_bytes(&b).map_err(|e| format!("{k}: {e}"))?));
+    }
+    if bundles.is_empty() {
+        return Err("no bundles".into());
+    }
+    let vk = Arc::new(vk.prepare().map_err(|e| format!("vk.bin: {e}"))?);
+    tokio::task::spawn_blocking(move || {
+        let mut rng = rand_chacha::ChaCha20Rng::from_entropy();
+        for (k, b) in &bundles {
+            b.verify(&vk, &mut rng).map_err(|e| format!("{k}: {e}"))?;
+        }
+        Ok(against)
+    })
+    .await
+    .map_err(|e| e.to_string())?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stored spec is decoded with the request's bounds: a zero `per_task` or
+    /// `tasks_per_bundle` (which made `prove_tasks`/`bundles` divide by zero) is an error.
+    #[test]
+    fn stored_specs_are_checked_when_decoded() {
+        let good = PariJobSpec::new(CircuitFamily::Chain { steps: 8 }, 0, 10, 3, 6).unwrap();
+        let json = serde_json::to_value(&good).unwrap();
+        assert_eq!(serde_json::from_value::<PariJobSpec>(json.clone()).unwrap(), good);
+        for (field, value) in [("per_task", 0u64), ("tasks_per_bundle", 0), ("count", 0), ("count", MAX_PROOFS + 1), ("seed_start", u64::MAX)] {
+            let mut bad = json.clone();
+            bad[field] = value.into();
+            let err = serde_json::from_value::<PariJobSpec>(bad).expect_err(field).to_string();
+            assert!(err.contains(if field == "per_task" { "proofs_per_task" } else { field }), "{field}: {err}");
+        }
+    }
+
+    /// A redelivered (or concurrent) setup task must leave one key pair: two setups from the
+    /// same job secret write byte-identical keys, and another job's secret gives other keys.
+    #[test]
+    fn setup_from_the_job_secret_is_deterministic() {
+        let circuit = CircuitFamily::Chain { steps: 8 };
+        let keys = |secret: [u8; 32]| {
+            let mut rng = rand_chacha::ChaCha20Rng::from_seed(setup_seed(&secret).unwrap());
+            let (pk, vk) = ::pari::setup::<Bls12_381, _, _>(circuit.blank::<Fr>(), &mut rng).unwrap();
+            (pk.to_bytes(), vk.to_bytes())
+        };
+        let first = keys([7; 32]);
+        assert_eq!(keys([7; 32]), first, "a second setup of the same job made another key");
+        assert_ne!(keys([8; 32]).1, first.1, "two jobs share a key");
+        assert!(setup_seed(&[7; 31]).is_err(), "a damaged secret must be refused");
+    }
+}

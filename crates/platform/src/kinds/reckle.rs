@@ -1,0 +1,378 @@
+//! Reckle jobs: a batch proof over a vector commitment (`reckle.batch`), and an update of a
+//! finished batch job that re-proves only the affected paths (`reckle.update`).
+//!
+//! DAG: one task per node of `T'_I` (the union of the batch's root paths, cut at the bucket
+//! level `q`): `reckle.leaf` for a bucket, `reckle.node` for an inner node; a parent is
+//! dispatched the moment its last child in the plan is done, so the work closest to the root is
+//! released first; the root releases `reckle.finish` on the aggregator, which assembles the
+//! statement and `Λ_I`, **verifies** the root proof, and publishes the files of
+//! `reckle::files`. An update job proves only `reckle::plan_update`'s nodes; its plan task
+//! copies the nodes it keeps from the base job.
+//!
+//! Every output is deterministic in its key (`layout::reckle_node`): a redelivered task
+//! overwrites the same object.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use blobstore::BlobError;
+use bytes::Bytes;
+use jobs::{JobRecord, JobState};
+use queue::Lease;
+use reckle::{files, BatchProof, Change, Child, NodeId, NodeProof, Params, Statement, Tree};
+
+use super::{JobKind, JobRequest, Leaves, Served, TaskKind, Validated};
+use crate::error::{corrupt, invalid};
+use crate::{layout, Platform, PlatformError};
+
+pub const JOB_BATCH: &str = "reckle.batch";
+pub const JOB_UPDATE: &str = "reckle.update";
+
+pub const LEAF: TaskKind = TaskKind::new("reckle.leaf", Served::Worker, 1800);
+pub const NODE: TaskKind = TaskKind::new("reckle.node", Served::Worker, 1800);
+pub const DONE: TaskKind = TaskKind::new("reckle.done", Served::Executor, 300);
+pub const FINISH: TaskKind = TaskKind::new("reckle.finish", Served::Aggregator, 1800);
+/// Root side first: a worker takes a node before a bucket.
+const TASKS: &[TaskKind] = &[NODE, LEAF, DONE, FINISH];
+
+/// Largest tree a job may ask for (2^24 leaves, 128 MiB of values).
+pub const MAX_LOG_N: u32 = 24;
+/// Largest batch (the job spec is kept in the job store, not the blob store).
+pub const MAX_BATCH: usize = 4096;
+/// Most changes in one update job.
+pub const MAX_CHANGES: usize = 1024;
+
+/// What a Reckle job proves, as recorded in the job store.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ReckleJobSpec {
+    pub log_n: u32,
+    pub log_bucket: u32,
+    /// The batch proved (after the update, for an update job).
+    pub batch: Vec<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update: Option<UpdateSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct UpdateSpec {
+    pub base_job: String,
+    pub base_batch: Vec<u64>,
+    pub changes: Vec<Change>,
+}
+
+impl ReckleJobSpec {
+    pub fn params(&self) -> Result<Params, PlatformError> {
+        Params::new(self.log_n, self.log_bucket).map_err(|e| invalid("log_n", e.to_string()))
+    }
+
+    /// Nodes of `T'_I` (the whole proof structure).
+    pub fn plan(&self) -> Result<BTreeSet<NodeId>, PlatformError> {
+        Ok(reckle::plan_batch(self.params()?, &self.batch)?.into_iter().collect())
+    }
+
+    /// Nodes this job proves: all of `T'_I` for a batch job, the affected paths for an update.
+    pub fn todo(&self) -> Result<BTreeSet<NodeId>, PlatformError> {
+        match &self.update {
+            None => self.plan(),
+            Some(u) => Ok(reckle::plan_update(self.params()?, &u.base_batch, &u.changes)?.reprove.into_iter().collect()),
+        }
+    }
+
+    fn of(rec: &JobRecord) -> Result<Self, PlatformError> {
+        serde_json::from_str(&rec.spec).map_err(|e| PlatformError::Corrupt(format!("job {} spec: {e}", rec.id)))
+    }
+}
+
+/// A job loaded once per process: spec, tree and plan.
+pub(crate) struct LoadedJob {
+    spec: ReckleJobSpec,
+    params: Params,
+    tree: Tree,
+    plan: BTreeSet<NodeId>,
+    todo: BTreeSet<NodeId>,
+}
+
+fn task_kind(params: Params, id: NodeId) -> TaskKind {
+    if id.level == params.log_bucket {
+        LEAF
+    } else {
+        NODE
+    }
+}
+
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+struct NodeTask {
+    level: u32,
+    index: u64,
+}
+
+fn node_of(lease: &Lease) -> Result<NodeId, PlatformError> {
+    let t: NodeTask = serde_json::from_str(&lease.task.payload).map_err(|e| corrupt(format!("task payload: {e}")))?;
+    Ok(NodeId::new(t.level, t.index))
+}
+
+async fn dispatch_node(p: &Platform, job: &str, id: NodeId, kind: TaskKind) -> Result<bool, PlatformError> {
+    let payload = serde_json::to_string(&NodeTask { level: id.level, index: id.index }).map_err(corrupt)?;
+    p.dispatch(job, kind, &id.to_string(), payload).await
+}
+
+async fn report_node(p: &Platform, lease: &Lease) -> Result<(), PlatformError> {
+    p.report(lease, DONE).await
+}
+
+fn counts(spec: &ReckleJobSpec) -> Result<BTreeMap<&'static str, u64>, PlatformError> {
+    let params = spec.params()?;
+    let mut tasks = BTreeMap::new();
+    for id in spec.todo()? {
+        *tasks.entry(task_kind(params, id).name).or_default() += 1;
+    }
+    Ok(tasks)
+}
+
+/// `reckle.batch`.
+pub struct ReckleBatch;
+/// `reckle.update`.
+pub struct ReckleUpdate;
+
+#[async_trait]
+impl JobKind for ReckleBatch {
+    fn name(&self) -> &'static str {
+        JOB_BATCH
+    }
+    fn task_kinds(&self) -> &'static [TaskKind] {
+        TASKS
+    }
+    async fn validate(&self, p: &Platform, request: JobRequest) -> Result<Validated, PlatformError> {
+        let JobRequest::ReckleBatch { log_n, log_bucket, batch, leaves } = request else {
+            return Err(PlatformError::Config("reckle.batch: not a batch request".into()));
+        };
+        if log_n > MAX_LOG_N {
+            return Err(invalid("log_n", format!("{log_n} is above the platform's limit of {MAX_LOG_N}")));
+        }
+        let params = Params::new(log_n, log_bucket).map_err(|e| invalid("log_bucket", e.to_string()))?;
+        if batch.len() > MAX_BATCH {
+            return Err(invalid("batch", format!("{} indices, at most {MAX_BATCH}", batch.len())));
+        }
+        let values = match leaves {
+            Leaves::Inline(v) => v,
+            Leaves::Object(key) => {
+                blobstore::check_key(&key).map_err(|e| invalid("leaves.object_key", e.to_string()))?;
+                let bytes = match p.blobs().get(&key).await {
+                    Err(BlobError::NotFound(_)) => return Err(invalid("leaves.object_key", format!("no object {key:?}"))),
+                    r => r?,
+                };
+                reckle::decode_values(&bytes).map_err(|e| invalid("leaves.object_key", e.to_string()))?
+            }
+        };
+        if values.len() as u64 != params.num_leaves() {
+            return Err(invalid("leaves", format!("expected {} values for log_n = {log_n}, got {}", params.num_leaves(), values.len())));
+        }
+        reckle::plan_batch(params, &batch).map_err(|e| invalid("batch", e.to_string()))?;
+        let spec = ReckleJobSpec { log_n, log_bucket, batch, update: None };
+        validated(spec, &values)
+    }
+    async fn plan(&self, p: &Platform, job: &JobRecord) -> Result<(), PlatformError> {
+        plan(p, job).await
+    }
+    async fn work(&self, p: &Platform, task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
+        work(p, task, lease).await
+    }
+    async fn on_done(&self, p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
+        on_done(p, lease).await
+    }
+    async fn finish(&self, p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
+        finish(p, lease).await
+    }
+    fn scratch_prefixes(&self, job: &str) -> Vec<String> {
+        vec![layout::reckle_nodes_prefix(job), layout::inputs_prefix(job)]
+    }
+}
+
+#[async_trait]
+impl JobKind for ReckleUpdate {
+    fn name(&self) -> &'static str {
+        JOB_UPDATE
+    }
+    fn task_kinds(&self) -> &'static [TaskKind] {
+        TASKS
+    }
+    async fn validate(&self, p: &Platform, request: JobRequest) -> Result<Validated, PlatformError> {
+        let JobRequest::ReckleUpdate { base_job, changes } = request else {
+            return Err(PlatformError::Config("reckle.update: not an update request".into()));
+        };
+        if changes.len() > MAX_CHANGES {
+            return Err(invalid("changes", format!("{} changes, at most {MAX_CHANGES}", changes.len())));
+        }
+        jobs::check_id(&base_job).map_err(|_| invalid("base_job_id", format!("{base_job:?} is not a job id")))?;
+        let base = p.job_store().get(&base_job).await?.ok_or_else(|| invalid("base_job_id", format!("no job {base_job}")))?;
+        if base.state != JobState::Done {
+            return Err(PlatformError::Precondition(format!("base job {base_job} is {}, not done", base.state.as_str())));
+        }
+        let base_spec = ReckleJobSpec::of(&base)?;
+        let params = base_spec.params()?;
+        let plan = reckle::plan_update(params, &base_spec.batch, &changes).map_err(|e| invalid("changes", e.to_string()))?;
+        let mut values = reckle::decode_values(&p.blobs().get(&layout::reckle_leaves(&base_job)).await?)?;
+        for c in &changes {
+            if let Change::Set { index, value } = *c {
+                let slot = values.get_mut(index as usize).ok_or_else(|| invalid("changes", format!("index {index} out of range")))?;
+                *slot = value;
+            }
+        }
+        let spec = ReckleJobSpec {
+            log_n: base_spec.log_n,
+            log_bucket: base_spec.log_bucket,
+            batch: plan.batch,
+            update: Some(UpdateSpec { base_job, base_batch: base_spec.batch, changes }),
+        };
+        validated(spec, &values)
+    }
+    async fn plan(&self, p: &Platform, job: &JobRecord) -> Result<(), PlatformError> {
+        plan(p, job).await
+    }
+    async fn work(&self, p: &Platform, task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
+        work(p, task, lease).await
+    }
+    async fn on_done(&self, p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
+        on_done(p, lease).await
+    }
+    async fn finish(&self, p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
+        finish(p, lease).await
+    }
+    fn scratch_prefixes(&self, job: &str) -> Vec<String> {
+        vec![layout::reckle_nodes_prefix(job), layout::inputs_prefix(job)]
+    }
+}
+
+fn validated(spec: ReckleJobSpec, values: &[u64]) -> Result<Validated, PlatformError> {
+    Ok(Validated {
+        tasks: counts(&spec)?,
+        secrets: Vec::new(),
+        spec: serde_json::to_string(&spec).map_err(corrupt)?,
+        inputs: vec![("leaves.bin".into(), Bytes::from(reckle::encode_values(values)))],
+    })
+}
+
+/// Copies the nodes an update keeps from its base job, then dispatches every node of the plan
+/// none of whose children it proves.
+async fn plan(p: &Platform, rec: &JobRecord) -> Result<(), PlatformError> {
+    let job = &rec.id;
+    let spec = ReckleJobSpec::of(rec)?;
+    let (params, plan, todo) = (spec.params()?, spec.plan()?, spec.todo()?);
+    if let Some(u) = &spec.update {
+        // Nodes the update keeps: their subtrees did not change, so the base job's proofs stand.
+        for id in plan.difference(&todo) {
+            let bytes = p.blobs().get(&layout::reckle_node(&u.base_job, *id)).await?;
+            p.blobs().put(&layout::reckle_node(job, *id), bytes).await?;
+        }
+    }
+    for id in &todo {
+        let waits_for_child = id.level > params.log_bucket && id.children().iter().any(|c| todo.contains(c));
+        if !waits_for_child {
+            dispatch_node(p, job, *id, task_kind(params, *id)).await?;
+        }
+    }
+    Ok(())
+}
+
+async fn load(p: &Platform, job: &str) -> Result<Arc<LoadedJob>, PlatformError> {
+    if let Some(j) = p.loaded.lock().expect("mutex").get(job) {
+        return Ok(j.clone());
+    }
+    let rec = p.record(job).await?;
+    let spec = ReckleJobSpec::of(&rec)?;
+    let values = reckle::decode_values(&p.blobs().get(&layout::reckle_leaves(job)).await?)?;
+    let params = spec.params()?;
+    let tree = tokio::task::spawn_blocking(move || Tree::build(params, values)).await.map_err(corrupt)??;
+    let j = Arc::new(LoadedJob { plan: spec.plan()?, todo: spec.todo()?, params, spec, tree });
+    p.loaded.lock().expect("mutex").insert(job.to_string(), j.clone());
+    Ok(j)
+}
+
+/// Worker: proves one node (a pure function of the job inputs and the children's proofs).
+async fn work(p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
+    let job = &lease.task.job_id;
+    if p.ended(job).await? {
+        tracing::info!("job has ended; task dropped");
+        return Ok(());
+    }
+    let id = node_of(lease)?;
+    let j = load(p, job).await?;
+    let circuits = p.circuits(j.params).await?;
+    let proof = if id.level == j.params.log_bucket {
+        let selected = reckle::selected_in_bucket(j.params, &j.spec.batch, id.index);
+        let (c, j2) = (circuits.clone(), j.clone());
+        tokio::task::spawn_blocking(move || reckle::prove_bucket(&c, id.index, j2.tree.bucket_values(id.index)?, &selected))
+            .await
+            .map_err(corrupt)??
+    } else {
+        let mut children = Vec::with_capacity(2);
+        for child in id.children() {
+            if j.plan.contains(&child) {
+                let bytes = p.blobs().get(&layout::reckle_node(job, child)).await?;
+                children.push(Child::Proven(NodeProof::from_bytes(&circuits, &bytes)?));
+            } else {
+                children.push(Child::Hash(j.tree.hash(child.level, child.index)?));
+            }
+        }
+        let c = circuits.clone();
+        tokio::task::spawn_blocking(move || reckle::prove_node(&c, id, &children[0], &children[1])).await.map_err(corrupt)??
+    };
+    p.blobs().put(&layout::reckle_node(job, id), Bytes::from(proof.to_bytes())).await?;
+    report_node(p, lease).await
+}
+
+/// Executor: records a proven node and dispatches its parent if that was the last child.
+async fn on_done(p: &Platform, lease: &Lease) -> Result<(), PlatformError> {
+    let job = &lease.task.job_id;
+    let id = node_of(lease)?;
+    if !p.live(job).await? {
+        return Ok(());
+    }
+    let j = load(p, job).await?;
+    p.job_store().task_done(job, task_kind(j.params, id).name, &id.to_string()).await?;
+    if id.level == j.params.log_n {
+        dispatch_node(p, job, id, FINISH).await?;
+        return Ok(());
+    }
+    let parent = id.parent();
+    for c in parent.children() {
+        if j.todo.contains(&c) && !p.job_store().is_done(job, &c.to_string()).await? {
+            return Ok(());
+        }
+    }
+    dispatch_node(p, job, parent, NODE).await?;
+    Ok(())
+}
+
+/// Aggregator: verifies the root proof against the statement and publishes the proof
+/// directory; the job is done only after that.
+async fn finish(p: &Platform, lease: &Lease) -> Result<(), PlatformError> {
+    let job = &lease.task.job_id;
+    if p.ended(job).await? {
+        return Ok(());
+    }
+    let j = load(p, job).await?;
+    let circuits = p.circuits(j.params).await?;
+    let root = NodeProof::from_bytes(&circuits, &p.blobs().get(&layout::reckle_node(job, NodeId::new(j.params.log_n, 0))).await?)?;
+    let pairs: Vec<(u64, u64)> = j.spec.batch.iter().map(|&i| Ok((i, j.tree.value(i)?))).collect::<Result<_, reckle::Error>>()?;
+    let statement = Statement::new(&circuits, j.tree.root(), &pairs)?;
+    if let Err(e) = statement.verify_for(&j.tree.root(), circuits.root_key(), &root) {
+        // Not retried: a root proof that does not verify will not verify next time either.
+        return p.fail_job(job, &format!("final verification failed: {e}")).await;
+    }
+    let mut lambda_nodes = Vec::new();
+    for id in &j.plan {
+        lambda_nodes.push(NodeProof::from_bytes(&circuits, &p.blobs().get(&layout::reckle_node(job, *id)).await?)?);
+    }
+    let lambda = BatchProof::from_node_proofs(&circuits, &j.tree, &j.spec.batch, lambda_nodes)?;
+    let put = |name: &str, bytes: Vec<u8>| {
+        let key = layout::proof_file(job, name);
+        async move { p.blobs().put(&key, Bytes::from(bytes)).await }
+    };
+    put(files::LAMBDA, lambda.to_bytes()).await?;
+    put(files::LEAVES, reckle::encode_values(j.tree.values())).await?;
+    put(files::PROOF, root.to_bytes()).await?;
+    put(files::STATEMENT, serde_json::to_vec_pretty(&statement).map_err(corrupt)?).await?;
+    p.job_done(job).await
+}

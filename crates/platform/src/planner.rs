@@ -1,0 +1,194 @@
+//! The planner: one submit skeleton for every job kind, and the durable `plan` task.
+//!
+//! [`Platform::submit`] validates the request with its kind ([`crate::kinds::JobKind::validate`];
+//! nothing is written for a refused request), stores the inputs under `jobs/<id>/inputs/`,
+//! records the job (state `queued`, with its planned task counts and the idempotency key) and
+//! enqueues one `plan` task, then returns. Each step is safe to cut: inputs without a record
+//! are unreferenced objects; a record whose plan task was never enqueued is found by the
+//! reconciler ([`crate::roles`]) and its plan task enqueued again.
+//!
+//! The `plan` task runs on an executor: it calls the kind's [`crate::kinds::JobKind::plan`],
+//! which dispatches the first tasks with [`Platform::dispatch`] (the queue's enqueue-once, keyed
+//! by job, task kind and task id), then moves the job to `running`. A plan task that is cut half
+//! way and delivered again dispatches only what the first run did not.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use jobs::{Created, JobRecord, JobState, TaskCounts};
+use queue::{Lease, TaskMessage};
+
+use crate::kinds::{JobRequest, TaskKind, PLAN};
+use crate::{layout, Platform, PlatformError};
+
+/// A job as [`Platform::wait`] reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JobOutcome {
+    Running { done: u64, total: u64 },
+    Done,
+    Failed(String),
+    Cancelled(String),
+}
+
+impl JobOutcome {
+    pub fn of(rec: &JobRecord) -> Self {
+        match rec.state {
+            JobState::Done => JobOutcome::Done,
+            JobState::Failed => JobOutcome::Failed(rec.message.clone()),
+            JobState::Cancelled => JobOutcome::Cancelled(rec.message.clone()),
+            _ => {
+                let p = rec.progress();
+                JobOutcome::Running { done: p.done, total: p.total }
+            }
+        }
+    }
+}
+
+/// The plan task's message.
+pub(crate) fn plan_message(job: &str) -> TaskMessage {
+    TaskMessage { job_id: job.into(), task_id: "plan".into(), payload: String::new(), failures: 0 }
+}
+
+impl Platform {
+    /// Validates, stores the inputs, records the job and enqueues its plan task. Returns the job
+    /// id and whether it was created (false: the idempotency key named an earlier job).
+    pub async fn submit(&self, request: JobRequest, idempotency_key: Option<&str>) -> Result<(String, bool), PlatformError> {
+        if let Some(key) = idempotency_key {
+            jobs::check_idempotency_key(key)?;
+        }
+        let kind_name = request.kind();
+        let kind = self
+            .registry()
+            .job_kind(kind_name)
+            .cloned()
+            .ok_or_else(|| PlatformError::Config(format!("job kind {kind_name} is not served here")))?;
+        let v = match kind.validate(self, request).await {
+            Ok(v) => v,
+            Err(e) => {
+                if matches!(e, PlatformError::InvalidJob { .. } | PlatformError::Precondition(_)) {
+                    ::metrics::counter!("prover_jobs_total", "kind" => kind_name, "outcome" => "rejected").increment(1);
+                }
+                return Err(e);
+            }
+        };
+        let job = uuid::Uuid::new_v4().to_string();
+        let fingerprint = fingerprint(&v.spec, &v.inputs);
+        for (name, bytes) in v.inputs.iter().chain(&v.secrets) {
+            self.blobs().put(&layout::input(&job, name), bytes.clone()).await?;
+        }
+        let mut rec = JobRecord::new(&job, kind_name, v.spec);
+        rec.tasks = v.tasks.iter().map(|(k, n)| (k.to_string(), TaskCounts { total: *n, done: 0 })).collect();
+        let created = match self.job_store().create(&rec, idempotency_key.map(|k| (k, fingerprint.as_str()))).await {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = self.blobs().delete_prefix(&layout::job_prefix(&job)).await;
+                return Err(e.into());
+            }
+        };
+        if let Created::Existing(id) = created {
+            // A retried submission: the inputs just stored belong to no job.
+            let _ = self.blobs().delete_prefix(&layout::job_prefix(&job)).await;
+            return Ok((id, false));
+        }
+        // Recorded: from here on the job is the platform's. If this enqueue is lost, the
+        // reconciler enqueues the plan task again.
+        if let Err(e) = self.queue().enqueue_once(PLAN.name, plan_message(&job)).await {
+            tracing::warn!(job = %job, error = %e, "plan task not enqueued; the reconciler will");
+        }
+        ::metrics::counter!("prover_jobs_submitted_total", "kind" => kind_name).increment(1);
+        tracing::info!(job = %job, kind = kind_name, tasks = rec.progress().total, "job submitted");
+        Ok((job, true))
+    }
+
+    /// Executor: the plan task of a job.
+    pub(crate) async fn run_plan(&self, lease: &Lease) -> Result<(), PlatformError> {
+        let job = &lease.task.job_id;
+        let Some(rec) = self.job_store().get(job).await? else { return Ok(()) };
+        if rec.state.is_terminal() {
+            return Ok(());
+        }
+        let kind = self
+            .registry()
+            .job_kind(&rec.kind)
+            .cloned()
+            .ok_or_else(|| PlatformError::Corrupt(format!("job {job}: unknown kind {:?}", rec.kind)))?;
+        kind.plan(self, &rec).await?;
+        if rec.state == JobState::Queued {
+            self.job_store().transition(job, JobState::Running, "").await?;
+        }
+        tracing::info!(job = %job, kind = %rec.kind, "job planned");
+        Ok(())
+    }
+
+    /// Dispatches task `task_id` of `kind` for `job`, at most once (a rerun of the same step
+    /// does not duplicate it). True if it was enqueued now.
+    pub async fn dispatch(&self, job: &str, kind: TaskKind, task_id: &str, payload: String) -> Result<bool, PlatformError> {
+        let m = TaskMessage { job_id: job.into(), task_id: task_id.into(), payload, failures: 0 };
+        Ok(self.queue().enqueue_once(kind.name, m).await?)
+    }
+
+    /// Sends the report of the task of `lease` to `kind` (a worker's "done"; a redelivered
+    /// task reports again, and the executor counts it once).
+    pub async fn report(&self, lease: &Lease, kind: TaskKind) -> Result<(), PlatformError> {
+        let t = &lease.task;
+        let m = TaskMessage { job_id: t.job_id.clone(), task_id: t.task_id.clone(), payload: t.payload.clone(), failures: 0 };
+        Ok(self.queue().enqueue(kind.name, m).await?)
+    }
+
+    /// Cancels a job: final state first, then its waiting tasks and intermediate objects go.
+    /// Returns the record; a job that had already ended is returned unchanged.
+    pub async fn cancel(&self, job: &str) -> Result<JobRecord, PlatformError> {
+        if self.job_store().transition(job, JobState::Cancelled, "cancelled by the user").await? {
+            self.count_end(job, "cancelled").await;
+            self.forget(job).await?;
+            let rec = self.record(job).await?;
+            if let Some(kind) = self.registry().job_kind(&rec.kind).cloned() {
+                for prefix in kind.scratch_prefixes(job) {
+                    self.blobs().delete_prefix(&prefix).await?;
+                }
+            }
+            tracing::info!(job, "job cancelled");
+        }
+        self.record(job).await
+    }
+
+    /// Follows a job until it ends, calling `on_progress` on every change.
+    pub async fn wait(&self, job: &str, mut on_progress: impl FnMut(&JobOutcome)) -> JobOutcome {
+        let mut last = None;
+        loop {
+            let outcome = match self.job_store().get(job).await {
+                Ok(Some(rec)) => JobOutcome::of(&rec),
+                Ok(None) => return JobOutcome::Failed(format!("no job {job}")),
+                Err(e) => {
+                    // A backend blip: keep following.
+                    tracing::warn!(job, error = %e, "job store");
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    continue;
+                }
+            };
+            if last.as_ref() != Some(&outcome) {
+                on_progress(&outcome);
+                last = Some(outcome.clone());
+            }
+            if !matches!(outcome, JobOutcome::Running { .. }) {
+                return outcome;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// Identifies a request for idempotency: BLAKE2b-256 of the spec and the inputs.
+fn fingerprint(spec_json: &str, inputs: &[(String, Bytes)]) -> String {
+    use blake2::Digest;
+    let mut h = blake2::Blake2b::<blake2::digest::consts::U32>::new();
+    h.update((spec_json.len() as u64).to_le_bytes());
+    h.update(spec_json.as_bytes());
+    for (name, bytes) in inputs {
+        h.update((name.len() as u64).to_le_bytes());
+        h.update(name.as_bytes());
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    }
+    hex::encode(h.finalize())
+}

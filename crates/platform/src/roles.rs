@@ -1,0 +1,421 @@
+//! The roles: loops that claim tasks of the kinds they serve and hand them to their job kind.
+//!
+//! * **worker** ([`Platform::run_worker`]): the kinds' worker tasks ([`JobKind::work`]).
+//! * **executor** ([`Platform::run_executor`]): `plan` tasks and reports ([`JobKind::on_done`]),
+//!   and, beside them, the **reconciler**.
+//! * **aggregator** ([`Platform::run_aggregator`]): finishing tasks ([`JobKind::finish`]).
+//!
+//! Every task runs under [`Platform::run_task`]: a heartbeat keeps its lease; the task is
+//! abandoned (its future dropped, its report never sent) when the heartbeat finds the lease
+//! gone or cannot renew it for a visibility timeout, and abandoned and retried when it passes
+//! its kind's deadline. A **fatal** error fails the job at once with the reason; a retryable one
+//! is retried with backoff until the task is dead-lettered, which fails the job.
+//!
+//! A role loop never stops on a backend error: it counts it (`prover_backend_errors_total`),
+//! backs off (100 ms doubling to 10 s) and goes on; only a configuration error ends it.
+//!
+//! The **reconciler** ([`Platform::reconcile_once`], every `reconcile_every` on each executor;
+//! leader-free, since everything it does is idempotent): fails the job of every dead-lettered
+//! task with the task's reason (a lease that expired on its last attempt included), and looks at
+//! the jobs that have not ended: one with nothing queued, running or delayed and no progress
+//! for `reconcile_grace`, seen so on two rounds in a row, is re-driven (a `queued` job: its plan
+//! task is enqueued again) or failed with the reason (a `running` job: its tasks were lost).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use jobs::{JobError, JobRecord, JobState};
+use queue::{FailOutcome, Lease, QueueError};
+use tokio::sync::{oneshot, watch};
+use tracing::Instrument;
+
+use crate::kinds::{JobKind, Served, TaskKind, PLAN};
+use crate::planner::plan_message;
+use crate::{Platform, PlatformError};
+
+/// Tasks running in this process (all roles), for the busy/in-flight gauges.
+static IN_FLIGHT: AtomicI64 = AtomicI64::new(0);
+
+/// How a task in hand ended.
+enum End {
+    Finished(Result<(), PlatformError>),
+    /// The heartbeat lost the lease: another worker holds the task (or will).
+    Lost(String),
+    Deadline(Duration),
+    Drained,
+}
+
+/// What the reconciler remembers between rounds.
+#[derive(Default)]
+pub struct ReconcileState {
+    /// Dead letters already handled, per task kind.
+    dead_seen: HashMap<&'static str, usize>,
+    /// Jobs that looked stalled last round, with their `updated_ms` then.
+    suspects: HashMap<String, u64>,
+}
+
+/// What one reconciler round did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Reconciled {
+    pub failed: Vec<String>,
+    pub redriven: Vec<String>,
+}
+
+impl Platform {
+    /// Worker loop over every worker task kind, until `stop` is set; the task in hand is
+    /// finished (or released after the drain timeout).
+    pub async fn run_worker(self: Arc<Self>, name: String, stop: watch::Receiver<bool>) -> Result<(), PlatformError> {
+        let kinds = self.registry().served_by(Served::Worker);
+        self.serve("worker", name, kinds, stop).await
+    }
+
+    /// Worker loop over the task kinds named in `kinds`.
+    pub async fn run_worker_for(self: Arc<Self>, name: String, kinds: &[&str], stop: watch::Receiver<bool>) -> Result<(), PlatformError> {
+        let mut served = Vec::new();
+        for k in kinds {
+            match self.registry().task(k) {
+                Some((t, _)) if t.served_by == Served::Worker => served.push(t),
+                _ => return Err(PlatformError::Config(format!("unknown worker task kind {k:?}"))),
+            }
+        }
+        self.serve("worker", name, served, stop).await
+    }
+
+    /// Executor loop (plan tasks and reports) and the reconciler, until `stop` is set.
+    pub async fn run_executor(self: Arc<Self>, name: String, stop: watch::Receiver<bool>) -> Result<(), PlatformError> {
+        let reconciler = tokio::spawn(self.clone().run_reconciler(stop.clone()));
+        let kinds = self.registry().served_by(Served::Executor);
+        let r = self.serve("executor", name, kinds, stop).await;
+        reconciler.abort();
+        r
+    }
+
+    /// Aggregator loop, until `stop` is set.
+    pub async fn run_aggregator(self: Arc<Self>, name: String, stop: watch::Receiver<bool>) -> Result<(), PlatformError> {
+        let kinds = self.registry().served_by(Served::Aggregator);
+        self.serve("aggregator", name, kinds, stop).await
+    }
+
+    async fn serve(self: Arc<Self>, role: &'static str, name: String, kinds: Vec<TaskKind>, mut stop: watch::Receiver<bool>) -> Result<(), PlatformError> {
+        let names: Vec<&'static str> = kinds.iter().map(|k| k.name).collect();
+        let mut pause = Duration::ZERO;
+        while !*stop.borrow() {
+            let r = match self.claim_any(&names, &name, &mut stop).await {
+                Ok(Some(lease)) => self.run_task(lease, &stop).await,
+                Ok(None) => Ok(()),
+                Err(e) => Err(e),
+            };
+            match r {
+                Ok(()) => pause = Duration::ZERO,
+                Err(e @ (PlatformError::Config(_) | PlatformError::Queue(QueueError::InvalidKind(_)))) => return Err(e),
+                Err(e) => {
+                    pause = (pause * 2).clamp(Duration::from_millis(100), Duration::from_secs(10));
+                    ::metrics::counter!("prover_backend_errors_total", "role" => role).increment(1);
+                    tracing::warn!(role, error = %e, retry_in = ?pause, "backend error; waiting it out");
+                    tokio::select! {
+                        _ = tokio::time::sleep(pause) => {}
+                        _ = stop.changed() => {}
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Claims the first available task of `kinds`, or waits a little.
+    async fn claim_any(&self, kinds: &[&str], name: &str, stop: &mut watch::Receiver<bool>) -> Result<Option<Lease>, PlatformError> {
+        for kind in kinds {
+            if let Some(l) = self.queue().claim(kind, name, Duration::ZERO).await? {
+                if l.attempt > 1 {
+                    ::metrics::counter!("prover_task_redeliveries_total", "kind" => kind.to_string()).increment(1);
+                }
+                return Ok(Some(l));
+            }
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(20)) => {}
+            _ = stop.changed() => {}
+        }
+        Ok(None)
+    }
+
+    /// The deadline of one task of `kind`.
+    pub fn deadline(&self, kind: TaskKind) -> Duration {
+        self.config.deadlines.get(kind.name).copied().unwrap_or(kind.deadline)
+    }
+
+    /// Runs one claimed task under its heartbeat and deadline, then completes, fails or
+    /// releases the lease (see the module doc).
+    async fn run_task(&self, lease: Lease, stop: &watch::Receiver<bool>) -> Result<(), PlatformError> {
+        let (task, kind) = if lease.kind == PLAN.name {
+            (PLAN, None)
+        } else {
+            match self.registry().task(&lease.kind) {
+                Some((t, k)) => (t, Some(k.clone())),
+                None => return Err(PlatformError::Config(format!("claimed a task of unknown kind {:?}", lease.kind))),
+            }
+        };
+        let span = tracing::info_span!("task", job = %lease.task.job_id, task = %lease.task.task_id, kind = %task.name, attempt = lease.attempt);
+        let started = Instant::now();
+        let (lost_tx, lost_rx) = oneshot::channel::<String>();
+        let heartbeat = {
+            let (queue, lease) = (self.queue().clone(), lease.clone());
+            let visibility = queue.visibility_timeout();
+            let every = (visibility / 3).max(Duration::from_millis(50));
+            tokio::spawn(async move {
+                let mut last_ok = Instant::now();
+                loop {
+                    tokio::time::sleep(every).await;
+                    match queue.extend(&lease).await {
+                        Ok(()) => last_ok = Instant::now(),
+                        Err(QueueError::StaleLease) => {
+                            let _ = lost_tx.send("the lease was lost to another delivery".into());
+                            return;
+                        }
+                        Err(e) => {
+                            ::metrics::counter!("prover_backend_errors_total", "role" => "heartbeat").increment(1);
+                            if last_ok.elapsed() >= visibility {
+                                let _ = lost_tx.send(format!("heartbeat failing for a visibility timeout: {e}"));
+                                return;
+                            }
+                        }
+                    }
+                }
+            })
+        };
+        let in_flight = IN_FLIGHT.fetch_add(1, Ordering::SeqCst) + 1;
+        ::metrics::gauge!("prover_worker_tasks_in_flight").set(in_flight as f64);
+        ::metrics::gauge!("prover_worker_busy").set(1.0);
+        let drain = self.drain_timeout();
+        let mut stop = stop.clone();
+        let drained = async move {
+            let _ = stop.wait_for(|s| *s).await;
+            tokio::time::sleep(drain).await;
+        };
+        let deadline = self.deadline(task);
+        let work = self.task_work(&kind, task, &lease);
+        let end = tokio::select! {
+            r = work.instrument(span.clone()) => End::Finished(r),
+            Ok(why) = lost_rx => End::Lost(why),
+            _ = tokio::time::sleep(deadline) => End::Deadline(deadline),
+            _ = drained => End::Drained,
+        };
+        heartbeat.abort();
+        let in_flight = IN_FLIGHT.fetch_sub(1, Ordering::SeqCst) - 1;
+        ::metrics::gauge!("prover_worker_tasks_in_flight").set(in_flight as f64);
+        ::metrics::gauge!("prover_worker_busy").set(if in_flight > 0 { 1.0 } else { 0.0 });
+        let _g = span.enter();
+        let outcome = |o: &'static str| ::metrics::counter!("prover_tasks_total", "kind" => task.name, "outcome" => o).increment(1);
+        let took = started.elapsed();
+        let result = match end {
+            End::Drained => {
+                tracing::warn!("drain timeout: releasing the lease");
+                return match self.queue().release(&lease).await {
+                    Ok(()) | Err(QueueError::StaleLease) => Ok(()),
+                    Err(e) => Err(e.into()),
+                };
+            }
+            End::Lost(why) => {
+                // Whoever holds the task now does it; this copy stops here, reporting nothing.
+                tracing::warn!(reason = %why, "lease lost: task abandoned");
+                outcome("lease_lost");
+                return Ok(());
+            }
+            End::Deadline(d) => {
+                tracing::warn!(deadline = ?d, "task over its deadline: abandoned");
+                outcome("deadline");
+                Err(format!("deadline of {} s exceeded", d.as_secs_f64()))
+            }
+            End::Finished(Ok(())) => Ok(()),
+            End::Finished(Err(e)) if e.is_fatal() => {
+                tracing::warn!(error = %e, "task failed for good");
+                outcome("fatal");
+                self.fail_job(&lease.task.job_id, &format!("task {} ({}): {e}", lease.task.task_id, task.name)).await?;
+                Ok(())
+            }
+            End::Finished(Err(e)) => Err(e.to_string()),
+        };
+        ::metrics::histogram!("prover_task_duration_seconds", "kind" => task.name).record(took.as_secs_f64());
+        match result {
+            Ok(()) => match self.queue().complete(&lease).await {
+                Ok(()) => {
+                    outcome("ok");
+                    self.queue().record_throughput(task.name, took).await?;
+                }
+                Err(QueueError::StaleLease) => tracing::warn!("lease lost before completion; the redelivered task wins"),
+                Err(e) => return Err(e.into()),
+            },
+            Err(reason) => {
+                tracing::warn!(error = %reason, "task failed");
+                match self.queue().fail(&lease, &reason).await {
+                    Ok(FailOutcome::DeadLettered) => {
+                        outcome("dead_lettered");
+                        self.fail_job(&lease.task.job_id, &format!("task {} failed: {reason}", lease.task.task_id)).await?;
+                    }
+                    Ok(FailOutcome::Retried { .. }) => outcome("retried"),
+                    Err(QueueError::StaleLease) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// What the role does with a task of `task`.
+    async fn task_work(&self, kind: &Option<Arc<dyn JobKind>>, task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
+        let Some(kind) = kind else { return self.run_plan(lease).await };
+        match task.served_by {
+            Served::Worker => kind.work(self, task, lease).await,
+            Served::Executor => kind.on_done(self, task, lease).await,
+            Served::Aggregator => kind.finish(self, task, lease).await,
+        }
+    }
+
+    pub(crate) async fn record(&self, job: &str) -> Result<JobRecord, PlatformError> {
+        self.job_store().get(job).await?.ok_or_else(|| PlatformError::NotFound(job.into()))
+    }
+
+    /// True if the job has ended (cancelled, failed, done) or no longer exists.
+    pub(crate) async fn ended(&self, job: &str) -> Result<bool, PlatformError> {
+        Ok(self.job_store().get(job).await?.is_none_or(|r| r.state.is_terminal()))
+    }
+
+    /// For a report: true if the job is still running. For a cancelled job the intermediate
+    /// objects are deleted again (a worker may have written one after the cancellation's
+    /// clean-up).
+    pub(crate) async fn live(&self, job: &str) -> Result<bool, PlatformError> {
+        match self.job_store().get(job).await? {
+            None => Ok(false),
+            Some(r) if r.state == JobState::Cancelled => {
+                if let Some(kind) = self.registry().job_kind(&r.kind).cloned() {
+                    for prefix in kind.scratch_prefixes(job) {
+                        self.blobs().delete_prefix(&prefix).await?;
+                    }
+                }
+                Ok(false)
+            }
+            Some(r) => Ok(!r.state.is_terminal()),
+        }
+    }
+
+    /// Counts a job that reached a final state.
+    pub(crate) async fn count_end(&self, job: &str, outcome: &'static str) {
+        let rec = self.job_store().get(job).await.ok().flatten();
+        let kind = rec.as_ref().map(|r| r.kind.clone()).unwrap_or_else(|| "unknown".into());
+        ::metrics::counter!("prover_jobs_total", "kind" => kind.clone(), "outcome" => outcome).increment(1);
+        if outcome == "done" {
+            ::metrics::counter!("prover_proofs_total", "kind" => kind.clone()).increment(1);
+            if let Some(r) = rec {
+                let secs = jobs::now_ms().saturating_sub(r.created_ms) as f64 / 1e3;
+                ::metrics::histogram!("prover_job_duration_seconds", "kind" => kind).record(secs);
+            }
+        }
+    }
+
+    /// Removes a job's waiting tasks and its enqueue-once record, and starts its retention
+    /// (the job has ended).
+    pub(crate) async fn forget(&self, job: &str) -> Result<(), PlatformError> {
+        for k in self.registry().task_kinds() {
+            self.queue().purge_job(k.name, job).await?;
+        }
+        self.queue().forget_job(job).await?;
+        self.job_store().expire(job, self.config.retention).await?;
+        Ok(())
+    }
+
+    /// Fails a job with `reason` (a no-op for a job that has ended or does not exist).
+    pub async fn fail_job(&self, job: &str, reason: &str) -> Result<(), PlatformError> {
+        match self.job_store().transition(job, JobState::Failed, reason).await {
+            Ok(true) => {
+                self.count_end(job, "failed").await;
+                tracing::warn!(job, reason, "job failed");
+                self.forget(job).await
+            }
+            Ok(false) | Err(JobError::NotFound(_)) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Marks a job done (its outputs are published).
+    pub(crate) async fn job_done(&self, job: &str) -> Result<(), PlatformError> {
+        if self.job_store().transition(job, JobState::Done, "").await? {
+            self.count_end(job, "done").await;
+            tracing::info!(job = %job, "job done");
+            self.queue().forget_job(job).await?;
+            self.job_store().expire(job, self.config.retention).await?;
+        }
+        Ok(())
+    }
+
+    async fn run_reconciler(self: Arc<Self>, mut stop: watch::Receiver<bool>) {
+        let mut state = ReconcileState::default();
+        while !*stop.borrow() {
+            if let Err(e) = self.reconcile_once(&mut state).await {
+                ::metrics::counter!("prover_backend_errors_total", "role" => "reconciler").increment(1);
+                tracing::warn!(error = %e, "reconciler round failed");
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(self.config.reconcile_every) => {}
+                _ = stop.changed() => {}
+            }
+        }
+    }
+
+    /// One reconciler round (see the module doc).
+    pub async fn reconcile_once(&self, st: &mut ReconcileState) -> Result<Reconciled, PlatformError> {
+        let mut done = Reconciled::default();
+        for t in self.registry().task_kinds() {
+            let dead = self.queue().dead_letters(t.name).await?;
+            let seen = st.dead_seen.entry(t.name).or_default();
+            for (m, reason) in dead.iter().skip(*seen) {
+                if !self.ended(&m.job_id).await? {
+                    self.fail_job(&m.job_id, &format!("task {} ({}) dead-lettered: {reason}", m.task_id, t.name)).await?;
+                    done.failed.push(m.job_id.clone());
+                }
+            }
+            *seen = dead.len();
+        }
+        let now = jobs::now_ms();
+        let grace = self.config.reconcile_grace.as_millis() as u64;
+        let active = self.job_store().list_active(self.config.reconcile_batch).await?;
+        let oldest = active.iter().map(|r| now.saturating_sub(r.created_ms)).max().unwrap_or(0);
+        ::metrics::gauge!("prover_oldest_active_job_age_seconds").set(oldest as f64 / 1e3);
+        let mut suspects = HashMap::new();
+        for rec in active {
+            if now.saturating_sub(rec.updated_ms) < grace || self.registry().job_kind(&rec.kind).is_none() {
+                continue;
+            }
+            let mut outstanding = 0;
+            for t in self.registry().task_kinds_of(&rec.kind) {
+                outstanding += self.queue().job_tasks(t.name, &rec.id).await?;
+                if outstanding > 0 {
+                    break;
+                }
+            }
+            if outstanding > 0 {
+                continue;
+            }
+            if st.suspects.get(&rec.id) != Some(&rec.updated_ms) {
+                // Seen idle once: act only if it is still so next round (a task moving from
+                // one queue to the next may have been missed by this round's look).
+                suspects.insert(rec.id.clone(), rec.updated_ms);
+                continue;
+            }
+            if rec.state == JobState::Queued {
+                tracing::warn!(job = %rec.id, "no plan task: enqueued again");
+                ::metrics::counter!("prover_jobs_redriven_total", "kind" => rec.kind.clone()).increment(1);
+                self.queue().enqueue(PLAN.name, plan_message(&rec.id)).await?;
+                done.redriven.push(rec.id);
+            } else {
+                let idle = Duration::from_millis(now.saturating_sub(rec.updated_ms));
+                let reason = format!("stalled: no task queued, running or delayed and no progress for {} s", idle.as_secs());
+                self.fail_job(&rec.id, &reason).await?;
+                done.failed.push(rec.id);
+            }
+        }
+        st.suspects = suspects;
+        Ok(done)
+    }
+}

@@ -1,0 +1,167 @@
+//! Fault injection around the real backends: a queue that loses one enqueue or one heartbeat,
+//! and an object store whose first read of a key hangs or stalls (an S3 read with no timeout).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use blobstore::{BlobError, BlobStore};
+use bytes::Bytes;
+use queue::{FailOutcome, Lease, Queue, QueueError, QueueStats, TaskMessage};
+
+/// A [`Queue`] that fails the `nth` enqueue of `fail_kind` once (a Redis blip mid-planning),
+/// optionally loses the first lease of kind `lose_extend_of` it is asked to extend (the lease
+/// really goes: it is released, so another worker gets the task, and the holder is told its
+/// lease is stale), and counts the messages that went in per `(kind, task id)`.
+pub struct FlakyQueue {
+    pub inner: Arc<dyn Queue>,
+    fail_kind: String,
+    fail_nth: u32,
+    seen: AtomicU32,
+    lose_extend_of: Mutex<Option<String>>,
+    pub enqueued: Mutex<HashMap<(String, String), u32>>,
+}
+
+impl FlakyQueue {
+    pub fn new(inner: Arc<dyn Queue>, fail_kind: &str, fail_nth: u32, lose_extend_of: Option<&str>) -> Self {
+        Self {
+            inner,
+            fail_kind: fail_kind.into(),
+            fail_nth,
+            seen: AtomicU32::new(0),
+            lose_extend_of: Mutex::new(lose_extend_of.map(str::to_string)),
+            enqueued: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn count(&self, kind: &str, task: &TaskMessage) {
+        *self.enqueued.lock().unwrap().entry((kind.to_string(), task.task_id.clone())).or_default() += 1;
+    }
+
+    fn blip(&self, kind: &str) -> Result<(), QueueError> {
+        if kind == self.fail_kind && self.seen.fetch_add(1, Ordering::SeqCst) + 1 == self.fail_nth {
+            return Err(QueueError::Backend("injected: connection reset".into()));
+        }
+        Ok(())
+    }
+
+    /// Messages that went into `kind`, per task id.
+    pub fn copies(&self, kind: &str) -> HashMap<String, u32> {
+        self.enqueued.lock().unwrap().iter().filter(|((k, _), _)| k == kind).map(|((_, t), n)| (t.clone(), *n)).collect()
+    }
+}
+
+#[async_trait]
+impl Queue for FlakyQueue {
+    async fn enqueue(&self, kind: &str, task: TaskMessage) -> Result<(), QueueError> {
+        self.blip(kind)?;
+        self.inner.enqueue(kind, task.clone()).await?;
+        self.count(kind, &task);
+        Ok(())
+    }
+    async fn claim(&self, kind: &str, consumer: &str, wait: Duration) -> Result<Option<Lease>, QueueError> {
+        self.inner.claim(kind, consumer, wait).await
+    }
+    async fn complete(&self, lease: &Lease) -> Result<(), QueueError> {
+        self.inner.complete(lease).await
+    }
+    async fn extend(&self, lease: &Lease) -> Result<(), QueueError> {
+        let lose = {
+            let mut k = self.lose_extend_of.lock().unwrap();
+            let hit = k.as_deref() == Some(lease.kind.as_str());
+            if hit {
+                *k = None;
+            }
+            hit
+        };
+        if lose {
+            self.inner.release(lease).await?;
+            return Err(QueueError::StaleLease);
+        }
+        self.inner.extend(lease).await
+    }
+    fn visibility_timeout(&self) -> Duration {
+        self.inner.visibility_timeout()
+    }
+    async fn fail(&self, lease: &Lease, reason: &str) -> Result<FailOutcome, QueueError> {
+        self.inner.fail(lease, reason).await
+    }
+    async fn release(&self, lease: &Lease) -> Result<(), QueueError> {
+        self.inner.release(lease).await
+    }
+    async fn stats(&self, kind: &str) -> Result<QueueStats, QueueError> {
+        self.inner.stats(kind).await
+    }
+    async fn record_throughput(&self, kind: &str, busy: Duration) -> Result<(), QueueError> {
+        self.inner.record_throughput(kind, busy).await
+    }
+    async fn dead_letters(&self, kind: &str) -> Result<Vec<(TaskMessage, String)>, QueueError> {
+        self.inner.dead_letters(kind).await
+    }
+    async fn purge_job(&self, kind: &str, job_id: &str) -> Result<u64, QueueError> {
+        self.inner.purge_job(kind, job_id).await
+    }
+    async fn enqueue_once(&self, kind: &str, task: TaskMessage) -> Result<bool, QueueError> {
+        self.blip(kind)?;
+        let added = self.inner.enqueue_once(kind, task.clone()).await?;
+        if added {
+            self.count(kind, &task);
+        }
+        Ok(added)
+    }
+    async fn forget_job(&self, job_id: &str) -> Result<(), QueueError> {
+        self.inner.forget_job(job_id).await
+    }
+    async fn job_tasks(&self, kind: &str, job_id: &str) -> Result<u64, QueueError> {
+        self.inner.job_tasks(kind, job_id).await
+    }
+}
+
+/// What the first `get` of a key ending in `suffix` does.
+#[derive(Clone, Copy)]
+pub enum FirstRead {
+    /// Never returns (a read stuck on a dead connection).
+    Hang,
+    /// Returns after this long.
+    Stall(Duration),
+}
+
+pub struct SlowStore {
+    pub inner: Arc<dyn BlobStore>,
+    suffix: String,
+    how: FirstRead,
+    armed: AtomicBool,
+}
+
+impl SlowStore {
+    pub fn new(inner: Arc<dyn BlobStore>, suffix: &str, how: FirstRead) -> Self {
+        Self { inner, suffix: suffix.into(), how, armed: AtomicBool::new(true) }
+    }
+}
+
+#[async_trait]
+impl BlobStore for SlowStore {
+    async fn put(&self, key: &str, data: Bytes) -> Result<(), BlobError> {
+        self.inner.put(key, data).await
+    }
+    async fn get(&self, key: &str) -> Result<Bytes, BlobError> {
+        if key.ends_with(&self.suffix) && self.armed.swap(false, Ordering::SeqCst) {
+            match self.how {
+                FirstRead::Hang => std::future::pending::<()>().await,
+                FirstRead::Stall(d) => tokio::time::sleep(d).await,
+            }
+        }
+        self.inner.get(key).await
+    }
+    async fn exists(&self, key: &str) -> Result<bool, BlobError> {
+        self.inner.exists(key).await
+    }
+    async fn list(&self, prefix: &str) -> Result<Vec<String>, BlobError> {
+        self.inner.list(prefix).await
+    }
+    async fn delete(&self, key: &str) -> Result<(), BlobError> {
+        self.inner.delete(key).await
+    }
+}

@@ -1,0 +1,204 @@
+//! Every job ends, and nothing is done twice: faults cut into planning, the last lease of a task
+//! expires, a read hangs, a heartbeat is lost. In-process backends wrapped by fault injectors
+//! (`common::faults`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+mod common;
+
+use common::faults::{FirstRead, FlakyQueue, SlowStore};
+use platform::kinds::reckle::{LEAF, NODE};
+use platform::{JobOutcome, JobRequest, Leaves, Platform, PlatformConfig};
+use queue::{Queue, QueueConfig};
+use tokio::sync::watch;
+
+fn start(p: &Arc<Platform>, workers: usize) -> watch::Sender<bool> {
+    let (tx, rx) = watch::channel(false);
+    tokio::spawn(p.clone().run_executor("executor".into(), rx.clone()));
+    tokio::spawn(p.clone().run_aggregator("aggregator".into(), rx.clone()));
+    for i in 0..workers {
+        tokio::spawn(p.clone().run_worker(format!("worker-{i}"), rx.clone()));
+    }
+    tx
+}
+
+/// A safety net, not a timing assertion: a job that never ends fails the test instead of
+/// hanging it.
+async fn outcome(p: &Platform, job: &str) -> JobOutcome {
+    tokio::time::timeout(Duration::from_secs(120), p.wait(job, |_| {})).await.expect("the job never ended")
+}
+
+fn reckle_request() -> JobRequest {
+    let values: Vec<u64> = (0..16).map(|i| i * 1000 + 7).collect();
+    JobRequest::ReckleBatch { log_n: 4, log_bucket: 2, batch: vec![1, 6, 13], leaves: Leaves::Inline(values) }
+}
+
+/// The enqueue of the second bucket task fails once: the submission still succeeds and the job
+/// completes with exactly one copy of every task.
+async fn planning_cut_half_way(real: bool) {
+    let Some((q, blobs, store, _dir)) = common::backends(real, QueueConfig::default()).await else { return };
+    let flaky = Arc::new(FlakyQueue::new(q, "reckle.leaf", 2, None));
+    let p = Platform::new(flaky.clone(), blobs, store);
+    let (job, created) = p.submit(reckle_request(), None).await.expect("the submission is recorded");
+    assert!(created);
+    let stop = start(&p, 2);
+    assert_eq!(outcome(&p, &job).await, JobOutcome::Done);
+    let _ = stop.send(true);
+    let leaves = flaky.copies("reckle.leaf");
+    assert_eq!(leaves.len(), 3, "one task per bucket: {leaves:?}");
+    assert!(leaves.values().all(|n| *n == 1), "a bucket task was enqueued twice: {leaves:?}");
+    assert!(flaky.copies("reckle.node").values().all(|n| *n == 1));
+    p.blobs().delete_prefix(&format!("jobs/{job}/")).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn embedded_planning_cut_half_way_completes_with_one_copy_of_each_task() {
+    planning_cut_half_way(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn redis_s3_planning_cut_half_way_completes_with_one_copy_of_each_task() {
+    planning_cut_half_way(true).await;
+}
+
+/// A worker claims the only task of a job and vanishes; the lease expires on the last attempt,
+/// the task is dead-lettered, and the job fails with the reason instead of staying running.
+async fn dead_lettered_lease(real: bool) {
+    let cfg = QueueConfig { visibility_timeout: Duration::from_millis(300), max_attempts: 1, ..QueueConfig::default() };
+    let Some((q, blobs, store, _dir)) = common::backends(real, cfg).await else { return };
+    let p = Platform::new(q.clone(), blobs, store);
+    let (job, _) = p.submit(JobRequest::Noop { tasks: 1 }, None).await.unwrap();
+    let stop = start(&p, 0);
+    // The doomed worker: claims and never completes (it may have to wait for planning).
+    let lease = loop {
+        match q.claim("noop", "doomed-worker", Duration::from_millis(100)).await.unwrap() {
+            Some(l) if l.task.job_id == job => break l,
+            Some(other) => q.complete(&other).await.unwrap(), // a leftover of an earlier run
+            None => {}
+        }
+    };
+    assert_eq!(lease.task.job_id, job);
+    tokio::spawn(p.clone().run_worker("worker".into(), stop.subscribe()));
+    match outcome(&p, &job).await {
+        JobOutcome::Failed(reason) => assert!(reason.contains("lease expired"), "{reason}"),
+        other => panic!("expected a failed job, got {other:?}"),
+    }
+    let _ = stop.send(true);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn embedded_a_dead_lettered_lease_fails_its_job() {
+    dead_lettered_lease(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn redis_a_dead_lettered_lease_fails_its_job() {
+    dead_lettered_lease(true).await;
+}
+
+/// The first read of the job's leaves never returns (an S3 read with no timeout): the task is
+/// abandoned at its deadline and retried, and the job completes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_hung_read_is_abandoned_at_the_task_deadline() {
+    let cfg = QueueConfig { visibility_timeout: Duration::from_secs(2), backoff_base: Duration::from_millis(50), ..QueueConfig::default() };
+    let (q, blobs, store, _dir) = common::backends(false, cfg).await.unwrap();
+    let slow: Arc<dyn blobstore::BlobStore> = Arc::new(SlowStore::new(blobs, "inputs/leaves.bin", FirstRead::Hang));
+    let mut config = PlatformConfig::default();
+    for k in [LEAF, NODE] {
+        config.deadlines.insert(k.name.to_string(), Duration::from_secs(20));
+    }
+    let p = Platform::with_config(q, slow, store, config);
+    // Circuits first, so that the deadline bounds a task's I/O and proving, not the one-off build.
+    p.circuits(reckle::Params::new(4, 2).unwrap()).await.unwrap();
+    let (job, _) = p.submit(reckle_request(), None).await.unwrap();
+    let stop = start(&p, 2);
+    assert_eq!(outcome(&p, &job).await, JobOutcome::Done);
+    let _ = stop.send(true);
+}
+
+/// The first heartbeat finds the lease gone (another worker now holds the task): the first
+/// holder stops working on it, so the task's report is sent once, by the new holder.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_worker_whose_heartbeat_fails_stops_working() {
+    let cfg = QueueConfig { visibility_timeout: Duration::from_millis(600), ..QueueConfig::default() };
+    let (q, blobs, store, _dir) = common::backends(false, cfg).await.unwrap();
+    let flaky = Arc::new(FlakyQueue::new(q, "", 0, Some("reckle.leaf")));
+    let slow: Arc<dyn blobstore::BlobStore> =
+        Arc::new(SlowStore::new(blobs, "inputs/leaves.bin", FirstRead::Stall(Duration::from_millis(1500))));
+    let p = Platform::new(flaky.clone() as Arc<dyn Queue>, slow, store);
+    let (job, _) = p.submit(reckle_request(), None).await.unwrap();
+    let stop = start(&p, 1);
+    assert_eq!(outcome(&p, &job).await, JobOutcome::Done);
+    let _ = stop.send(true);
+    let reports = flaky.copies("reckle.done");
+    assert_eq!(reports.len(), 6, "{reports:?}");
+    assert!(reports.values().all(|n| *n == 1), "a task was reported twice: {reports:?}");
+}
+
+fn quick_reconciler() -> PlatformConfig {
+    PlatformConfig {
+        reconcile_every: Duration::from_millis(100),
+        reconcile_grace: Duration::from_millis(300),
+        retention: Duration::from_millis(500),
+        ..PlatformConfig::default()
+    }
+}
+
+/// The plan task's enqueue is lost after the job was recorded (a cut SubmitJob): the reconciler
+/// finds the queued job with nothing to run and enqueues its plan task again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_lost_plan_task_is_enqueued_again() {
+    let (q, blobs, store, _dir) = common::backends(false, QueueConfig::default()).await.unwrap();
+    let flaky = Arc::new(FlakyQueue::new(q, "plan", 1, None));
+    let p = Platform::with_config(flaky.clone(), blobs, store, quick_reconciler());
+    let (job, _) = p.submit(JobRequest::Noop { tasks: 3 }, None).await.unwrap();
+    assert!(flaky.copies("plan").is_empty(), "the plan task was lost");
+    let stop = start(&p, 1);
+    assert_eq!(outcome(&p, &job).await, JobOutcome::Done);
+    let _ = stop.send(true);
+    assert_eq!(flaky.copies("plan").len(), 1);
+    assert!(flaky.copies("noop").values().all(|n| *n == 1));
+}
+
+/// A running job's waiting tasks vanish (a Redis restart without AOF): nothing is queued,
+/// running or delayed, so the reconciler fails the job with the reason instead of leaving it
+/// running forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_job_whose_tasks_were_lost_fails_with_the_reason() {
+    let (q, blobs, store, _dir) = common::backends(false, QueueConfig::default()).await.unwrap();
+    let p = Platform::with_config(q.clone(), blobs, store.clone(), quick_reconciler());
+    let (job, _) = p.submit(JobRequest::Noop { tasks: 2 }, None).await.unwrap();
+    let stop = start(&p, 0); // an executor plans it; no worker takes the tasks
+    while q.job_tasks("noop", &job).await.unwrap() < 2 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(q.purge_job("noop", &job).await.unwrap(), 2);
+    match outcome(&p, &job).await {
+        JobOutcome::Failed(reason) => assert!(reason.starts_with("stalled"), "{reason}"),
+        other => panic!("expected a failed job, got {other:?}"),
+    }
+    let _ = stop.send(true);
+    // Retention: the finished job's record expires.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(store.get(&job).await.unwrap(), None);
+}
+
+/// A corrupt task payload is fatal: the job fails at once with the reason, on the first attempt
+/// (not after `max_attempts` retries).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_corrupt_task_fails_its_job_at_once() {
+    let (q, blobs, store, _dir) = common::backends(false, QueueConfig::default()).await.unwrap();
+    let p = Platform::new(q.clone(), blobs, store);
+    let (job, _) = p.submit(reckle_request(), None).await.unwrap();
+    let bogus = queue::TaskMessage { job_id: job.clone(), task_id: "x".into(), payload: "not json".into(), failures: 0 };
+    q.enqueue(NODE.name, bogus).await.unwrap();
+    let stop = start(&p, 1);
+    match outcome(&p, &job).await {
+        JobOutcome::Failed(reason) => assert!(reason.contains("corrupt"), "{reason}"),
+        other => panic!("expected a failed job, got {other:?}"),
+    }
+    let _ = stop.send(true);
+    let s = q.stats(NODE.name).await.unwrap();
+    assert_eq!((s.delayed, s.dead), (0, 0), "not retried: {s:?}");
+}
