@@ -66,7 +66,8 @@ async fn redis_s3_planning_cut_half_way_completes_with_one_copy_of_each_task() {
 /// the task is dead-lettered, and the job fails with the reason instead of staying running.
 async fn dead_lettered_lease(real: bool) {
     let cfg = QueueConfig { visibility_timeout: Duration::from_millis(300), max_attempts: 1, ..QueueConfig::default() };
-    let Some((q, blobs, store, _dir)) = common::backends(real, cfg).await else { return };
+    // Its own Redis database: this queue would reclaim and bury the other tests' leases.
+    let Some((q, blobs, store, _dir)) = common::backends_in_db(real, cfg, 1).await else { return };
     let p = Platform::new(q.clone(), blobs, store);
     let (job, _) = p.submit(JobRequest::Noop { tasks: 1 }, None).await.unwrap();
     let stop = start(&p, 0);

@@ -14,6 +14,15 @@ use queue::{MemoryQueue, Queue, QueueConfig, RedisQueue};
 pub type Backends = (Arc<dyn Queue>, Arc<dyn BlobStore>, Arc<dyn JobStore>, Option<tempfile::TempDir>);
 
 pub async fn backends(real: bool, cfg: QueueConfig) -> Option<Backends> {
+    backends_in_db(real, cfg, 0).await
+}
+
+/// Like [`backends`], with the Redis state in logical database `db` of the test server. Tests
+/// of one binary run at once and a platform reads every stream, lease and dead letter of its
+/// Redis (a queue with a 300 ms visibility timeout reclaims, and buries, another test's
+/// leases), so a test whose queue settings differ from the others' takes a database of its own.
+#[allow(dead_code)]
+pub async fn backends_in_db(real: bool, cfg: QueueConfig, db: u8) -> Option<Backends> {
     if !real {
         let dir = tempfile::tempdir().unwrap();
         let fs = FsStore::new(dir.path()).unwrap();
@@ -24,6 +33,7 @@ pub async fn backends(real: bool, cfg: QueueConfig) -> Option<Backends> {
         eprintln!("skipping: no Redis/S3 configured");
         return None;
     };
+    let redis = if db == 0 { redis } else { format!("{}/{db}", redis.trim_end_matches('/').trim_end_matches("/0")) };
     let q = RedisQueue::connect(&redis, cfg).await.unwrap();
     let j = RedisJobStore::connect(&redis).await.unwrap();
     let s3 = S3Store::connect(S3Config {
