@@ -4,7 +4,9 @@
 use prost::Message;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../proto");
+    // Read at run time, not baked in with env!(): cargo treats workspace crates as relocatable,
+    // so a build script compiled in another checkout of the same target dir can be reused here.
+    let root = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?).join("../../proto");
     let file = root.join("prover/v1/jobs.proto");
     println!("cargo:rerun-if-changed={}", file.display());
     let fds = protox::compile([&file], [&root])?;

@@ -32,7 +32,8 @@ pub struct ProofJobSpec {
     /// Which job: reckle-batch, reckle-update or pari-batch.
     pub kind: JobKind,
     /// Idempotency key of the submission (default: the resource's UID), so that a retried
-    /// submission returns the job already created instead of a second one.
+    /// submission returns the job already created instead of a second one. The operator
+    /// submits it as `<namespace>/<key>`: the same key in two namespaces gives two jobs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency_key: Option<String>,
     /// Parameters of a reckle-batch job.

@@ -1,6 +1,7 @@
 //! The ProverPool scaler: every interval, reads the queue counts of the pool's task kinds,
 //! decides the replicas ([`crate::scaling::decide`]) and sets the worker Deployment's
-//! `spec.replicas` through its scale subresource when it changes.
+//! `spec.replicas` through its scale subresource when it changes. It scales only Deployments
+//! carrying the chart's worker label ([`WORKER_LABEL`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -15,6 +16,10 @@ use queue::Queue;
 use crate::crd::{ProverPool, ProverPoolStatus};
 use crate::scaling::{self, KindLoad, PoolSettings};
 use crate::{Error, FIELD_MANAGER};
+
+/// The label the chart puts on every worker Deployment (its value: the pool's name); a
+/// ProverPool scales only a Deployment that carries it.
+pub const WORKER_LABEL: &str = "prover.dev/pool";
 
 /// A pool by (namespace, name) → when it was last evaluated, at which generation.
 type Evaluations = HashMap<(String, String), (Instant, Option<i64>)>;
@@ -91,6 +96,26 @@ pub async fn reconcile(pool: Arc<ProverPool>, ctx: Arc<PoolContext>) -> Result<A
         loads.push(KindLoad { pending: s.pending, running: s.running, delayed: s.delayed, completed: s.completed, busy: s.busy });
     }
 
+    // Only the chart's worker Deployments may be scaled: a ProverPool is not a way to scale
+    // any Deployment of its namespace (its author may not be allowed to).
+    let refusal = match deployments.get_opt(&pool.spec.deployment).await? {
+        None => Some(format!("Deployment {ns}/{} not found", pool.spec.deployment)),
+        Some(d) if !d.labels().contains_key(WORKER_LABEL) => Some(format!(
+            "Deployment {ns}/{} does not carry the worker label {WORKER_LABEL} (set by the chart on worker pools): not scaled",
+            pool.spec.deployment
+        )),
+        Some(_) => None,
+    };
+    if let Some(message) = refusal {
+        let mut st = old.clone();
+        st.message = Some(message);
+        st.current_replicas = None;
+        st.observed_generation = pool.metadata.generation;
+        if st != old {
+            patch_status(&pools, &name, &st).await?;
+        }
+        return Ok(Action::requeue(ctx.interval));
+    }
     let scale = match deployments.get_scale(&pool.spec.deployment).await {
         Ok(s) => s,
         Err(kube::Error::Api(e)) if e.code == 404 => {

@@ -30,6 +30,29 @@ pub struct JobContext {
     pub retry: Duration,
 }
 
+/// The idempotency key a ProofJob is submitted with: the resource's UID (unique in the cluster),
+/// or the user's `spec.idempotencyKey` qualified by the namespace, so that two namespaces using
+/// the same key get two jobs instead of one attaching to the other's. UIDs contain no `/`, so
+/// the two forms never collide.
+pub fn submission_key(namespace: &str, user_key: Option<&str>, uid: &str) -> Result<String, String> {
+    match user_key.filter(|k| !k.is_empty()) {
+        None => Ok(uid.to_string()),
+        Some(k) => {
+            let key = format!("{namespace}/{k}");
+            let room = jobs_key_limit().saturating_sub(namespace.len() + 1);
+            if key.len() > jobs_key_limit() || k.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control()) {
+                return Err(format!("spec.idempotencyKey: at most {room} printable characters without spaces in namespace {namespace:?}"));
+            }
+            Ok(key)
+        }
+    }
+}
+
+/// The JobService's limit on idempotency keys.
+const fn jobs_key_limit() -> usize {
+    128
+}
+
 /// The `SubmitJobRequest` for a spec, or why the spec is invalid.
 pub fn submit_request(spec: &ProofJobSpec, idempotency_key: &str) -> Result<pb::SubmitJobRequest, String> {
     use pb::submit_job_request::Params;
@@ -152,19 +175,14 @@ async fn apply(pj: &ProofJob, api: &Api<ProofJob>, ctx: &JobContext) -> Result<A
     let mut retry_later = false;
     match old.job_id.clone() {
         None => {
-            let key = pj
-                .spec
-                .idempotency_key
-                .clone()
-                .filter(|k| !k.is_empty())
-                .or_else(|| pj.uid())
-                .ok_or_else(|| Error::Invalid(format!("ProofJob {ns}/{name} has no UID", ns = pj.namespace().unwrap_or_default())))?;
-            match submit_request(&pj.spec, &key) {
+            let ns = pj.namespace().unwrap_or_default();
+            let uid = pj.uid().ok_or_else(|| Error::Invalid(format!("ProofJob {ns}/{name} has no UID")))?;
+            match submission_key(&ns, pj.spec.idempotency_key.as_deref(), &uid).and_then(|key| Ok((submit_request(&pj.spec, &key)?, key))) {
                 Err(message) => {
                     new.phase = Phase::Failed;
                     new.message = Some(message);
                 }
-                Ok(req) => match ctx.jobs.clone().submit_job(req).await {
+                Ok((req, key)) => match ctx.jobs.clone().submit_job(req).await {
                     Ok(resp) => {
                         let resp = resp.into_inner();
                         tracing::info!(proofjob = %name, job_id = %resp.job_id, created = resp.created, "submitted");
@@ -269,6 +287,20 @@ mod tests {
         assert_eq!(req.idempotency_key, "uid-1");
         let Some(pb::submit_job_request::Params::PariBatch(p)) = req.params else { panic!("{req:?}") };
         assert_eq!((p.circuit.as_str(), p.size, p.seed_start, p.count, p.proofs_per_task, p.bundle_size), ("chain", 8, 3, 4, 2, 0));
+    }
+
+    #[test]
+    fn user_keys_are_qualified_by_namespace_and_uids_are_not() {
+        assert_eq!(submission_key("team-a", None, "0f3c-uid").unwrap(), "0f3c-uid");
+        assert_eq!(submission_key("team-a", Some(""), "0f3c-uid").unwrap(), "0f3c-uid");
+        let a = submission_key("team-a", Some("nightly"), "u1").unwrap();
+        let b = submission_key("team-b", Some("nightly"), "u2").unwrap();
+        assert_eq!(a, "team-a/nightly");
+        assert_ne!(a, b, "the same key in two namespaces must give two jobs");
+        let long = "k".repeat(125);
+        let err = submission_key("team-a", Some(&long), "u").unwrap_err();
+        assert!(err.contains("spec.idempotencyKey") && err.contains("at most 121"), "{err}");
+        assert!(submission_key("ns", Some("a b"), "u").unwrap_err().contains("spec.idempotencyKey"));
     }
 
     #[test]

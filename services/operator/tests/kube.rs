@@ -280,6 +280,13 @@ async fn deleting_a_running_proofjob_cancels_its_job() {
 }
 
 fn deployment(name: &str, replicas: i32) -> Deployment {
+    let mut d = unlabelled_deployment(name, replicas);
+    d.metadata.labels = Some([(prover_operator::pool::WORKER_LABEL.to_string(), "cpu".to_string())].into());
+    d
+}
+
+/// A Deployment the chart did not make (no worker label): a ProverPool must not scale it.
+fn unlabelled_deployment(name: &str, replicas: i32) -> Deployment {
     serde_json::from_value(serde_json::json!({
         "metadata": {"name": name},
         "spec": {
@@ -329,8 +336,13 @@ async fn pool_scales_the_deployment_with_the_backlog_and_never_below_busy_worker
         scale_down_delay_seconds: Some(0),
     };
     pools.create(&PostParams::default(), &ProverPool::new("cpu", spec.clone())).await.expect("create ProverPool");
-    let missing = ProverPoolSpec { deployment: "absent".into(), ..spec };
+    let missing = ProverPoolSpec { deployment: "absent".into(), ..spec.clone() };
     pools.create(&PostParams::default(), &ProverPool::new("orphan", missing)).await.unwrap();
+    // A pool pointed at a Deployment the chart did not make (say, the database) with work
+    // waiting: it must leave it alone.
+    deployments.create(&PostParams::default(), &unlabelled_deployment("database", 1)).await.expect("create Deployment");
+    let intruder = ProverPoolSpec { deployment: "database".into(), min_replicas: 3, ..spec };
+    pools.create(&PostParams::default(), &ProverPool::new("intruder", intruder)).await.unwrap();
 
     let deployments = &deployments;
     let pools = &pools;
@@ -398,6 +410,15 @@ async fn pool_scales_the_deployment_with_the_backlog_and_never_below_busy_worker
         (msg.contains("Deployment").then_some(()).filter(|_| msg.contains("not found")), msg)
     })
     .await;
+
+    // The pool aimed at an unlabelled Deployment says why and never scaled it (minReplicas 3).
+    eventually(Duration::from_secs(10), "intruder pool message", move || async move {
+        let st = pools.get_status("intruder").await.unwrap().status;
+        let msg = st.as_ref().and_then(|s| s.message.clone()).unwrap_or_default();
+        (msg.contains("worker label").then_some(()), msg)
+    })
+    .await;
+    assert_eq!(deployments.get("database").await.unwrap().spec.and_then(|s| s.replicas), Some(1));
 
     let _ = stop_tx.send(true);
     let _ = tokio::time::timeout(Duration::from_secs(30), controller).await;
