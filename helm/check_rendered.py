@@ -130,6 +130,10 @@ def main():
         args = s["spec"]["template"]["spec"]["containers"][0]["args"]
         i = args.index("--maxmemory-policy")
         expect(args[i + 1] == "noeviction", "bundled Redis runs with noeviction")
+        j = args.index("--requirepass")
+        expect(args[j + 1] == "$(REDIS_PASSWORD)", "bundled Redis requires the password")
+        renv = {e["name"]: e for e in s["spec"]["template"]["spec"]["containers"][0].get("env", [])}
+        expect("secretKeyRef" in renv.get("REDIS_PASSWORD", {}).get("valueFrom", {}), "bundled Redis password from a Secret")
     pdbs = by_kind.get("PodDisruptionBudget", {})
     for dname in deployments:
         expect(dname in pdbs, f"{dname}: PodDisruptionBudget")
@@ -138,7 +142,12 @@ def main():
 
     if name == "default-values":
         expect(len(redis) == 1 and len(minio) == 1, "bundled Redis and MinIO by default")
-        expect(config["PROVER_REDIS_URL"].startswith("redis://"), "bundled Redis URL in the ConfigMap")
+        expect("PROVER_REDIS_URL" not in config, "the bundled Redis URL (with its password) is not in the ConfigMap")
+        for dname, d in deployments.items():
+            env = {e["name"]: e for e in d["spec"]["template"]["spec"]["containers"][0].get("env", [])}
+            url = env.get("PROVER_REDIS_URL", {}).get("value", "")
+            expect(url.startswith("redis://:$(REDIS_PASSWORD)@"), f"{dname}: bundled Redis URL carries the password")
+            expect(list(env).index("REDIS_PASSWORD") < list(env).index("PROVER_REDIS_URL"), f"{dname}: REDIS_PASSWORD before the URL that expands it")
     elif name in ("external-values", "existing-secret-values"):
         expect(not redis and not minio, "no bundled Redis or MinIO with external endpoints")
         expect("PROVER_REDIS_URL" not in config, "external Redis URL is not in the ConfigMap")

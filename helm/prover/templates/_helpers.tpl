@@ -115,6 +115,29 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
 {{/*
+PROVER_REDIS_URL of a container (a list of env entries): the external URL from the Secret, or
+the bundled Redis's address with its password from the Secret (Kubernetes expands
+$(REDIS_PASSWORD) from the entry before it).
+*/}}
+{{- define "prover.redisEnv" -}}
+{{- if or .Values.externalRedis.url .Values.externalRedis.urlFromSecret }}
+- name: PROVER_REDIS_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "prover.secretName" . }}
+      key: {{ .Values.credentials.redisUrlKey }}
+{{- else }}
+- name: REDIS_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "prover.secretName" . }}
+      key: {{ .Values.credentials.redisPasswordKey }}
+- name: PROVER_REDIS_URL
+  value: {{ printf "redis://:$(REDIS_PASSWORD)@%s-redis:6379/0" (include "prover.fullname" .) | quote }}
+{{- end }}
+{{- end }}
+
+{{/*
 Environment of every prover container: the ConfigMap, then the credentials from the Secret.
 */}}
 {{- define "prover.env" -}}
@@ -122,13 +145,7 @@ envFrom:
   - configMapRef:
       name: {{ include "prover.fullname" . }}-config
 env:
-  {{- if or .Values.externalRedis.url .Values.externalRedis.urlFromSecret }}
-  - name: PROVER_REDIS_URL
-    valueFrom:
-      secretKeyRef:
-        name: {{ include "prover.secretName" . }}
-        key: {{ .Values.credentials.redisUrlKey }}
-  {{- end }}
+  {{- include "prover.redisEnv" . | nindent 2 }}
   - name: AWS_ACCESS_KEY_ID
     valueFrom:
       secretKeyRef:
