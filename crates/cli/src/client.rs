@@ -21,7 +21,25 @@ pub struct Endpoint {
     /// The planner's gRPC address.
     #[arg(long, env = "PROVER_ENDPOINT", default_value = "http://127.0.0.1:50051", global = true)]
     pub endpoint: String,
+    /// Your tenant's API token (`prover admin token create`), sent as a bearer token.
+    #[arg(long, env = "PROVER_TOKEN", hide_env_values = true, global = true)]
+    pub token: Option<String>,
 }
+
+/// Adds `authorization: Bearer <token>` to every call.
+#[derive(Clone)]
+pub struct Bearer(Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>>);
+
+impl tonic::service::Interceptor for Bearer {
+    fn call(&mut self, mut request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        if let Some(v) = &self.0 {
+            request.metadata_mut().insert("authorization", v.clone());
+        }
+        Ok(request)
+    }
+}
+
+type Client = JobServiceClient<tonic::service::interceptor::InterceptedService<Channel, Bearer>>;
 
 #[derive(Subcommand)]
 pub enum SubmitCommand {
@@ -101,11 +119,17 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?)
 }
 
-async fn connect(ep: &Endpoint) -> anyhow::Result<JobServiceClient<Channel>> {
-    let client = JobServiceClient::connect(ep.endpoint.clone())
+async fn connect(ep: &Endpoint) -> anyhow::Result<Client> {
+    let bearer = match ep.token.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+        Some(t) => Some(format!("Bearer {t}").parse().map_err(|_| anyhow::anyhow!("invalid --token (PROVER_TOKEN): not printable ASCII"))?),
+        None => None,
+    };
+    let channel = Channel::from_shared(ep.endpoint.clone())
+        .with_context(|| format!("invalid --endpoint {:?}", ep.endpoint))?
+        .connect()
         .await
         .with_context(|| format!("connecting to {}", ep.endpoint))?;
-    Ok(client.max_decoding_message_size(64 << 20).max_encoding_message_size(64 << 20))
+    Ok(JobServiceClient::with_interceptor(channel, Bearer(bearer)).max_decoding_message_size(64 << 20).max_encoding_message_size(64 << 20))
 }
 
 /// A gRPC status as one line: `INVALID_ARGUMENT: invalid batch: …`.

@@ -4,6 +4,7 @@
 
 use clap::{Parser, Subcommand};
 
+mod admin;
 mod client;
 mod dev;
 mod hekaton;
@@ -32,6 +33,9 @@ enum Command {
     /// Hekaton proofs of partitioned circuits: setup, prove, verify.
     #[command(subcommand)]
     Hekaton(hekaton::HekatonCommand),
+    /// Operator commands against the platform's Redis: API tokens.
+    #[command(subcommand)]
+    Admin(admin::AdminCommand),
     /// Run platform services: one role against Redis and S3, or all of them with --embedded.
     Serve(serve::ServeArgs),
     /// Submit a job to the platform; prints its id.
@@ -107,6 +111,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Pari(cmd) => pari::run(cmd),
         Command::Hekaton(cmd) => hekaton::run(cmd),
         Command::Serve(args) => serve::run(args),
+        Command::Admin(cmd) => admin::run(cmd),
         Command::Submit { endpoint, job } => client::submit(endpoint, job),
         Command::Watch { job, endpoint } => client::watch(endpoint, job),
         Command::Status { job, endpoint } => client::status(endpoint, job),

@@ -76,12 +76,17 @@ impl Services {
     }
 
     fn spawn(&self, role: &str, name: &str, grpc: Option<u16>) -> Proc {
+        self.spawn_with(role, name, grpc, &[])
+    }
+
+    fn spawn_with(&self, role: &str, name: &str, grpc: Option<u16>, extra: &[&str]) -> Proc {
         let metrics = free_port();
         let log = std::fs::File::create(self.logs.path().join(format!("{name}.log"))).unwrap();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_prover"));
         cmd.args(["serve", role, "--redis", &self.redis, "--s3-endpoint", &self.s3, "--bucket", &self.bucket])
             .args(["--metrics-listen", &format!("127.0.0.1:{metrics}"), "--name", name])
             .args(["--visibility-timeout-secs", "4"])
+            .args(extra)
             .stdout(Stdio::null())
             .stderr(log);
         if let Some(port) = grpc {
@@ -279,4 +284,44 @@ fn embedded_server_runs_jobs_with_no_redis_or_s3() {
     bytes[mid] ^= 1;
     std::fs::write(&proof, bytes).unwrap();
     assert!(!prover(&["reckle", "verify", tmp.path().join("proof").to_str().unwrap()]).status.success());
+}
+
+/// API tokens through a planner process started with --require-auth: tokens made with
+/// `prover admin token create` (stored hashed in the real Redis), sent by the client's
+/// --token; no token, another tenant's token and a revoked token are refused.
+#[test]
+fn planner_with_require_auth_serves_only_token_holders() {
+    let Some(s) = Services::from_env() else { return };
+    let grpc = free_port();
+    let planner = s.spawn_with("planner", "auth-planner", Some(grpc), &["--require-auth"]);
+    wait_ready(planner.metrics);
+    let ep = format!("http://127.0.0.1:{grpc}");
+    let run = format!("{}", std::process::id());
+    let token = |tenant: &str| {
+        let out = ok(prover(&["admin", "token", "create", "--tenant", tenant, "--redis", &s.redis]));
+        let field = |name: &str| out.lines().find_map(|l| l.strip_prefix(name)).map(|v| v.trim().to_string()).expect(name);
+        (field("token:"), field("id:"))
+    };
+    let (ta, ida) = token(&format!("e2e-a-{run}"));
+    let (tb, _) = token(&format!("e2e-b-{run}"));
+    assert!(ta.starts_with("prv_") && ta.len() == 68, "{ta}");
+
+    fails_with(prover(&["jobs", "--endpoint", &ep]), &["Unauthenticated", "token"]);
+    let submit = |t: &str| prover(&["submit", "pari", "--count", "2", "--size", "4", "--proofs-per-task", "2", "--endpoint", &ep, "--token", t]);
+    fails_with(submit("prv_0000"), &["Unauthenticated"]);
+    let job = ok(submit(&ta));
+    assert!(ok(prover(&["status", &job, "--endpoint", &ep, "--token", &ta])).contains(&job));
+    // Through the environment as well.
+    let o = Command::new(env!("CARGO_BIN_EXE_prover")).args(["jobs", "--endpoint", &ep]).env("PROVER_TOKEN", &ta).output().unwrap();
+    assert!(ok(o).contains(&job));
+    fails_with(prover(&["status", &job, "--endpoint", &ep, "--token", &tb]), &["NotFound"]);
+    fails_with(prover(&["cancel", &job, "--endpoint", &ep, "--token", &tb]), &["NotFound"]);
+    assert!(!ok(prover(&["jobs", "--endpoint", &ep, "--token", &tb])).contains(&job));
+    // The listing shows ids, never tokens.
+    let listed = ok(prover(&["admin", "token", "list", "--redis", &s.redis]));
+    assert!(listed.contains(&ida) && !listed.contains(&ta[4..]), "{listed}");
+    ok(prover(&["admin", "token", "revoke", &ida, "--redis", &s.redis]));
+    fails_with(prover(&["status", &job, "--endpoint", &ep, "--token", &ta]), &["Unauthenticated"]);
+    fails_with(prover(&["admin", "token", "create", "--tenant", "Bad Name", "--redis", &s.redis]), &["tenant"]);
+    assert!(s.log("auth-planner").contains("authentication on"), "{}", s.log("auth-planner"));
 }

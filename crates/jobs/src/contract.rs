@@ -158,3 +158,33 @@ pub async fn finished_jobs_expire(s: &dyn JobStore, p: &str) {
     assert_eq!(s.create(&record(&format!("{p}-y")), Some((&key, "other"))).await.unwrap(), Created::New);
     assert!(s.get(&keep).await.unwrap().is_some(), "other jobs stay");
 }
+
+/// Tenants: the same idempotency key in two tenants gives two jobs (and no conflict naming the
+/// other tenant's job); each tenant's listing holds only its own jobs; the record keeps its
+/// tenant.
+pub async fn tenants_are_separate(s: &dyn JobStore, p: &str) {
+    let (ta, tb) = (format!("{p}-ta"), format!("{p}-tb"));
+    let a = record(&format!("{p}-a")).with_tenant(ta.clone());
+    let b = record(&format!("{p}-b")).with_tenant(tb.clone());
+    assert_eq!(s.create(&a, Some(("nightly", "fa"))).await.unwrap(), Created::New);
+    // Same key, another request, another tenant: a new job, not a conflict with a's.
+    assert_eq!(s.create(&b, Some(("nightly", "fb"))).await.unwrap(), Created::New);
+    // Within a tenant the key still deduplicates.
+    let a2 = record(&format!("{p}-a2")).with_tenant(ta.clone());
+    assert_eq!(s.create(&a2, Some(("nightly", "fa"))).await.unwrap(), Created::Existing(a.id.clone()));
+    assert_eq!(s.get(&a.id).await.unwrap().unwrap().tenant, ta);
+    let (la, next) = s.list_tenant(&ta, 0, 10).await.unwrap();
+    assert_eq!((la.iter().map(|r| r.id.clone()).collect::<Vec<_>>(), next), (vec![a.id.clone()], None));
+    let (lb, _) = s.list_tenant(&tb, 0, 10).await.unwrap();
+    assert_eq!(lb.iter().map(|r| r.id.clone()).collect::<Vec<_>>(), vec![b.id.clone()]);
+    assert!(s.list_tenant(&format!("{p}-nobody"), 0, 10).await.unwrap().0.is_empty());
+    // A job without a tenant is in no tenant's listing.
+    let anon = record(&format!("{p}-n"));
+    s.create(&anon, Some(("nightly", "fn"))).await.unwrap();
+    assert_eq!(s.get(&anon.id).await.unwrap().unwrap().tenant, "");
+    assert_eq!(s.list_tenant(&ta, 0, 10).await.unwrap().0.len(), 1);
+    for id in [&a.id, &b.id, &anon.id] {
+        s.delete(id).await.unwrap();
+    }
+    assert!(s.list_tenant(&ta, 0, 10).await.unwrap().0.is_empty(), "deleted jobs leave the tenant's listing");
+}

@@ -30,7 +30,8 @@
 //! Redis layout: `prover:job:{id}` (hash: the record, `total:{kind}`, `done:{kind}`),
 //! `prover:job:{id}:done` and `prover:job:{id}:released` (sets of task ids), `prover:jobs`
 //! (sorted set of ids by creation time, for listing), `prover:jobs:active` (the same for jobs
-//! not in a terminal state), `prover:idem:{key}` (`{id} {fingerprint}`).
+//! not in a terminal state), `prover:jobs:tenant:{tenant}` (the same for one tenant's jobs),
+//! `prover:idem:{key}` or, for a tenant's job, `prover:idem:{tenant} {key}` (`{id} {fingerprint}`).
 
 use std::collections::BTreeMap;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -103,6 +104,9 @@ pub struct JobRecord {
     pub updated_ms: u64,
     /// Per task kind.
     pub tasks: BTreeMap<String, TaskCounts>,
+    /// The tenant that submitted the job (see the `auth` crate); empty on a platform that runs
+    /// without authentication. Idempotency keys and [`JobStore::list_tenant`] are per tenant.
+    pub tenant: String,
 }
 
 impl JobRecord {
@@ -117,7 +121,14 @@ impl JobRecord {
             created_ms: now,
             updated_ms: now,
             tasks: BTreeMap::new(),
+            tenant: String::new(),
         }
+    }
+
+    /// The same record, owned by `tenant`.
+    pub fn with_tenant(mut self, tenant: impl Into<String>) -> Self {
+        self.tenant = tenant.into();
+        self
     }
 
     /// Sum over kinds.
@@ -175,6 +186,16 @@ pub fn check_id(id: &str) -> Result<(), JobError> {
     Ok(())
 }
 
+/// The key an idempotency key is stored under: per tenant (a space cannot occur in a key, so
+/// the namespaces cannot overlap).
+pub fn tenant_idempotency_key(tenant: &str, key: &str) -> String {
+    if tenant.is_empty() {
+        key.to_string()
+    } else {
+        format!("{tenant} {key}")
+    }
+}
+
 /// Idempotency keys: 1–128 printable characters without spaces.
 pub fn check_idempotency_key(key: &str) -> Result<(), JobError> {
     if key.is_empty() || key.len() > 128 || key.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control()) {
@@ -197,6 +218,8 @@ pub trait JobStore: Send + Sync {
     async fn get(&self, id: &str) -> Result<Option<JobRecord>, JobError>;
     /// Newest first: `(records, next offset if more)`.
     async fn list(&self, offset: u64, limit: u64) -> Result<(Vec<JobRecord>, Option<u64>), JobError>;
+    /// Like [`JobStore::list`], only the jobs of `tenant`.
+    async fn list_tenant(&self, tenant: &str, offset: u64, limit: u64) -> Result<(Vec<JobRecord>, Option<u64>), JobError>;
     /// Moves a job to `to` with `message`. Returns false (and changes nothing) if the job is
     /// already in a terminal state.
     async fn transition(&self, id: &str, to: JobState, message: &str) -> Result<bool, JobError>;

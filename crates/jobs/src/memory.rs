@@ -60,7 +60,7 @@ impl JobStore for MemoryJobStore {
         g.sweep();
         if let Some((key, fp)) = idempotency {
             check_idempotency_key(key)?;
-            if let Some((job, old_fp)) = g.idem.get(key) {
+            if let Some((job, old_fp)) = g.idem.get(&crate::tenant_idempotency_key(&rec.tenant, key)) {
                 return if old_fp == fp {
                     Ok(Created::Existing(job.clone()))
                 } else {
@@ -72,7 +72,7 @@ impl JobStore for MemoryJobStore {
             return Err(JobError::AlreadyExists(rec.id.clone()));
         }
         if let Some((key, fp)) = idempotency {
-            g.idem.insert(key.into(), (rec.id.clone(), fp.into()));
+            g.idem.insert(crate::tenant_idempotency_key(&rec.tenant, key), (rec.id.clone(), fp.into()));
         }
         let mut rec = rec.clone();
         rec.state = JobState::Queued;
@@ -89,6 +89,15 @@ impl JobStore for MemoryJobStore {
         let mut g = self.lock();
         g.sweep();
         Ok(g.jobs.get(id).cloned())
+    }
+
+    async fn list_tenant(&self, tenant: &str, offset: u64, limit: u64) -> Result<(Vec<JobRecord>, Option<u64>), JobError> {
+        let mut g = self.lock();
+        g.sweep();
+        let mine: Vec<&String> = g.order.iter().rev().filter(|id| g.jobs.get(*id).is_some_and(|r| r.tenant == tenant)).collect();
+        let recs: Vec<JobRecord> = mine.iter().skip(offset as usize).take(limit as usize).filter_map(|id| g.jobs.get(*id).cloned()).collect();
+        let next = offset + recs.len() as u64;
+        Ok((recs, (next < mine.len() as u64).then_some(next)))
     }
 
     async fn list(&self, offset: u64, limit: u64) -> Result<(Vec<JobRecord>, Option<u64>), JobError> {

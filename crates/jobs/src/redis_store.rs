@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use redis::aio::ConnectionManager;
 use redis::{AsyncCommands, Script};
 
-use crate::{check_idempotency_key, check_record, now_ms, Created, JobError, JobRecord, JobState, JobStore, TaskCounts};
+use crate::{check_idempotency_key, check_record, tenant_idempotency_key, now_ms, Created, JobError, JobRecord, JobState, JobStore, TaskCounts};
 
 const JOBS: &str = "prover:jobs";
 const ACTIVE: &str = "prover:jobs:active";
@@ -20,6 +20,9 @@ fn done_key(id: &str) -> String {
 }
 fn released_key(id: &str) -> String {
     format!("prover:job:{id}:released")
+}
+fn tenant_key(tenant: &str) -> String {
+    format!("prover:jobs:tenant:{tenant}")
 }
 fn idem_key(key: &str) -> String {
     format!("prover:idem:{key}")
@@ -37,8 +40,9 @@ fn err(e: impl std::fmt::Display) -> JobError {
     JobError::Backend(e.to_string())
 }
 
-/// KEYS: job hash, jobs zset, idempotency key, active zset. ARGV: has-key flag, fingerprint, id, created ms,
-/// then field/value pairs. Returns {'new'|'existing'|'exists', stored idempotency value}.
+/// KEYS: job hash, jobs zset, idempotency key, active zset[, the tenant's zset]. ARGV: has-key
+/// flag, fingerprint, id, created ms, then field/value pairs. Returns {'new'|'existing'|'exists',
+/// stored idempotency value}.
 const CREATE: &str = r#"
 if ARGV[1] == '1' then
   local v = redis.call('GET', KEYS[3])
@@ -48,6 +52,7 @@ if redis.call('EXISTS', KEYS[1]) == 1 then return {'exists', ''} end
 for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3])
 redis.call('ZADD', KEYS[4], ARGV[4], ARGV[3])
+if KEYS[5] then redis.call('ZADD', KEYS[5], ARGV[4], ARGV[3]) end
 if ARGV[1] == '1' then redis.call('SET', KEYS[3], ARGV[3] .. ' ' .. ARGV[2]) end
 return {'new', ''}
 "#;
@@ -80,6 +85,8 @@ if idem and idem ~= '' then
   local v = redis.call('GET', 'prover:idem:' .. idem)
   if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then redis.call('DEL', 'prover:idem:' .. idem) end
 end
+local tenant = redis.call('HGET', KEYS[1], 'tenant')
+if tenant and tenant ~= '' then redis.call('ZREM', 'prover:jobs:tenant:' .. tenant, ARGV[1]) end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('ZREM', KEYS[5], ARGV[1])
@@ -140,6 +147,29 @@ impl RedisJobStore {
         found(id, r)
     }
 
+    /// A page of the jobs in sorted set `index`, newest first; ids whose record expired are
+    /// dropped from the index on the way.
+    async fn list_index(&self, index: &str, offset: u64, limit: u64) -> Result<(Vec<JobRecord>, Option<u64>), JobError> {
+        let mut conn = self.conn.clone();
+        if limit == 0 {
+            return Ok((Vec::new(), None));
+        }
+        let ids: Vec<String> = conn.zrevrange(index, offset as isize, (offset + limit - 1) as isize).await.map_err(err)?;
+        let total: u64 = conn.zcard(index).await.map_err(err)?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in &ids {
+            match self.get(id).await? {
+                Some(r) => out.push(r),
+                // Expired: forget it here too.
+                None => {
+                    let _: i64 = conn.zrem(index, id).await.map_err(err)?;
+                }
+            }
+        }
+        let next = offset + ids.len() as u64;
+        Ok((out, (next < total).then_some(next)))
+    }
+
     fn parse(id: &str, h: HashMap<String, String>) -> Result<Option<JobRecord>, JobError> {
         if h.is_empty() {
             return Ok(None);
@@ -175,6 +205,8 @@ impl RedisJobStore {
             created_ms: num("created_ms")?,
             updated_ms: num("updated_ms")?,
             tasks,
+            // Records written before tenants existed have none.
+            tenant: h.get("tenant").cloned().unwrap_or_default(),
         }))
     }
 }
@@ -186,9 +218,13 @@ impl JobStore for RedisJobStore {
         if let Some((key, _)) = idempotency {
             check_idempotency_key(key)?;
         }
-        let (key, fp) = idempotency.unwrap_or(("", ""));
+        let (user_key, fp) = idempotency.unwrap_or(("", ""));
+        let key = &tenant_idempotency_key(&rec.tenant, user_key);
         let mut inv = self.create.key(job_key(&rec.id));
         inv.key(JOBS).key(idem_key(key)).key(ACTIVE);
+        if !rec.tenant.is_empty() {
+            inv.key(tenant_key(&rec.tenant));
+        }
         inv.arg(if idempotency.is_some() { "1" } else { "0" }).arg(fp).arg(&rec.id).arg(rec.created_ms);
         let mut fields: Vec<(String, String)> = vec![
             ("kind".into(), rec.kind.clone()),
@@ -197,7 +233,8 @@ impl JobStore for RedisJobStore {
             ("message".into(), String::new()),
             ("created_ms".into(), rec.created_ms.to_string()),
             ("updated_ms".into(), rec.updated_ms.to_string()),
-            ("idem".into(), key.into()),
+            ("idem".into(), key.clone()),
+            ("tenant".into(), rec.tenant.clone()),
         ];
         for (k, c) in &rec.tasks {
             fields.push((format!("total:{k}"), c.total.to_string()));
@@ -215,7 +252,7 @@ impl JobStore for RedisJobStore {
                 if old_fp == fp {
                     Ok(Created::Existing(job.into()))
                 } else {
-                    Err(JobError::IdempotencyConflict { key: key.into(), job: job.into() })
+                    Err(JobError::IdempotencyConflict { key: user_key.into(), job: job.into() })
                 }
             }
         }
@@ -230,25 +267,13 @@ impl JobStore for RedisJobStore {
     }
 
     async fn list(&self, offset: u64, limit: u64) -> Result<(Vec<JobRecord>, Option<u64>), JobError> {
-        let mut conn = self.conn.clone();
-        if limit == 0 {
-            return Ok((Vec::new(), None));
-        }
-        let ids: Vec<String> = conn.zrevrange(JOBS, offset as isize, (offset + limit - 1) as isize).await.map_err(err)?;
-        let total: u64 = conn.zcard(JOBS).await.map_err(err)?;
-        let mut out = Vec::with_capacity(ids.len());
-        for id in &ids {
-            match self.get(id).await? {
-                Some(r) => out.push(r),
-                // Expired: forget it here too.
-                None => {
-                    let _: i64 = conn.zrem(JOBS, id).await.map_err(err)?;
-                }
-            }
-        }
-        let next = offset + ids.len() as u64;
-        Ok((out, (next < total).then_some(next)))
+        self.list_index(JOBS, offset, limit).await
     }
+
+    async fn list_tenant(&self, tenant: &str, offset: u64, limit: u64) -> Result<(Vec<JobRecord>, Option<u64>), JobError> {
+        self.list_index(&tenant_key(tenant), offset, limit).await
+    }
+
 
     async fn transition(&self, id: &str, to: JobState, message: &str) -> Result<bool, JobError> {
         let r: i64 = self

@@ -3,6 +3,14 @@
 //! Errors: bad input is `INVALID_ARGUMENT` with the field named; an idempotency key reused for
 //! another request, a base job that is not done, or a proof asked of a job that is not done is
 //! `FAILED_PRECONDITION`; an unknown job is `NOT_FOUND`; backend trouble is `UNAVAILABLE`.
+//!
+//! Authentication ([`JobServiceImpl::with_tokens`]): every call must carry
+//! `authorization: Bearer <token>`; the token's tenant (`auth` crate) owns the jobs it submits.
+//! A call without a valid token is `UNAUTHENTICATED`; another tenant's job is `NOT_FOUND`
+//! (indistinguishable from a job that does not exist), as a base job of an update too; idempotency
+//! keys and listings are per tenant; an `object_key` input must lie under the tenant's upload
+//! prefix `tenants/<tenant>/uploads/`. Tokens are resolved on every call, so a revoked token
+//! stops working at once. Without a token store the API is open (one anonymous tenant).
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -27,11 +35,46 @@ pub const MAX_MESSAGE_BYTES: usize = 64 << 20;
 pub struct JobServiceImpl {
     platform: Arc<Platform>,
     poll: Duration,
+    tokens: Option<Arc<dyn auth::TokenStore>>,
+}
+
+/// Where a tenant may point `object_key` inputs.
+pub fn upload_prefix(tenant: &str) -> String {
+    format!("tenants/{tenant}/uploads/")
 }
 
 impl JobServiceImpl {
+    /// An open API: no authentication, every job visible to every caller.
     pub fn new(platform: Arc<Platform>) -> Self {
-        Self { platform, poll: Duration::from_millis(100) }
+        Self { platform, poll: Duration::from_millis(100), tokens: None }
+    }
+
+    /// Requires a bearer token from `tokens` on every call (see the module doc).
+    pub fn with_tokens(mut self, tokens: Arc<dyn auth::TokenStore>) -> Self {
+        self.tokens = Some(tokens);
+        self
+    }
+
+    /// The caller's tenant: `""` on an open API.
+    async fn tenant<T>(&self, request: &Request<T>) -> Result<String, Status> {
+        let Some(tokens) = &self.tokens else { return Ok(String::new()) };
+        let denied = || Status::unauthenticated("a valid API token is required: send `authorization: Bearer <token>` (prover --token / PROVER_TOKEN)");
+        let header = request.metadata().get("authorization").ok_or_else(denied)?;
+        let secret = header.to_str().ok().and_then(auth::bearer).ok_or_else(denied)?;
+        match tokens.resolve(secret).await {
+            Ok(Some(tenant)) => Ok(tenant),
+            Ok(None) => Err(denied()),
+            Err(e) => Err(Status::unavailable(e.to_string())),
+        }
+    }
+
+    /// Job `id` if `tenant` owns it; another tenant's job reads as unknown.
+    async fn owned(&self, tenant: &str, id: &str) -> Result<JobRecord, Status> {
+        let rec = self.platform.record(id).await.map_err(status)?;
+        if rec.tenant != tenant {
+            return Err(status(PlatformError::NotFound(id.to_string())));
+        }
+        Ok(rec)
     }
 
     pub fn into_server(self) -> pb::job_service_server::JobServiceServer<Self> {
@@ -123,25 +166,43 @@ type BoxStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'stati
 #[tonic::async_trait]
 impl JobService for JobServiceImpl {
     async fn submit_job(&self, request: Request<pb::SubmitJobRequest>) -> Result<Response<pb::SubmitJobResponse>, Status> {
+        let tenant = self.tenant(&request).await?;
         let req = request.into_inner();
         let key = (!req.idempotency_key.is_empty()).then(|| req.idempotency_key.clone());
         let job_request = request_from_pb(req)?;
-        let (job_id, created) = self.platform.submit(job_request, key.as_deref()).await.map_err(status)?;
+        if !tenant.is_empty() {
+            match &job_request {
+                JobRequest::ReckleBatch { leaves: Leaves::Object(k), .. } if !k.starts_with(&upload_prefix(&tenant)) || k.contains("..") => {
+                    return Err(Status::invalid_argument(format!(
+                        "invalid leaves.object_key: {k:?} is not under your upload prefix {}",
+                        upload_prefix(&tenant)
+                    )));
+                }
+                // The update reads the base job's leaves and node proofs: it must be the caller's.
+                JobRequest::ReckleUpdate { base_job, .. } => {
+                    self.owned(&tenant, base_job).await?;
+                }
+                _ => {}
+            }
+        }
+        let (job_id, created) = self.platform.submit_as(&tenant, job_request, key.as_deref()).await.map_err(status)?;
         let rec = self.platform.record(&job_id).await.map_err(status)?;
         Ok(Response::new(pb::SubmitJobResponse { job_id, created, job: Some(job_to_pb(&rec)) }))
     }
 
     async fn get_job(&self, request: Request<pb::GetJobRequest>) -> Result<Response<pb::Job>, Status> {
+        let tenant = self.tenant(&request).await?;
         let id = request.into_inner().job_id;
-        let rec = self.platform.record(&id).await.map_err(status)?;
+        let rec = self.owned(&tenant, &id).await?;
         Ok(Response::new(job_to_pb(&rec)))
     }
 
     type WatchJobStream = BoxStream<pb::Job>;
 
     async fn watch_job(&self, request: Request<pb::WatchJobRequest>) -> Result<Response<Self::WatchJobStream>, Status> {
+        let tenant = self.tenant(&request).await?;
         let id = request.into_inner().job_id;
-        let first = self.platform.record(&id).await.map_err(status)?;
+        let first = self.owned(&tenant, &id).await?;
         let (tx, rx) = tokio::sync::mpsc::channel(16);
         let platform = self.platform.clone();
         let poll = self.poll;
@@ -174,12 +235,15 @@ impl JobService for JobServiceImpl {
     }
 
     async fn cancel_job(&self, request: Request<pb::CancelJobRequest>) -> Result<Response<pb::Job>, Status> {
+        let tenant = self.tenant(&request).await?;
         let id = request.into_inner().job_id;
+        self.owned(&tenant, &id).await?;
         let rec = self.platform.cancel(&id).await.map_err(status)?;
         Ok(Response::new(job_to_pb(&rec)))
     }
 
     async fn list_jobs(&self, request: Request<pb::ListJobsRequest>) -> Result<Response<pb::ListJobsResponse>, Status> {
+        let tenant = self.tenant(&request).await?;
         let req = request.into_inner();
         let size = match req.page_size {
             0 => 50,
@@ -191,7 +255,9 @@ impl JobService for JobServiceImpl {
         } else {
             req.page_token.parse::<u64>().map_err(|_| Status::invalid_argument("invalid page_token"))?
         };
-        let (recs, next) = self.platform.job_store().list(offset, size).await.map_err(|e| status(e.into()))?;
+        let store = self.platform.job_store();
+        let listed = if tenant.is_empty() { store.list(offset, size).await } else { store.list_tenant(&tenant, offset, size).await };
+        let (recs, next) = listed.map_err(|e| status(e.into()))?;
         Ok(Response::new(pb::ListJobsResponse {
             jobs: recs.iter().map(job_to_pb).collect(),
             next_page_token: next.map(|n| n.to_string()).unwrap_or_default(),
@@ -201,8 +267,9 @@ impl JobService for JobServiceImpl {
     type GetProofStream = BoxStream<pb::ProofChunk>;
 
     async fn get_proof(&self, request: Request<pb::GetProofRequest>) -> Result<Response<Self::GetProofStream>, Status> {
+        let tenant = self.tenant(&request).await?;
         let id = request.into_inner().job_id;
-        let rec = self.platform.record(&id).await.map_err(status)?;
+        let rec = self.owned(&tenant, &id).await?;
         if rec.state != JobState::Done {
             return Err(Status::failed_precondition(format!("job {id} is {}, not done", rec.state.as_str())));
         }
@@ -241,6 +308,7 @@ impl JobService for JobServiceImpl {
     }
 
     async fn verify_proof(&self, request: Request<pb::VerifyProofRequest>) -> Result<Response<pb::VerifyProofResponse>, Status> {
+        let tenant = self.tenant(&request).await?;
         let request = request.into_inner();
         let expected_root = match request.expected_root.trim() {
             "" => None,
@@ -253,7 +321,7 @@ impl JobService for JobServiceImpl {
         let (statement, proof) = match request.target {
             None => return Err(Status::invalid_argument("invalid target: give job_id or reckle proof files")),
             Some(pb::verify_proof_request::Target::JobId(id)) => {
-                let rec = self.platform.record(&id).await.map_err(status)?;
+                let rec = self.owned(&tenant, &id).await?;
                 if rec.state != JobState::Done {
                     return Err(Status::failed_precondition(format!("job {id} is {}, not done", rec.state.as_str())));
                 }

@@ -53,6 +53,12 @@ impl Platform {
     /// Validates, stores the inputs, records the job and enqueues its plan task. Returns the job
     /// id and whether it was created (false: the idempotency key named an earlier job).
     pub async fn submit(&self, request: JobRequest, idempotency_key: Option<&str>) -> Result<(String, bool), PlatformError> {
+        self.submit_as("", request, idempotency_key).await
+    }
+
+    /// [`Platform::submit`] for `tenant` (who then owns the job; idempotency keys are per
+    /// tenant). `""`: no tenant (an API without authentication).
+    pub async fn submit_as(&self, tenant: &str, request: JobRequest, idempotency_key: Option<&str>) -> Result<(String, bool), PlatformError> {
         if let Some(key) = idempotency_key {
             jobs::check_idempotency_key(key)?;
         }
@@ -76,7 +82,7 @@ impl Platform {
         for (name, bytes) in v.inputs.iter().chain(&v.secrets) {
             self.blobs().put(&layout::input(&job, name), bytes.clone()).await?;
         }
-        let mut rec = JobRecord::new(&job, kind_name, v.spec);
+        let mut rec = JobRecord::new(&job, kind_name, v.spec).with_tenant(tenant);
         rec.tasks = v.tasks.iter().map(|(k, n)| (k.to_string(), TaskCounts { total: *n, done: 0 })).collect();
         let created = match self.job_store().create(&rec, idempotency_key.map(|k| (k, fingerprint.as_str()))).await {
             Ok(c) => c,

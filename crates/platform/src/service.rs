@@ -81,6 +81,11 @@ pub struct ServiceConfig {
     /// Seconds one object-store operation may take before it fails (and is retried).
     #[arg(long, env = "PROVER_S3_TIMEOUT_SECS", default_value_t = 120)]
     pub s3_timeout_secs: u64,
+    /// Require an API token on every gRPC call (planner role; health and reflection stay
+    /// open). Tokens live in Redis (`prover admin token create --tenant NAME`); in embedded mode
+    /// one token for tenant `local` is made at start and printed once on stderr.
+    #[arg(long, env = "PROVER_REQUIRE_AUTH")]
+    pub require_auth: bool,
     /// Log format.
     #[arg(long, env = "PROVER_LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
     pub log_format: String,
@@ -226,6 +231,26 @@ pub async fn run(
     });
     tokio::spawn(metrics::sample_queues(platform.queue().clone(), platform.task_kinds(), Duration::from_secs(5), stop_rx.clone()));
 
+    let tokens: Option<Arc<dyn auth::TokenStore>> = if !roles.contains(&Role::Planner) {
+        None
+    } else if !cfg.require_auth {
+        tracing::warn!(
+            "authentication is OFF: anyone who can reach the gRPC port can submit, list, fetch and cancel every job \
+             (--require-auth / PROVER_REQUIRE_AUTH=1 turns it on)"
+        );
+        None
+    } else if let Some(url) = &cfg.redis {
+        let store = auth::RedisTokenStore::connect(url).await.map_err(|e| backend("Redis token store")(Box::new(e)))?;
+        tracing::info!("authentication on: API tokens from Redis");
+        Some(Arc::new(store))
+    } else {
+        let store = auth::MemoryTokenStore::new();
+        let t = auth::TokenStore::create(&store, "local").await.map_err(|e| ServiceError::Config(e.to_string()))?;
+        // On stderr, not in the log: the only place this process ever shows a secret.
+        eprintln!("authentication on (embedded): API token for tenant \"local\" (shown once): {}", t.secret);
+        Some(Arc::new(store))
+    };
+
     let mut tasks = tokio::task::JoinSet::new();
     for role in roles {
         let p = platform.clone();
@@ -246,7 +271,10 @@ pub async fn run(
                 let server = tonic::transport::Server::builder()
                     .add_service(health)
                     .add_service(reflection)
-                    .add_service(grpc::JobServiceImpl::new(p).into_server())
+                    .add_service(match &tokens {
+                        Some(t) => grpc::JobServiceImpl::new(p).with_tokens(t.clone()).into_server(),
+                        None => grpc::JobServiceImpl::new(p).into_server(),
+                    })
                     .serve_with_incoming_shutdown(tokio_stream::wrappers::TcpListenerStream::new(listener), async move {
                         let _ = grpc_stop.wait_for(|s| *s).await;
                     });

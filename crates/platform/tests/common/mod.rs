@@ -13,6 +13,7 @@ use queue::{MemoryQueue, Queue, QueueConfig, RedisQueue};
 
 pub type Backends = (Arc<dyn Queue>, Arc<dyn BlobStore>, Arc<dyn JobStore>, Option<tempfile::TempDir>);
 
+#[allow(dead_code)]
 pub async fn backends(real: bool, cfg: QueueConfig) -> Option<Backends> {
     backends_in_db(real, cfg, 0).await
 }

@@ -1,0 +1,164 @@
+//! Authentication and tenant isolation through the gRPC API, with tokens, jobs and inputs in
+//! real Redis and MinIO (`PROVER_TEST_*`; in-process stores without them). The attacks: no
+//! token, a forged token, tenant B reading, watching, fetching, verifying, cancelling, listing or
+//! building on tenant A's job, or pointing an input at A's objects; a token revoked while in use.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use api::v1 as pb;
+use api::v1::job_service_client::JobServiceClient;
+use auth::TokenStore;
+use platform::grpc::JobServiceImpl;
+use platform::Platform;
+use queue::QueueConfig;
+use tonic::transport::Channel;
+use tonic::{Code, Request};
+
+async fn serve(platform: Arc<Platform>, tokens: Arc<dyn TokenStore>) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (health_reporter, health) = tonic_health::server::health_reporter();
+    health_reporter.set_serving::<pb::job_service_server::JobServiceServer<JobServiceImpl>>().await;
+    let server = tonic::transport::Server::builder()
+        .add_service(health)
+        .add_service(JobServiceImpl::new(platform).with_tokens(tokens).into_server())
+        .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener));
+    tokio::spawn(server);
+    format!("http://{addr}")
+}
+
+/// A request carrying `token` (or none).
+fn req<T>(msg: T, token: Option<&str>) -> Request<T> {
+    let mut r = Request::new(msg);
+    if let Some(t) = token {
+        r.metadata_mut().insert("authorization", format!("Bearer {t}").parse().unwrap());
+    }
+    r
+}
+
+fn pari(key: &str) -> pb::SubmitJobRequest {
+    pb::SubmitJobRequest {
+        idempotency_key: key.into(),
+        params: Some(pb::submit_job_request::Params::PariBatch(pb::PariBatchParams {
+            circuit: "chain".into(),
+            size: 4,
+            seed_start: 0,
+            count: 2,
+            proofs_per_task: 2,
+            bundle_size: 2,
+        })),
+    }
+}
+
+async fn tokens(real: bool) -> Arc<dyn TokenStore> {
+    match (real, std::env::var("PROVER_TEST_REDIS_URL")) {
+        (true, Ok(url)) => Arc::new(auth::RedisTokenStore::connect(&url).await.unwrap()),
+        _ => Arc::new(auth::MemoryTokenStore::new()),
+    }
+}
+
+async fn tenants_are_isolated(real: bool) {
+    // No worker runs: the jobs stay queued, which is all these checks need.
+    let Some((q, blobs, jobs, _dir)) = common::backends_in_db(real, QueueConfig::default(), 2).await else { return };
+    let platform = Platform::new(q, blobs, jobs);
+    let store = tokens(real).await;
+    let run = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
+    let (ta, tb) = (format!("a-{run}"), format!("b-{run}"));
+    let a = store.create(&ta).await.unwrap();
+    let b = store.create(&tb).await.unwrap();
+    let endpoint = serve(platform.clone(), store.clone()).await;
+    let mut c: JobServiceClient<Channel> = JobServiceClient::connect(endpoint.clone()).await.unwrap();
+    let (ka, kb) = (Some(a.secret.as_str()), Some(b.secret.as_str()));
+
+    // No token, a malformed one, a forged one: UNAUTHENTICATED, and nothing is recorded.
+    let mut forged = a.secret.clone();
+    forged.replace_range(10..11, if &forged[10..11] == "0" { "1" } else { "0" });
+    for t in [None, Some("prv_nothex"), Some(forged.as_str())] {
+        let e = c.submit_job(req(pari("k"), t)).await.unwrap_err();
+        assert_eq!(e.code(), Code::Unauthenticated, "{t:?}: {e:?}");
+        let e = c.list_jobs(req(pb::ListJobsRequest::default(), t)).await.unwrap_err();
+        assert_eq!(e.code(), Code::Unauthenticated);
+    }
+    // Health stays open.
+    let channel = Channel::from_shared(endpoint.clone()).unwrap().connect().await.unwrap();
+    let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
+    let h = health.check(tonic_health::pb::HealthCheckRequest { service: String::new() }).await.unwrap().into_inner();
+    assert_eq!(h.status, tonic_health::pb::health_check_response::ServingStatus::Serving as i32);
+
+    // A submits; B uses the same idempotency key and gets a job of its own, not A's.
+    let ja = c.submit_job(req(pari("nightly"), ka)).await.unwrap().into_inner().job_id;
+    let jb = c.submit_job(req(pari("nightly"), kb)).await.unwrap().into_inner().job_id;
+    assert_ne!(ja, jb, "the same key in two tenants must give two jobs");
+    let again = c.submit_job(req(pari("nightly"), ka)).await.unwrap().into_inner();
+    assert_eq!((again.job_id.as_str(), again.created), (ja.as_str(), false), "within a tenant the key deduplicates");
+
+    // B cannot see, watch, fetch, verify or cancel A's job: NOT_FOUND, like a job that does not exist.
+    let nf = |r: Result<(), tonic::Status>, what: &str| {
+        let e = r.expect_err(what);
+        assert_eq!(e.code(), Code::NotFound, "{what}: {e:?}");
+        assert!(!e.message().contains(&ta), "{what}: names the other tenant: {e:?}");
+    };
+    nf(c.get_job(req(pb::GetJobRequest { job_id: ja.clone() }, kb)).await.map(drop), "get");
+    nf(c.watch_job(req(pb::WatchJobRequest { job_id: ja.clone() }, kb)).await.map(drop), "watch");
+    nf(c.get_proof(req(pb::GetProofRequest { job_id: ja.clone() }, kb)).await.map(drop), "fetch");
+    let verify = pb::VerifyProofRequest { target: Some(pb::verify_proof_request::Target::JobId(ja.clone())), ..Default::default() };
+    nf(c.verify_proof(req(verify, kb)).await.map(drop), "verify");
+    nf(c.cancel_job(req(pb::CancelJobRequest { job_id: ja.clone() }, kb)).await.map(drop), "cancel");
+    let rec = c.get_job(req(pb::GetJobRequest { job_id: ja.clone() }, ka)).await.unwrap().into_inner();
+    assert_ne!(rec.state, pb::JobState::Cancelled as i32, "B's cancel must not touch A's job");
+
+    // Listings hold only the caller's jobs.
+    let listed = |k| {
+        let mut c = c.clone();
+        async move {
+            c.list_jobs(req(pb::ListJobsRequest::default(), k)).await.unwrap().into_inner().jobs.into_iter().map(|j| j.job_id).collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(listed(ka).await, vec![ja.clone()]);
+    assert_eq!(listed(kb).await, vec![jb.clone()]);
+
+    // B cannot build on A's job (an update reads its leaves and node proofs)…
+    let update = pb::SubmitJobRequest {
+        idempotency_key: String::new(),
+        params: Some(pb::submit_job_request::Params::ReckleUpdate(pb::ReckleUpdateParams { base_job_id: ja.clone(), changes: vec![] })),
+    };
+    nf(c.submit_job(req(update, kb)).await.map(drop), "update on A's job");
+    // …nor point an input at A's objects (or anything outside its own upload prefix).
+    for key in [format!("jobs/{ja}/inputs/leaves.bin"), format!("tenants/{ta}/uploads/leaves.bin"), format!("tenants/{tb}/uploads/../../{ta}/x")] {
+        let batch = pb::SubmitJobRequest {
+            idempotency_key: String::new(),
+            params: Some(pb::submit_job_request::Params::ReckleBatch(pb::ReckleBatchParams {
+                log_n: 4,
+                log_bucket: 2,
+                batch: vec![1],
+                leaves: Some(pb::reckle_batch_params::Leaves::ObjectKey(key.clone())),
+            })),
+        };
+        let e = c.submit_job(req(batch, kb)).await.unwrap_err();
+        assert_eq!(e.code(), Code::InvalidArgument, "{key}: {e:?}");
+        assert!(e.message().contains("object_key"), "{e:?}");
+    }
+
+    // A's token revoked while in use: its next call is refused; B is unaffected.
+    store.revoke(&a.info.id).await.unwrap();
+    let e = c.get_job(req(pb::GetJobRequest { job_id: ja.clone() }, ka)).await.unwrap_err();
+    assert_eq!(e.code(), Code::Unauthenticated);
+    c.get_job(req(pb::GetJobRequest { job_id: jb.clone() }, kb)).await.unwrap();
+    // The job itself is still there for a new token of the same tenant.
+    let a2 = store.create(&ta).await.unwrap();
+    c.get_job(req(pb::GetJobRequest { job_id: ja.clone() }, Some(&a2.secret))).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(10)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embedded_tenants_are_isolated() {
+    tenants_are_isolated(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_s3_tenants_are_isolated() {
+    tenants_are_isolated(true).await;
+}
