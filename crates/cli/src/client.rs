@@ -49,6 +49,19 @@ pub enum SubmitCommand {
     ReckleUpdate(SubmitUpdate),
     /// Many Pari proofs (BLS12-381) of a built-in circuit, emitted in batch-verified bundles.
     Pari(SubmitPari),
+    /// A Hekaton proof of a large circuit, its subcircuits proved by separate workers.
+    Hekaton(SubmitHekaton),
+}
+
+#[derive(Args)]
+pub struct SubmitHekaton {
+    #[command(flatten)]
+    pub circuit: crate::hekaton::CircuitArgs,
+    /// Seed of the circuit's inputs.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[arg(long)]
+    pub idempotency_key: Option<String>,
 }
 
 #[derive(Args)]
@@ -170,6 +183,26 @@ pub fn submit(ep: Endpoint, cmd: SubmitCommand) -> anyhow::Result<()> {
                     log_bucket: a.log_bucket.min(log_n),
                     batch,
                     leaves: Some(leaves),
+                })),
+            }
+        }
+        SubmitCommand::Hekaton(a) => {
+            let c = &a.circuit;
+            let n = |v: usize, flag: &str| u32::try_from(v).map_err(|_| anyhow::anyhow!("--{flag} is too large"));
+            pb::SubmitJobRequest {
+                idempotency_key: a.idempotency_key.unwrap_or_default(),
+                params: Some(pb::submit_job_request::Params::Hekaton(pb::HekatonParams {
+                    circuit: match c.circuit {
+                        crate::hekaton::Circuit::Synthetic => "synthetic".into(),
+                        crate::hekaton::Circuit::MerkleUpdate => "merkle-update".into(),
+                    },
+                    subcircuits: n(c.subcircuits, "subcircuits")?,
+                    steps: n(c.steps, "steps")?,
+                    wires: n(c.wires, "wires")?,
+                    depth: n(c.depth, "depth")?,
+                    updates: n(c.updates, "updates")?,
+                    parts: n(c.parts, "parts")?,
+                    seed: a.seed,
                 })),
             }
         }
@@ -340,7 +373,9 @@ pub fn fetch(ep: Endpoint, job: String, out: PathBuf) -> anyhow::Result<()> {
             }
             "circuit.json" => {
                 if let Some(d) = json().and_then(|v| v.get("vk_digest").and_then(|r| r.as_str().map(String::from))) {
-                    println!("vk digest = {d} (verify with: prover pari verify-bundles {} --vk-digest {d})", out.display());
+                    // A Hekaton proof directory holds proof.bin; a Pari one, bundles.
+                    let verify = if files.iter().any(|(n, _, _)| n == "proof.bin") { "hekaton verify" } else { "pari verify-bundles" };
+                    println!("vk digest = {d} (verify with: prover {verify} {} --vk-digest {d})", out.display());
                 }
             }
             _ => {}

@@ -325,3 +325,67 @@ fn planner_with_require_auth_serves_only_token_holders() {
     fails_with(prover(&["admin", "token", "create", "--tenant", "Bad Name", "--redis", &s.redis]), &["tenant"]);
     assert!(s.log("auth-planner").contains("authentication on"), "{}", s.log("auth-planner"));
 }
+
+/// A Hekaton job proved by separate worker processes over Redis and MinIO (8 subcircuits, one
+/// worker SIGKILLed while it holds a lease), fetched and verified offline against the key
+/// digest the platform published; a wrong digest and a tampered proof are refused.
+#[test]
+fn hekaton_job_across_worker_processes() {
+    let Some(svc) = Services::from_env() else { return };
+    let grpc = free_port();
+    let ep = format!("http://127.0.0.1:{grpc}");
+    let planner = svc.spawn("planner", "hk-planner", Some(grpc));
+    let executor = svc.spawn("executor", "hk-executor", None);
+    let aggregator = svc.spawn("aggregator", "hk-aggregator", None);
+    let mut workers: Vec<Option<Proc>> = (0..3).map(|i| Some(svc.spawn("worker", &format!("hk-worker-{i}"), None))).collect();
+    for p in [&planner, &executor, &aggregator].into_iter().chain(workers.iter().flatten()) {
+        wait_ready(p.metrics);
+    }
+    fails_with(
+        prover(&["submit", "hekaton", "--circuit", "merkle-update", "--depth", "4", "--parts", "3", "--endpoint", &ep]),
+        &["InvalidArgument", "circuit"],
+    );
+    let job = ok(prover(&[
+        "submit", "hekaton", "--circuit", "synthetic", "--subcircuits", "8", "--steps", "4", "--wires", "1", "--seed", "3", "--endpoint", &ep,
+    ]));
+    // Kill a worker while it holds a lease: its task is redelivered to another.
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let victim = loop {
+        assert!(Instant::now() < deadline, "no worker ever got busy");
+        if let Some(i) = workers.iter().position(|w| w.as_ref().is_some_and(busy)) {
+            break i;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut dead = workers[victim].take().unwrap();
+    dead.child.kill().unwrap();
+    let _ = dead.child.wait();
+    // Polled with a generous bound (not a performance claim: a hung job must fail the test, not
+    // hang the test command).
+    let deadline = Instant::now() + Duration::from_secs(900);
+    loop {
+        let s = status(&ep, &job);
+        if s.contains(" done") {
+            break;
+        }
+        assert!(!s.contains(" failed") && Instant::now() < deadline, "job did not finish: {s}\n{}", svc.log("hk-worker-1"));
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("proof");
+    let fetched = ok(prover(&["fetch", &job, "--out", dir.to_str().unwrap(), "--endpoint", &ep]));
+    let digest = fetched.split("vk digest = ").nth(1).and_then(|r| r.split_whitespace().next()).expect("fetch prints the vk digest").to_string();
+    assert!(fetched.contains("prover hekaton verify"), "{fetched}");
+    let out = ok(prover(&["hekaton", "verify", dir.to_str().unwrap(), "--vk-digest", &digest]));
+    assert!(out.contains("8 subcircuit proofs checked") && out.contains("verified"), "{out}");
+    let mut wrong = digest.clone().into_bytes();
+    wrong[0] = if wrong[0] == b'0' { b'1' } else { b'0' };
+    fails_with(prover(&["hekaton", "verify", dir.to_str().unwrap(), "--vk-digest", std::str::from_utf8(&wrong).unwrap()]), &["pinned"]);
+    let proof = dir.join("proof.bin");
+    let mut bytes = std::fs::read(&proof).unwrap();
+    let n = bytes.len();
+    bytes[n - 40] ^= 1;
+    std::fs::write(&proof, bytes).unwrap();
+    assert!(!prover(&["hekaton", "verify", dir.to_str().unwrap(), "--vk-digest", &digest]).status.success(), "a tampered proof verified");
+}

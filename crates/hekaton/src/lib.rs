@@ -6,7 +6,8 @@
 //! * [`augment`]: the memory-checking augmentation of each subcircuit (§4.3, Fig. 4);
 //! * [`merkle`]: the Poseidon Merkle tree over `(x, (t_i, a_i, T_i, A_i)_i)` (§2.4);
 //! * [`workflow`]: the distributed prover of §6.2, one function per step, and the verifier;
-//! * [`circuits`]: the §8.1 benchmark circuit and a Poseidon Merkle batch-update circuit.
+//! * [`circuits`]: the §8.1 benchmark circuit and a Poseidon Merkle batch-update circuit;
+//! * [`spec`]: those circuits described by parameters, rebuilt wherever they are needed.
 //!
 //! # Notation (paper §5.1.1)
 //!
@@ -70,6 +71,7 @@ pub mod circuits;
 pub mod merkle;
 pub mod mirage;
 pub mod partition;
+pub mod spec;
 pub mod workflow;
 
 use ark_relations::gr1cs::SynthesisError;

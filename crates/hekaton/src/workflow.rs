@@ -838,14 +838,56 @@ where
     S: Subcircuit<E::ScalarField>,
     R: Rng,
 {
+    let key = pk.subcircuit_key(share.index as usize)?;
+    worker_prove_with_key(
+        &pk.vk,
+        key,
+        subcircuit,
+        public_inputs,
+        share,
+        commitment,
+        randomness,
+        message,
+        rng,
+    )
+}
+
+/// [`worker_prove`] for a worker that holds only the verifying key and its own shape's Mirage
+/// proving key (a distributed worker need not fetch the keys of every shape). The shape key
+/// must be the one the verifying key names for subcircuit `share.index`.
+#[allow(clippy::too_many_arguments)]
+pub fn worker_prove_with_key<E, S, R>(
+    vk: &VerifyingKey<E>,
+    key: &mirage::ProvingKey<E>,
+    subcircuit: &S,
+    public_inputs: &[E::ScalarField],
+    share: &WitnessShare<E::ScalarField>,
+    commitment: &Commitment<E>,
+    randomness: &CommitmentRandomness<E>,
+    message: &ProveMessage<E::ScalarField>,
+    rng: &mut R,
+) -> Result<Proof<E>, Error>
+where
+    E: Pairing,
+    E::ScalarField: Absorb,
+    S: Subcircuit<E::ScalarField>,
+    R: Rng,
+{
     let i = share.index as usize;
-    let layout = &pk.vk.layout;
+    let layout = &vk.layout;
     if i >= layout.num_subcircuits() {
         return Err(Error::ShapeMismatch {
             what: "subcircuit index",
             expected: layout.num_subcircuits(),
             got: i,
         });
+    }
+    let shape = vk.shape_of.get(i).and_then(|&j| vk.vks.get(j as usize));
+    if shape != Some(&key.vk) {
+        return Err(Error::malformed(
+            "proving key",
+            format!("the shape key given is not subcircuit {i}'s"),
+        ));
     }
     let cfg = poseidon_config::<E::ScalarField>();
     let empty: [E::ScalarField; 0] = [];
@@ -865,7 +907,7 @@ where
         own_path: &message.own_path,
         breakdown: None,
     };
-    mirage::prove(pk.subcircuit_key(i)?, aug, commitment, randomness, rng)
+    mirage::prove(key, aug, commitment, randomness, rng)
 }
 
 /// Step 5 (coordinator): collects the proof. Fails on a malformed round, or unless there is

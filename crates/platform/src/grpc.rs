@@ -120,7 +120,17 @@ pub fn job_to_pb(r: &JobRecord) -> pb::Job {
 fn request_from_pb(req: pb::SubmitJobRequest) -> Result<JobRequest, Status> {
     use pb::submit_job_request::Params;
     match req.params {
-        None => Err(Status::invalid_argument("invalid params: one of reckle_batch, reckle_update, pari_batch is required")),
+        None => Err(Status::invalid_argument("invalid params: one of reckle_batch, reckle_update, pari_batch, hekaton is required")),
+        Some(Params::Hekaton(p)) => {
+            use ::hekaton::spec::CircuitSpec;
+            let n = |v: u32| v as usize;
+            let circuit = match p.circuit.as_str() {
+                "synthetic" => CircuitSpec::Synthetic { subcircuits: n(p.subcircuits), steps: n(p.steps), wires: n(p.wires) },
+                "merkle-update" => CircuitSpec::MerkleUpdate { depth: n(p.depth), updates: n(p.updates), parts: n(p.parts) },
+                other => return Err(Status::invalid_argument(format!("invalid circuit: {other:?}; use synthetic or merkle-update"))),
+            };
+            Ok(JobRequest::Hekaton { circuit, seed: p.seed })
+        }
         Some(Params::PariBatch(p)) => {
             use pari::circuits::CircuitFamily;
             let size = usize::try_from(p.size).map_err(|_| Status::invalid_argument("invalid size: too large"))?;

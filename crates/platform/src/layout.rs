@@ -5,6 +5,8 @@
 //! jobs/<id>/inputs/…        what the submission stored (Reckle: leaves.bin)
 //! jobs/<id>/nodes/<l>-<i>.bin  Reckle node proofs (intermediate)
 //! jobs/<id>/pari/…          Pari keys and proof lists (intermediate)
+//! jobs/<id>/hekaton/…       Hekaton shares, commitments, messages, subcircuit proofs (intermediate)
+//! hekaton/keys/<spec>/…     Hekaton keys, per circuit structure, shared by jobs
 //! jobs/<id>/proof/…         the published outputs
 //! ```
 
@@ -64,4 +66,28 @@ pub fn pari_proofs(job: &str, i: u64) -> String {
 /// Pari: the name of bundle `k` under the proof prefix.
 pub fn pari_bundle_name(k: u64) -> String {
     format!("bundle-{k}.bin")
+}
+
+pub fn hekaton_prefix(job: &str) -> String {
+    format!("jobs/{job}/hekaton/")
+}
+
+/// Hekaton: `<what>-<i>.bin` of subcircuit `i` (share, commit, message, proof).
+pub fn hekaton_file(job: &str, what: &str, i: u64) -> String {
+    format!("jobs/{job}/hekaton/{what}-{i}.bin")
+}
+
+/// Hekaton: the challenge round (tree and messages) of a job.
+pub fn hekaton_round(job: &str) -> String {
+    format!("jobs/{job}/hekaton/round.bin")
+}
+
+/// Hekaton: a key file of the structure with spec digest `spec`, verifying-key digest `vk`.
+pub fn hekaton_key(spec: &str, vk: &str, name: &str) -> String {
+    format!("hekaton/keys/{spec}/{vk}/{name}")
+}
+
+/// Hekaton: the verifying-key digest later jobs of structure `spec` reuse.
+pub fn hekaton_current_key(spec: &str) -> String {
+    format!("hekaton/keys/{spec}/current")
 }

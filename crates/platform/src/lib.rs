@@ -30,6 +30,7 @@ pub mod roles;
 pub mod service;
 
 pub use error::PlatformError;
+pub use kinds::hekaton::{HekatonJobSpec, JOB as JOB_HEKATON};
 pub use kinds::pari::{PariJobSpec, JOB as JOB_PARI_BATCH};
 pub use kinds::reckle::{ReckleJobSpec, UpdateSpec, JOB_BATCH as JOB_RECKLE_BATCH, JOB_UPDATE as JOB_RECKLE_UPDATE, MAX_BATCH, MAX_CHANGES, MAX_LOG_N};
 pub use kinds::{JobKind, JobRequest, Leaves, Registry, Served, TaskKind};

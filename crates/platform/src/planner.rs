@@ -135,6 +135,13 @@ impl Platform {
 
     /// Sends the report of the task of `lease` to `kind` (a worker's "done"; a redelivered
     /// task reports again, and the executor counts it once).
+    /// Like [`Platform::report`], with another payload (what the task found out, for the executor).
+    pub async fn report_with(&self, lease: &Lease, kind: TaskKind, payload: String) -> Result<(), PlatformError> {
+        let t = &lease.task;
+        let m = TaskMessage { job_id: t.job_id.clone(), task_id: t.task_id.clone(), payload, failures: 0 };
+        Ok(self.queue().enqueue(kind.name, m).await?)
+    }
+
     pub async fn report(&self, lease: &Lease, kind: TaskKind) -> Result<(), PlatformError> {
         let t = &lease.task;
         let m = TaskMessage { job_id: t.job_id.clone(), task_id: t.task_id.clone(), payload: t.payload.clone(), failures: 0 };

@@ -343,10 +343,23 @@ async fn terminate() {
     }
 }
 
+/// The directive that keeps arkworks' per-gadget spans out of the logs (see [`init_logging`]).
+pub const GR1CS_OFF: &str = "gr1cs=off";
+
 /// Logs as text, or JSON when `format` is "json"; level from `RUST_LOG` (default info).
+///
+/// arkworks' constraint gadgets open an INFO span per operation under the target `gr1cs`, with
+/// the whole constraint system as a Debug-formatted field: with those spans on, a Hekaton
+/// subcircuit of a few thousand constraints took minutes and gigabytes per step (quadratic).
+/// They are off unless `RUST_LOG` names `gr1cs` itself.
 pub fn init_logging(format: &str) {
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let from_env = std::env::var("RUST_LOG").ok().filter(|v| !v.trim().is_empty());
+    let names_gr1cs = from_env.as_deref().is_some_and(|v| v.contains("gr1cs"));
+    let mut filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    if !names_gr1cs {
+        filter = filter.add_directive(GR1CS_OFF.parse().expect("a valid directive"));
+    }
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
     let _ = if format == "json" {
         builder.json().try_init()

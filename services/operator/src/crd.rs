@@ -29,7 +29,7 @@ pub const GROUP: &str = "prover.dev";
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ProofJobSpec {
-    /// Which job: reckle-batch, reckle-update or pari-batch.
+    /// Which job: reckle-batch, reckle-update, pari-batch or hekaton.
     pub kind: JobKind,
     /// Idempotency key of the submission (default: the resource's UID), so that a retried
     /// submission returns the job already created instead of a second one. The operator
@@ -45,6 +45,33 @@ pub struct ProofJobSpec {
     /// Parameters of a pari-batch job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pari_batch: Option<PariBatch>,
+    /// Parameters of a hekaton job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hekaton: Option<Hekaton>,
+}
+
+/// A Hekaton proof of one large circuit, its subcircuits proved by separate workers
+/// (`HekatonParams`). synthetic: subcircuits, steps, wires; merkle-update: depth, updates, parts.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Hekaton {
+    /// "synthetic" or "merkle-update".
+    pub circuit: String,
+    #[serde(default)]
+    pub subcircuits: u32,
+    #[serde(default)]
+    pub steps: u32,
+    #[serde(default)]
+    pub wires: u32,
+    #[serde(default)]
+    pub depth: u32,
+    #[serde(default)]
+    pub updates: u32,
+    #[serde(default)]
+    pub parts: u32,
+    /// Seed of the circuit's inputs.
+    #[serde(default)]
+    pub seed: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -56,6 +83,8 @@ pub enum JobKind {
     ReckleUpdate,
     #[serde(rename = "pari-batch")]
     PariBatch,
+    #[serde(rename = "hekaton")]
+    Hekaton,
 }
 
 impl JobKind {
@@ -64,6 +93,7 @@ impl JobKind {
             JobKind::ReckleBatch => "reckle-batch",
             JobKind::ReckleUpdate => "reckle-update",
             JobKind::PariBatch => "pari-batch",
+            JobKind::Hekaton => "hekaton",
         }
     }
 }

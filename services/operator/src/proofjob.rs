@@ -60,6 +60,7 @@ pub fn submit_request(spec: &ProofJobSpec, idempotency_key: &str) -> Result<pb::
         spec.reckle_batch.as_ref().map(|_| "reckleBatch"),
         spec.reckle_update.as_ref().map(|_| "reckleUpdate"),
         spec.pari_batch.as_ref().map(|_| "pariBatch"),
+        spec.hekaton.as_ref().map(|_| "hekaton"),
     ]
     .into_iter()
     .flatten()
@@ -68,6 +69,7 @@ pub fn submit_request(spec: &ProofJobSpec, idempotency_key: &str) -> Result<pb::
         JobKind::ReckleBatch => "reckleBatch",
         JobKind::ReckleUpdate => "reckleUpdate",
         JobKind::PariBatch => "pariBatch",
+        JobKind::Hekaton => "hekaton",
     };
     if given != [wanted] {
         return Err(format!(
@@ -77,6 +79,19 @@ pub fn submit_request(spec: &ProofJobSpec, idempotency_key: &str) -> Result<pb::
         ));
     }
     let params = match spec.kind {
+        JobKind::Hekaton => {
+            let p = spec.hekaton.as_ref().expect("checked above");
+            Params::Hekaton(pb::HekatonParams {
+                circuit: p.circuit.clone(),
+                subcircuits: p.subcircuits,
+                steps: p.steps,
+                wires: p.wires,
+                depth: p.depth,
+                updates: p.updates,
+                parts: p.parts,
+                seed: p.seed,
+            })
+        }
         JobKind::PariBatch => {
             let p = spec.pari_batch.as_ref().expect("checked above");
             Params::PariBatch(pb::PariBatchParams {
@@ -301,6 +316,20 @@ mod tests {
         let err = submission_key("team-a", Some(&long), "u").unwrap_err();
         assert!(err.contains("spec.idempotencyKey") && err.contains("at most 121"), "{err}");
         assert!(submission_key("ns", Some("a b"), "u").unwrap_err().contains("spec.idempotencyKey"));
+    }
+
+    #[test]
+    fn hekaton_request_carries_params() {
+        let spec = ProofJobSpec {
+            kind: JobKind::Hekaton,
+            hekaton: Some(crate::crd::Hekaton { circuit: "synthetic".into(), subcircuits: 8, steps: 4, wires: 1, seed: 2, ..Default::default() }),
+            ..Default::default()
+        };
+        let req = submit_request(&spec, "k").unwrap();
+        let Some(pb::submit_job_request::Params::Hekaton(p)) = req.params else { panic!("{req:?}") };
+        assert_eq!((p.circuit.as_str(), p.subcircuits, p.steps, p.wires, p.seed), ("synthetic", 8, 4, 1, 2));
+        let wrong = ProofJobSpec { kind: JobKind::PariBatch, ..spec };
+        assert!(submit_request(&wrong, "k").unwrap_err().contains("pariBatch"));
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //! Adding a kind: a file here implementing [`JobKind`], one line in [`Registry::builtin`], its
 //! [`JobRequest`] variant and its proto message (converted in `grpc.rs`).
 
+pub mod hekaton;
 pub mod noop;
 pub mod pari;
 pub mod reckle;
@@ -67,6 +68,8 @@ pub enum JobRequest {
     /// `count` proofs of a built-in circuit family, instances from seeds `seed_start..`, in
     /// bundles of `bundle_size` (rounded up to whole prove tasks of `per_task` proofs).
     PariBatch { circuit: ::pari::circuits::CircuitFamily, seed_start: u64, count: u64, per_task: u64, bundle_size: u64 },
+    /// A Hekaton proof of `circuit` with inputs from `seed`, by `k` workers.
+    Hekaton { circuit: ::hekaton::spec::CircuitSpec, seed: u64 },
     /// `tasks` tasks that do nothing: measures the orchestration itself (not offered over gRPC).
     Noop { tasks: u64 },
 }
@@ -78,6 +81,7 @@ impl JobRequest {
             JobRequest::ReckleBatch { .. } => reckle::JOB_BATCH,
             JobRequest::ReckleUpdate { .. } => reckle::JOB_UPDATE,
             JobRequest::PariBatch { .. } => pari::JOB,
+            JobRequest::Hekaton { .. } => hekaton::JOB,
             JobRequest::Noop { .. } => noop::JOB,
         }
     }
@@ -130,9 +134,15 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// Reckle batch and update, Pari batch, no-op.
+    /// Reckle batch and update, Pari batch, Hekaton, no-op.
     pub fn builtin() -> Self {
-        Self::new(vec![Arc::new(reckle::ReckleBatch), Arc::new(reckle::ReckleUpdate), Arc::new(pari::PariBatch), Arc::new(noop::Noop)])
+        Self::new(vec![
+            Arc::new(reckle::ReckleBatch),
+            Arc::new(reckle::ReckleUpdate),
+            Arc::new(pari::PariBatch),
+            Arc::new(hekaton::Hekaton),
+            Arc::new(noop::Noop),
+        ])
     }
 
     pub fn new(kinds: Vec<Arc<dyn JobKind>>) -> Self {

@@ -1,0 +1,527 @@
+//! Hekaton jobs (`hekaton.prove`): one large circuit, partitioned into `k` subcircuits proved by
+//! separate workers (paper §6.2), checked and published by the aggregator.
+//!
+//! DAG (task ids `<step>-<i>`):
+//!
+//! 1. `hekaton.setup` (worker): the keys of the circuit's structure, made once per
+//!    [`CircuitSpec::digest`] and reused by every later job of that structure; then the
+//!    coordinator's step 1: the traces, cut into one witness share per subcircuit.
+//! 2. `hekaton.commit` × k (worker `i`): `D_i`, the commitment to its share. Its randomness
+//!    `κ_D` is drawn from the job's secret and `i`, so a redelivered commit task writes the same
+//!    `D_i` (and the prove task re-derives the randomness rather than storing it).
+//! 3. `hekaton.challenge` (worker): once every `D_i` is in, the challenge `(α, β)`, the Merkle
+//!    tree and one message per subcircuit (a pure function of the commitments).
+//! 4. `hekaton.prove` × k (worker `i`): the Mirage proof of subcircuit `i`, from the spec (the
+//!    circuit is rebuilt, never shipped), its share, its message and the keys.
+//! 5. `hekaton.assemble` (aggregator): gathers the proof, **verifies it** under the job's
+//!    verifying key, and only then publishes `proof/{circuit.json, vk.bin, proof.bin,
+//!    public.json}` — the directory `prover hekaton verify DIR --vk-digest HEX` checks offline.
+//!
+//! Workers report `hekaton.done`; the executor releases each step when the previous is done.
+//! Which keys a job uses travels in its task payloads from the setup's report on (the digest
+//! of the verifying key), so a job's tasks agree on one key even if two jobs of one structure
+//! make keys at the same time.
+//!
+//! Objects: keys under `hekaton/keys/<spec digest>/<vk digest>/`: `vk.bin` and one Mirage
+//! proving key per subcircuit shape, `pk-<shape>.bin` (content addressed, never overwritten
+//! with other bytes; `vk.bin` is written last, so its presence means the keys are complete), and
+//! `hekaton/keys/<spec digest>/current` (the digest later jobs reuse); per job
+//! `jobs/<id>/hekaton/{share,commit,message,proof}-<i>.bin` and `round.bin`.
+//!
+//! A worker fetches the verifying key and **its own shape's** proving key only, never the
+//! whole proving key, and keeps the last few it decoded ([`KeyCache`]): decoding a key runs the
+//! curve and subgroup checks of every point, which costs more than a small subcircuit's proof.
+
+use std::collections::BTreeMap;
+
+use ark_bls12_381::{Bls12_381, Fr};
+use async_trait::async_trait;
+use bytes::Bytes;
+use hekaton::mirage::{self, Commitment, Proof};
+use hekaton::spec::CircuitSpec;
+use hekaton::workflow::{self, ChallengeRound, ProveMessage, VerifyingKey, VkDigest, WitnessShare};
+use std::sync::{Arc, Mutex, OnceLock};
+use jobs::JobRecord;
+use queue::Lease;
+use rand::SeedableRng;
+
+use super::{JobKind, JobRequest, Served, TaskKind, Validated};
+use crate::error::{corrupt, invalid};
+use crate::{layout, Platform, PlatformError};
+
+pub const JOB: &str = "hekaton.prove";
+pub const SETUP: TaskKind = TaskKind::new("hekaton.setup", Served::Worker, 3600);
+pub const COMMIT: TaskKind = TaskKind::new("hekaton.commit", Served::Worker, 1800);
+pub const CHALLENGE: TaskKind = TaskKind::new("hekaton.challenge", Served::Worker, 600);
+pub const PROVE: TaskKind = TaskKind::new("hekaton.prove", Served::Worker, 3600);
+pub const DONE: TaskKind = TaskKind::new("hekaton.done", Served::Executor, 300);
+pub const ASSEMBLE: TaskKind = TaskKind::new("hekaton.assemble", Served::Aggregator, 1800);
+const TASKS: &[TaskKind] = &[PROVE, COMMIT, CHALLENGE, SETUP, DONE, ASSEMBLE];
+
+/// The job's secret (32 random bytes under `jobs/<id>/inputs/`, drawn at submission): the seed
+/// of its setup (if it makes the keys) and of every commitment's randomness.
+pub const SECRET: &str = "hekaton-secret.bin";
+
+/// What a Hekaton job proves: the circuit `circuit` with inputs from `seed`, on BLS12-381.
+/// Decoding checks the spec's bounds (a stored spec is input too).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "RawSpec")]
+pub struct HekatonJobSpec {
+    pub circuit: CircuitSpec,
+    pub seed: u64,
+}
+
+#[derive(serde::Deserialize)]
+struct RawSpec {
+    circuit: CircuitSpec,
+    seed: u64,
+}
+
+impl TryFrom<RawSpec> for HekatonJobSpec {
+    type Error = PlatformError;
+    fn try_from(r: RawSpec) -> Result<Self, PlatformError> {
+        HekatonJobSpec::new(r.circuit, r.seed)
+    }
+}
+
+impl HekatonJobSpec {
+    pub fn new(circuit: CircuitSpec, seed: u64) -> Result<Self, PlatformError> {
+        circuit.check().map_err(|e| invalid("circuit", e.to_string()))?;
+        Ok(Self { circuit, seed })
+    }
+
+    fn of(rec: &JobRecord) -> Result<Self, PlatformError> {
+        serde_json::from_str(&rec.spec).map_err(|e| corrupt(format!("job {} spec: {e}", rec.id)))
+    }
+
+    fn k(&self) -> u64 {
+        self.circuit.num_subcircuits() as u64
+    }
+}
+
+/// A task's step, index and (from the setup's report on) the digest of the job's key.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+struct HekatonTask {
+    step: String,
+    index: u64,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    vk: String,
+}
+
+impl HekatonTask {
+    fn digest(&self) -> Result<VkDigest, PlatformError> {
+        self.vk.parse().map_err(|e| corrupt(format!("task payload: vk: {e}")))
+    }
+}
+
+fn task_of(lease: &Lease) -> Result<HekatonTask, PlatformError> {
+    serde_json::from_str(&lease.task.payload).map_err(|e| corrupt(format!("task payload: {e}")))
+}
+
+async fn dispatch(p: &Platform, job: &str, kind: TaskKind, step: &str, index: u64, vk: &str) -> Result<bool, PlatformError> {
+    let payload = serde_json::to_string(&HekatonTask { step: step.into(), index, vk: vk.into() }).map_err(corrupt)?;
+    p.dispatch(job, kind, &format!("{step}-{index}"), payload).await
+}
+
+fn hek(e: hekaton::Error) -> PlatformError {
+    corrupt(format!("hekaton: {e}"))
+}
+
+/// A seed for `purpose` (and index) from the job's secret: BLAKE2b-256 with a domain tag.
+fn derive_seed(secret: &[u8], purpose: &str, index: u64) -> Result<[u8; 32], PlatformError> {
+    use blake2::digest::{Update, VariableOutput};
+    if secret.len() != 32 {
+        return Err(corrupt(format!("{SECRET}: {} bytes, expected 32", secret.len())));
+    }
+    let mut h = blake2::Blake2bVar::new(32).map_err(corrupt)?;
+    h.update(b"prover/hekaton/v1/");
+    h.update(purpose.as_bytes());
+    h.update(&index.to_le_bytes());
+    h.update(secret);
+    let mut seed = [0u8; 32];
+    h.finalize_variable(&mut seed).map_err(corrupt)?;
+    Ok(seed)
+}
+
+/// Runs CPU-heavy work off the async runtime.
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, hekaton::Error> + Send + 'static) -> Result<T, PlatformError> {
+    tokio::task::spawn_blocking(f).await.map_err(corrupt)?.map_err(hek)
+}
+
+async fn get<T: ark_serialize::CanonicalDeserialize + hekaton::Check>(p: &Platform, key: &str) -> Result<T, PlatformError> {
+    mirage::from_bytes(&p.blobs().get(key).await?).map_err(|e| corrupt(format!("{key}: {e}")))
+}
+
+async fn put<T: ark_serialize::CanonicalSerialize>(p: &Platform, key: &str, value: &T) -> Result<(), PlatformError> {
+    Ok(p.blobs().put(key, Bytes::from(mirage::to_bytes(value).map_err(hek)?)).await?)
+}
+
+/// The last few keys this process decoded, by object key (a small LRU: keys are large).
+struct KeyCache<T> {
+    entries: Mutex<Vec<(String, Arc<T>)>>,
+}
+
+/// Keys kept per process, of each type.
+const KEYS_KEPT: usize = 4;
+
+impl<T> KeyCache<T> {
+    const fn new() -> Self {
+        Self { entries: Mutex::new(Vec::new()) }
+    }
+
+    fn get(&self, key: &str) -> Option<Arc<T>> {
+        let mut e = self.entries.lock().expect("key cache");
+        let i = e.iter().position(|(k, _)| k == key)?;
+        let hit = e.remove(i);
+        let v = hit.1.clone();
+        e.push(hit);
+        Some(v)
+    }
+
+    fn put(&self, key: String, v: Arc<T>) {
+        let mut e = self.entries.lock().expect("key cache");
+        e.retain(|(k, _)| *k != key);
+        if e.len() >= KEYS_KEPT {
+            e.remove(0);
+        }
+        e.push((key, v));
+    }
+}
+
+fn vk_cache() -> &'static KeyCache<VerifyingKey<Bls12_381>> {
+    static C: OnceLock<KeyCache<VerifyingKey<Bls12_381>>> = OnceLock::new();
+    C.get_or_init(KeyCache::new)
+}
+
+fn pk_cache() -> &'static KeyCache<mirage::ProvingKey<Bls12_381>> {
+    static C: OnceLock<KeyCache<mirage::ProvingKey<Bls12_381>>> = OnceLock::new();
+    C.get_or_init(KeyCache::new)
+}
+
+/// The verifying key with digest `vk` for `spec`, checked against that digest.
+async fn verifying_key(p: &Platform, spec: &HekatonJobSpec, vk: &VkDigest) -> Result<Arc<VerifyingKey<Bls12_381>>, PlatformError> {
+    let key = layout::hekaton_key(&spec.circuit.digest(), &vk.to_string(), "vk.bin");
+    if let Some(v) = vk_cache().get(&key) {
+        return Ok(v);
+    }
+    let v: VerifyingKey<Bls12_381> = get(p, &key).await?;
+    v.check_digest(vk).map_err(hek)?;
+    let v = Arc::new(v);
+    vk_cache().put(key, v.clone());
+    Ok(v)
+}
+
+/// Subcircuit `i`'s shape's Mirage proving key, checked to be the one `vk` names for it.
+async fn shape_key(
+    p: &Platform,
+    spec: &HekatonJobSpec,
+    digest: &VkDigest,
+    vk: &VerifyingKey<Bls12_381>,
+    i: u64,
+) -> Result<Arc<mirage::ProvingKey<Bls12_381>>, PlatformError> {
+    let shape = *vk.shape_of.get(i as usize).ok_or_else(|| corrupt(format!("subcircuit {i} out of range")))?;
+    let key = layout::hekaton_key(&spec.circuit.digest(), &digest.to_string(), &format!("pk-{shape}.bin"));
+    if let Some(k) = pk_cache().get(&key) {
+        return Ok(k);
+    }
+    let k: mirage::ProvingKey<Bls12_381> = get(p, &key).await?;
+    if vk.vks.get(shape as usize) != Some(&k.vk) {
+        return Err(corrupt(format!("{key}: not the shape key the verifying key {digest} names")));
+    }
+    let k = Arc::new(k);
+    pk_cache().put(key, k.clone());
+    Ok(k)
+}
+
+/// The job's spec, or `None` if it has ended (its tasks are dropped).
+async fn live_spec(p: &Platform, job: &str) -> Result<Option<HekatonJobSpec>, PlatformError> {
+    match p.job_store().get(job).await? {
+        Some(r) if !r.state.is_terminal() => Ok(Some(HekatonJobSpec::of(&r)?)),
+        _ => Ok(None),
+    }
+}
+
+/// `hekaton.prove`.
+pub struct Hekaton;
+
+impl Hekaton {
+    /// Step 1: reuse or make the keys of the spec's structure, then cut the traces. Returns the
+    /// digest of the verifying key the job will use.
+    async fn setup(&self, p: &Platform, job: &str, spec: &HekatonJobSpec) -> Result<String, PlatformError> {
+        let sd = spec.circuit.digest();
+        let current = layout::hekaton_current_key(&sd);
+        let reusable = match p.blobs().get(&current).await {
+            Ok(d) => {
+                let d = String::from_utf8_lossy(&d).trim().to_string();
+                let ok = d.parse::<VkDigest>().is_ok() && p.blobs().exists(&layout::hekaton_key(&sd, &d, "vk.bin")).await?;
+                ok.then_some(d)
+            }
+            Err(blobstore::BlobError::NotFound(_)) => None,
+            Err(e) => return Err(e.into()),
+        };
+        let digest = match reusable {
+            Some(d) => {
+                tracing::info!(job, spec = %sd, vk = %d, "reusing the keys of this circuit structure");
+                d
+            }
+            None => {
+                let seed = derive_seed(&p.blobs().get(&layout::input(job, SECRET)).await?, "setup", 0)?;
+                let circuit = spec.circuit;
+                let (pk, vk) = blocking(move || {
+                    let c = circuit.build::<Fr>(0)?;
+                    workflow::setup::<Bls12_381, _, _>(&c, &mut rand_chacha::ChaCha20Rng::from_seed(seed))
+                })
+                .await?;
+                let d = vk.digest().map_err(hek)?.to_string();
+                // Content addressed: a concurrent setup of another job writes another directory.
+                // vk.bin last: its presence means every shape key is there.
+                for (j, shape_pk) in pk.pks.iter().enumerate() {
+                    put(p, &layout::hekaton_key(&sd, &d, &format!("pk-{j}.bin")), shape_pk).await?;
+                }
+                put(p, &layout::hekaton_key(&sd, &d, "vk.bin"), &vk).await?;
+                p.blobs().put(&current, Bytes::from(d.clone())).await?;
+                tracing::info!(job, spec = %sd, vk = %d, "made the keys of this circuit structure");
+                d
+            }
+        };
+        let vk_digest: VkDigest = digest.parse().map_err(hek)?;
+        let vk = verifying_key(p, spec, &vk_digest).await?;
+        let (circuit, seed) = (spec.circuit, spec.seed);
+        let shares = blocking(move || {
+            let c = circuit.build::<Fr>(seed)?;
+            workflow::check_circuit(&vk, &c)?;
+            Ok(workflow::coordinator_traces(&vk.layout, &c)?.1)
+        })
+        .await?;
+        for s in &shares {
+            put(p, &layout::hekaton_file(job, "share", s.index), s).await?;
+        }
+        Ok(digest)
+    }
+
+    /// The commitment of subcircuit `i` and its randomness, from the job's secret.
+    async fn commitment(
+        p: &Platform,
+        job: &str,
+        key: &mirage::ProvingKey<Bls12_381>,
+        share: &WitnessShare<Fr>,
+    ) -> Result<(Commitment<Bls12_381>, mirage::CommitmentRandomness<Bls12_381>), PlatformError> {
+        let seed = derive_seed(&p.blobs().get(&layout::input(job, SECRET)).await?, "commit", share.index)?;
+        workflow::worker_commit(key, share, &mut rand_chacha::ChaCha20Rng::from_seed(seed)).map_err(hek)
+    }
+}
+
+#[async_trait]
+impl JobKind for Hekaton {
+    fn name(&self) -> &'static str {
+        JOB
+    }
+    fn task_kinds(&self) -> &'static [TaskKind] {
+        TASKS
+    }
+
+    async fn validate(&self, _p: &Platform, request: JobRequest) -> Result<Validated, PlatformError> {
+        let JobRequest::Hekaton { circuit, seed } = request else {
+            return Err(PlatformError::Config("hekaton.prove: not a Hekaton request".into()));
+        };
+        let spec = HekatonJobSpec::new(circuit, seed)?;
+        let k = spec.k();
+        Ok(Validated {
+            spec: serde_json::to_string(&spec).map_err(corrupt)?,
+            inputs: Vec::new(),
+            tasks: BTreeMap::from([(SETUP.name, 1), (COMMIT.name, k), (CHALLENGE.name, 1), (PROVE.name, k), (ASSEMBLE.name, 1)]),
+            secrets: vec![(SECRET.to_string(), Bytes::from(rand::random::<[u8; 32]>().to_vec()))],
+        })
+    }
+
+    async fn plan(&self, p: &Platform, job: &JobRecord) -> Result<(), PlatformError> {
+        dispatch(p, &job.id, SETUP, "setup", 0, "").await.map(|_| ())
+    }
+
+    async fn work(&self, p: &Platform, task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
+        let job = &lease.task.job_id;
+        let Some(spec) = live_spec(p, job).await? else { return Ok(()) };
+        let mut t = task_of(lease)?;
+        if task != SETUP && task != CHALLENGE && t.index >= spec.k() {
+            return Err(corrupt(format!("{} task {} out of range", task.name, t.index)));
+        }
+        if task == SETUP {
+            t.vk = self.setup(p, job, &spec).await?;
+        } else if task == COMMIT {
+            let digest = t.digest()?;
+            let vk = verifying_key(p, &spec, &digest).await?;
+            let key = shape_key(p, &spec, &digest, &vk, t.index).await?;
+            let share: WitnessShare<Fr> = get(p, &layout::hekaton_file(job, "share", t.index)).await?;
+            if share.index != t.index {
+                return Err(corrupt(format!("share-{}.bin holds subcircuit {}'s share", t.index, share.index)));
+            }
+            let (d, _) = Self::commitment(p, job, &key, &share).await?;
+            put(p, &layout::hekaton_file(job, "commit", t.index), &d).await?;
+        } else if task == CHALLENGE {
+            let vk = verifying_key(p, &spec, &t.digest()?).await?;
+            let (mut shares, mut commitments) = (Vec::new(), Vec::new());
+            for i in 0..spec.k() {
+                shares.push(get::<WitnessShare<Fr>>(p, &layout::hekaton_file(job, "share", i)).await?);
+                commitments.push(get::<Commitment<Bls12_381>>(p, &layout::hekaton_file(job, "commit", i)).await?);
+            }
+            let (circuit, seed) = (spec.circuit, spec.seed);
+            let round = blocking(move || {
+                let x = circuit.build::<Fr>(seed)?.public_inputs;
+                workflow::coordinator_challenge(&vk, &x, &shares, &commitments)
+            })
+            .await?;
+            for (i, m) in round.messages.iter().enumerate() {
+                put(p, &layout::hekaton_file(job, "message", i as u64), m).await?;
+            }
+            put(p, &layout::hekaton_round(job), &round).await?;
+        } else if task == PROVE {
+            let digest = t.digest()?;
+            let vk = verifying_key(p, &spec, &digest).await?;
+            let key = shape_key(p, &spec, &digest, &vk, t.index).await?;
+            let share: WitnessShare<Fr> = get(p, &layout::hekaton_file(job, "share", t.index)).await?;
+            if share.index != t.index {
+                return Err(corrupt(format!("share-{}.bin holds subcircuit {}'s share", t.index, share.index)));
+            }
+            let message: ProveMessage<Fr> = get(p, &layout::hekaton_file(job, "message", t.index)).await?;
+            let (d, r) = Self::commitment(p, job, &key, &share).await?;
+            let stored: Commitment<Bls12_381> = get(p, &layout::hekaton_file(job, "commit", t.index)).await?;
+            if stored != d {
+                return Err(corrupt(format!("subcircuit {}: the stored commitment is not the one the job's secret gives", t.index)));
+            }
+            let (circuit, seed, i) = (spec.circuit, spec.seed, t.index as usize);
+            let proof = blocking(move || {
+                let c = circuit.build::<Fr>(seed)?;
+                let sub = c.subcircuits.get(i).ok_or(hekaton::Error::ShapeMismatch { what: "subcircuit index", expected: c.subcircuits.len(), got: i })?;
+                workflow::worker_prove_with_key(&vk, &key, sub, &c.public_inputs, &share, &d, &r, &message, &mut rand_chacha::ChaCha20Rng::from_entropy())
+            })
+            .await?;
+            ::metrics::counter!("prover_proofs_total", "kind" => "hekaton.subcircuit").increment(1);
+            put(p, &layout::hekaton_file(job, "proof", t.index), &proof).await?;
+        } else {
+            return Err(PlatformError::Config(format!("hekaton: {} is not a worker task", task.name)));
+        }
+        let payload = serde_json::to_string(&t).map_err(corrupt)?;
+        p.report_with(lease, DONE, payload).await
+    }
+
+    async fn on_done(&self, p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
+        let job = &lease.task.job_id;
+        if !p.live(job).await? {
+            return Ok(());
+        }
+        let t = task_of(lease)?;
+        let spec = HekatonJobSpec::of(&p.record(job).await?)?;
+        let store = p.job_store();
+        // Marks this step's task done; true once every task of `kind` is.
+        let all_done = |kind: TaskKind| async move {
+            store.task_done(job, kind.name, &lease.task.task_id).await?;
+            let c = p.record(job).await?.tasks.get(kind.name).copied().unwrap_or_default();
+            Ok::<_, PlatformError>(c.done == c.total)
+        };
+        match t.step.as_str() {
+            "setup" => {
+                t.digest()?;
+                all_done(SETUP).await?;
+                for i in 0..spec.k() {
+                    dispatch(p, job, COMMIT, "commit", i, &t.vk).await?;
+                }
+            }
+            "commit" => {
+                if all_done(COMMIT).await? {
+                    dispatch(p, job, CHALLENGE, "challenge", 0, &t.vk).await?;
+                }
+            }
+            "challenge" => {
+                all_done(CHALLENGE).await?;
+                for i in 0..spec.k() {
+                    dispatch(p, job, PROVE, "prove", i, &t.vk).await?;
+                }
+            }
+            "prove" => {
+                if all_done(PROVE).await? {
+                    dispatch(p, job, ASSEMBLE, "assemble", 0, &t.vk).await?;
+                }
+            }
+            "assemble" => {
+                all_done(ASSEMBLE).await?;
+                p.job_done(job).await?;
+            }
+            other => return Err(corrupt(format!("unknown hekaton step {other:?}"))),
+        }
+        Ok(())
+    }
+
+    /// Aggregator: assembles the proof, verifies it under the job's key, publishes it.
+    async fn finish(&self, p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
+        let job = &lease.task.job_id;
+        let Some(spec) = live_spec(p, job).await? else { return Ok(()) };
+        let t = task_of(lease)?;
+        let digest = t.digest()?;
+        let vk_key = layout::hekaton_key(&spec.circuit.digest(), &digest.to_string(), "vk.bin");
+        let vk_bytes = p.blobs().get(&vk_key).await?;
+        let vk: VerifyingKey<Bls12_381> = mirage::from_bytes(&vk_bytes).map_err(|e| corrupt(format!("{vk_key}: {e}")))?;
+        vk.check_digest(&digest).map_err(hek)?;
+        let round: ChallengeRound<Fr> = get(p, &layout::hekaton_round(job)).await?;
+        let (mut commitments, mut proofs) = (Vec::new(), Vec::new());
+        for i in 0..spec.k() {
+            commitments.push(get::<Commitment<Bls12_381>>(p, &layout::hekaton_file(job, "commit", i)).await?);
+            proofs.push(get::<Proof<Bls12_381>>(p, &layout::hekaton_file(job, "proof", i)).await?);
+        }
+        let (circuit, seed) = (spec.circuit, spec.seed);
+        let checked = tokio::task::spawn_blocking(move || -> Result<_, hekaton::Error> {
+            let proof = workflow::coordinator_assemble(&round, commitments, proofs)?;
+            let x = circuit.build::<Fr>(seed)?.public_inputs;
+            let verdict = workflow::verify(&vk, &x, &proof, &mut rand_chacha::ChaCha20Rng::from_entropy());
+            Ok((proof, x, verdict))
+        })
+        .await
+        .map_err(corrupt)?
+        .map_err(hek)?;
+        let (proof, x, verdict) = checked;
+        if let Err(e) = verdict {
+            return p.fail_job(job, &format!("the assembled Hekaton proof does not verify: {e}")).await;
+        }
+        // The directory `prover hekaton verify DIR --vk-digest HEX` reads.
+        let circuit_json = serde_json::json!({
+            "curve": "bls12-381",
+            "circuit": spec.circuit,
+            "seed": spec.seed,
+            "vk_digest": digest.to_string(),
+        });
+        let public: Vec<String> = x.iter().map(|v| v.to_string()).collect();
+        let out = |name: &str| layout::proof_file(job, name);
+        p.blobs().put(&out("circuit.json"), Bytes::from(serde_json::to_vec_pretty(&circuit_json).map_err(corrupt)?)).await?;
+        p.blobs().put(&out("vk.bin"), vk_bytes).await?;
+        p.blobs().put(&out("public.json"), Bytes::from(serde_json::to_vec_pretty(&public).map_err(corrupt)?)).await?;
+        put(p, &out("proof.bin"), &proof).await?;
+        p.report(lease, DONE).await
+    }
+
+    fn scratch_prefixes(&self, job: &str) -> Vec<String> {
+        vec![layout::hekaton_prefix(job), layout::inputs_prefix(job)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_specs_are_checked_when_decoded() {
+        let good = HekatonJobSpec::new(CircuitSpec::Synthetic { subcircuits: 2, steps: 4, wires: 1 }, 3).unwrap();
+        let json = serde_json::to_string(&good).unwrap();
+        assert_eq!(serde_json::from_str::<HekatonJobSpec>(&json).unwrap(), good);
+        let bad = json.replace("\"subcircuits\":2", "\"subcircuits\":0");
+        assert!(serde_json::from_str::<HekatonJobSpec>(&bad).unwrap_err().to_string().contains("subcircuits"));
+    }
+
+    #[test]
+    fn seeds_depend_on_purpose_index_and_secret() {
+        let s = derive_seed(&[1; 32], "commit", 0).unwrap();
+        assert_eq!(s, derive_seed(&[1; 32], "commit", 0).unwrap());
+        assert_ne!(s, derive_seed(&[1; 32], "commit", 1).unwrap());
+        assert_ne!(s, derive_seed(&[1; 32], "setup", 0).unwrap());
+        assert_ne!(s, derive_seed(&[2; 32], "commit", 0).unwrap());
+        assert!(derive_seed(&[1; 31], "commit", 0).is_err());
+    }
+}

@@ -1,0 +1,124 @@
+//! Hekaton jobs through the platform, embedded and against real Redis and S3 (MinIO): an
+//! 8-subcircuit circuit proved by separate worker loops, with a commit task that runs twice (a
+//! worker that committed, reported and died before completing its lease: the redelivery must
+//! write the same `D_i`) and a worker that dies mid-prove leaving a torn proof object. The
+//! published directory verifies with the library alone against the key digest the job names;
+//! a tampered proof is refused; a second job of the same structure reuses the keys.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+mod common;
+
+use ark_bls12_381::{Bls12_381, Fr};
+use hekaton::spec::CircuitSpec;
+use hekaton::workflow::{self, HekatonProof, VerifyingKey, VkDigest};
+use platform::kinds::hekaton::{Hekaton, COMMIT};
+use platform::{JobKind, JobOutcome, JobRequest, Platform, PlatformError};
+use queue::QueueConfig;
+use tokio::sync::watch;
+
+const SPEC: CircuitSpec = CircuitSpec::Synthetic { subcircuits: 8, steps: 4, wires: 1 };
+
+/// Claims a task of `kind` of `job` (giving back any other job's: a shared Redis may hold
+/// tasks of earlier runs).
+async fn claim(p: &Platform, job: &str, kind: &str) -> queue::Lease {
+    for _ in 0..6000 {
+        // A slow Redis answer is an error here as in a worker loop: try again.
+        if let Ok(Some(l)) = p.queue().claim(kind, "doomed-worker", Duration::from_millis(50)).await {
+            if l.task.job_id == job {
+                return l;
+            }
+            let _ = p.queue().release(&l).await;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("no {kind} task appeared");
+}
+
+fn spawn_workers(p: &Arc<Platform>, kinds: &'static [&'static str], n: usize, rx: &watch::Receiver<bool>) {
+    for i in 0..n {
+        let (p, rx) = (p.clone(), rx.clone());
+        tokio::spawn(async move { p.run_worker_for(format!("w-{}-{i}", kinds[0]), kinds, rx).await });
+    }
+}
+
+async fn published(p: &Platform, job: &str, name: &str) -> Vec<u8> {
+    p.blobs().get(&format!("jobs/{job}/proof/{name}")).await.unwrap().to_vec()
+}
+
+async fn run(real: bool) {
+    let cfg = QueueConfig { visibility_timeout: Duration::from_secs(2), ..QueueConfig::default() };
+    let Some((q, blobs, jobs, _dir)) = common::backends_in_db(real, cfg, 3).await else { return };
+    let p = Platform::new(q, blobs, jobs);
+    // Bad requests name the field.
+    let bad = JobRequest::Hekaton { circuit: CircuitSpec::MerkleUpdate { depth: 4, updates: 1, parts: 3 }, seed: 1 };
+    assert!(matches!(p.submit(bad, None).await, Err(PlatformError::InvalidJob { field: "circuit", .. })));
+
+    let seed = rand::random::<u32>() as u64;
+    let (job, _) = p.submit(JobRequest::Hekaton { circuit: SPEC, seed }, None).await.unwrap();
+    let rec = p.job_store().get(&job).await.unwrap().unwrap();
+    assert_eq!((rec.tasks["hekaton.commit"].total, rec.tasks["hekaton.prove"].total), (8, 8));
+    let (stop, rx) = watch::channel(false);
+    tokio::spawn(p.clone().run_executor("ex".into(), rx.clone()));
+    tokio::spawn(p.clone().run_aggregator("ag".into(), rx.clone()));
+    spawn_workers(&p, &["hekaton.setup", "hekaton.challenge"], 1, &rx);
+
+    // A worker commits, reports, and dies before completing its lease: the task is redelivered
+    // and runs again; the second run must write the same D_i.
+    let doomed = claim(&p, &job, COMMIT.name).await;
+    Hekaton.work(&p, COMMIT, &doomed).await.unwrap();
+    let i = doomed.task.task_id.trim_start_matches("commit-").to_string();
+    let commit_key = format!("jobs/{job}/hekaton/commit-{i}.bin");
+    let first = p.blobs().get(&commit_key).await.unwrap();
+    spawn_workers(&p, &["hekaton.commit"], 2, &rx);
+
+    // A worker dies mid-prove, its proof object half-written; the redelivery replaces it.
+    let doomed = claim(&p, &job, "hekaton.prove").await;
+    let j = doomed.task.task_id.trim_start_matches("prove-").to_string();
+    p.blobs().put(&format!("jobs/{job}/hekaton/proof-{j}.bin"), bytes::Bytes::from_static(b"torn")).await.unwrap();
+    spawn_workers(&p, &["hekaton.prove"], 2, &rx);
+
+    let outcome = tokio::time::timeout(Duration::from_secs(600), p.wait(&job, |_| {})).await.unwrap();
+    assert_eq!(outcome, JobOutcome::Done, "{:?}", p.job_store().get(&job).await.unwrap().map(|r| r.message));
+    assert_eq!(p.blobs().get(&commit_key).await.unwrap(), first, "the redelivered commit task wrote another D_{i}");
+
+    // Offline: pin the digest circuit.json names; the library alone verifies the directory.
+    let circuit: serde_json::Value = serde_json::from_slice(&published(&p, &job, "circuit.json").await).unwrap();
+    let digest: VkDigest = circuit["vk_digest"].as_str().expect("circuit.json names the vk digest").parse().unwrap();
+    let vk: VerifyingKey<Bls12_381> = hekaton::mirage::from_bytes(&published(&p, &job, "vk.bin").await).unwrap();
+    vk.check_digest(&digest).unwrap();
+    let public: Vec<String> = serde_json::from_slice(&published(&p, &job, "public.json").await).unwrap();
+    let x: Vec<Fr> = public.iter().map(|s| s.parse().unwrap()).collect();
+    assert_eq!(x, SPEC.build::<Fr>(seed).unwrap().public_inputs);
+    let proof_bytes = published(&p, &job, "proof.bin").await;
+    let proof: HekatonProof<Bls12_381> = hekaton::mirage::from_bytes(&proof_bytes).unwrap();
+    let mut rng = rand::thread_rng();
+    workflow::verify(&vk, &x, &proof, &mut rng).unwrap();
+    // Tampered: another subcircuit's proof in slot 0, or another public input.
+    let mut bad = proof.clone();
+    bad.proofs.swap(0, 1);
+    assert!(workflow::verify(&vk, &x, &bad, &mut rng).is_err(), "a proof with swapped subcircuit proofs verified");
+    assert!(workflow::verify(&vk, &[x[0] + Fr::from(1u64)], &proof, &mut rng).is_err(), "the proof verified for another input");
+
+    // A second job of the same structure reuses the keys (one key directory for the spec).
+    let (job2, _) = p.submit(JobRequest::Hekaton { circuit: SPEC, seed: seed + 1 }, None).await.unwrap();
+    let outcome = tokio::time::timeout(Duration::from_secs(600), p.wait(&job2, |_| {})).await.unwrap();
+    assert_eq!(outcome, JobOutcome::Done);
+    let circuit2: serde_json::Value = serde_json::from_slice(&published(&p, &job2, "circuit.json").await).unwrap();
+    assert_eq!(circuit2["vk_digest"], circuit["vk_digest"], "the second job made new keys");
+    let _ = stop.send(true);
+    for j in [&job, &job2] {
+        p.blobs().delete_prefix(&format!("jobs/{j}/")).await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn embedded_hekaton_job() {
+    run(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn redis_s3_hekaton_job() {
+    run(true).await;
+}
