@@ -3,7 +3,7 @@
 //! job with a reason, never take down the process that reads it). A decoded spec is planned,
 //! as the executor would.
 
-use platform::{PariJobSpec, ReckleJobSpec};
+use platform::{HekatonJobSpec, PariJobSpec, ReckleJobSpec};
 
 use crate::engine::Target;
 
@@ -11,7 +11,18 @@ use crate::engine::Target;
 pub fn targets() -> Vec<Target> {
     let reckle = ReckleJobSpec { log_n: 6, log_bucket: 2, batch: vec![1, 5, 17, 63], update: None };
     let pari = PariJobSpec::new(pari::circuits::CircuitFamily::Chain { steps: 64 }, 3, 100, 16, 64).expect("spec");
+    let hekaton = HekatonJobSpec::new(hekaton::spec::CircuitSpec::MerkleUpdate { depth: 8, updates: 2, parts: 4 }, 9).expect("spec");
     vec![
+        Target {
+            name: "platform.hekaton_spec",
+            seeds: vec![serde_json::to_vec(&hekaton).expect("json")],
+            // What the executor does with a stored spec before any circuit is built.
+            run: Box::new(|b| {
+                serde_json::from_slice::<HekatonJobSpec>(b)
+                    .is_ok_and(|s| s.circuit.check().is_ok() && s.circuit.num_subcircuits() > 0 && !s.circuit.digest().is_empty())
+            }),
+            short_run: None,
+        },
         Target {
             name: "platform.reckle_spec",
             seeds: vec![serde_json::to_vec(&reckle).expect("json")],
