@@ -140,6 +140,17 @@ pub enum QueueError {
     Backend(String),
 }
 
+/// A URL fit for a log line or an error message: any password (and user name) replaced by
+/// `***` (`redis://:secret@host:6379/0` → `redis://***@host:6379/0`).
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://***{}", &rest[at..]),
+        None => url.to_string(),
+    }
+}
+
 pub(crate) fn check_kind(kind: &str) -> Result<(), QueueError> {
     let ok = !kind.is_empty()
         && kind.len() <= 64
@@ -192,4 +203,17 @@ pub trait Queue: Send + Sync {
     async fn forget_job(&self, job_id: &str) -> Result<(), QueueError>;
     /// Messages of `job_id` in `kind` that are waiting, running (leased) or delayed.
     async fn job_tasks(&self, kind: &str, job_id: &str) -> Result<u64, QueueError>;
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn urls_lose_their_credentials() {
+        use super::redact_url;
+        assert_eq!(redact_url("redis://:s3cret@redis.data.svc:6379/0"), "redis://***@redis.data.svc:6379/0");
+        assert_eq!(redact_url("rediss://user:p@ss@h:1/2"), "rediss://***@h:1/2");
+        assert_eq!(redact_url("redis://127.0.0.1:6379/"), "redis://127.0.0.1:6379/");
+        assert_eq!(redact_url("not a url"), "not a url");
+        assert!(!redact_url("redis://:hunter2@h/0").contains("hunter2"));
+    }
 }

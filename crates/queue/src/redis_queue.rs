@@ -134,7 +134,8 @@ impl RedisQueue {
             redis::cmd("CONFIG").arg("GET").arg("maxmemory-policy").query_async(&mut conn).await.map_err(err)?;
         if policy.get(1).map(String::as_str) != Some("noeviction") {
             return Err(QueueError::Backend(format!(
-                "Redis at {url} has maxmemory-policy {:?}; the queue needs noeviction (evicted entries are lost tasks)",
+                "Redis at {} has maxmemory-policy {:?}; the queue needs noeviction (evicted entries are lost tasks)",
+                crate::redact_url(url),
                 policy.get(1)
             )));
         }
