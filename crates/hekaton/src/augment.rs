@@ -7,10 +7,10 @@
 //!   only in these trailing inputs, which each subcircuit's verifying key folds in
 //!   ([`crate::mirage::VerifyingKey::fix_trailing_inputs`]).
 //! * **committed witness** `w_{i,1}` (allocated first, so Mirage's `D_i` binds it): the values
-//!   `v_0..v_{s_i−1}` of the slice `T_i`, then the entries `(t, i, v)` of the slice `A_i`. The
-//!   subcircuit index and address of a `T_i` entry are public (`i` and `addr_j`), so only its
-//!   value needs committing.
-//! * **rest of the witness** `w_{i,2}`: the previous leaf `(t_{i−1}, a_{i−1}, T_{i−1}, A_{i−1})`
+//!   `v_0..v_{s_i−1}` of the slice `T_i`, then the entries `(a, v)` of the slice `A_i`
+//!   ([`committed_len`] variables). The address of a `T_i` entry is public (`addr_j`), so only
+//!   its value needs committing.
+//! * **rest of the witness** `w_{i,2}`: the previous leaf `(a_{i−1}, v_{i−1}, T_{i−1}, A_{i−1})`
 //!   (for `i = 0`: the public input `x` of the whole circuit), the two Merkle paths, the
 //!   position bits, and the subcircuit's own wires.
 //!
@@ -18,20 +18,39 @@
 //!
 //! 1. every portal access of the subcircuit reads the next entry of `T_i` (a `set` also checks
 //!    that the entry equals the wire the subcircuit computed);
-//! 2. `A` is sorted and consistent across `(a_{i−1}, A_i)`: consecutive addresses differ by 0
-//!    or 1 (`d·(d−1) = 0`) and equal addresses hold equal values (`(1−d)·(v'−v) = 0`);
-//! 3. the running products `T_i = T_{i−1}·Π_j (α − (i + β·addr_j + β²·v_j))` and
-//!    `A_i = A_{i−1}·Π_j (α − (t_j + β·a_j + β²·v_j))`;
-//! 4. leaf `i` of the tree with root `rt` is `(t_{i−1}, a_{i−1}, T_{i−1}, A_{i−1})` (for
-//!    `i = 0`: leaf 0 is `x`, and the products start at 1 after a sentinel entry at address
-//!    `−1`), and leaf `i+1` is `(t_i, a_i, T_i, A_i)` with `t_i`, `a_i` the last entries of the
-//!    slices (or the previous ones when the slice is empty);
+//! 2. `A` is sorted and consistent across `((a, v)_{i−1}, A_i)`: consecutive addresses differ
+//!    by 0 or 1 (`d·(d−1) = 0`) and equal addresses hold equal values (`(1−d)·(v'−v) = 0`);
+//! 3. the running products `T_i = T_{i−1}·Π_j (α − (v_j + β·addr_j))` and
+//!    `A_i = A_{i−1}·Π_j (α − (v_j + β·a_j))`;
+//! 4. leaf `i` of the tree with root `rt` is `((a, v)_{i−1}, T_{i−1}, A_{i−1})` (for `i = 0`:
+//!    leaf 0 is `x`, and the products start at 1 after a sentinel entry at address `−1`), and
+//!    leaf `i+1` is `((a, v)_i, T_i, A_i)` with `(a, v)_i` the last entry of `A_i` (or the
+//!    previous one when the slice is empty);
 //! 5. in the last subcircuit only, `T_{k−1} = A_{k−1}`: the permutation check. Doing it here
 //!    rather than in the verifier keeps the last leaf (which holds a shared-wire value) hidden;
 //!    the verifier only opens leaf 0.
 //!
-//! Because the memory is read-only (§2.4), `T` need not be checked for sortedness: its
-//! subcircuit indices and addresses are public inputs, so its order is fixed by the layout.
+//! # Why entries carry no subcircuit index
+//!
+//! The paper's entries are `(t, a, v)`, with `t` the accessing subcircuit: a read-write
+//! memory needs that timestamp to tell an old value from a new one. This memory is read-only
+//! (§2.4), and the check only has to show that **all accesses to one address see one value**:
+//!
+//! * the addresses of `T` are public inputs fixed by the layout, so `T`'s order and the
+//!   address of each access are not the prover's choice (and `T` needs no sortedness check);
+//! * every `D_i` is fixed before `α, β` are drawn, so with probability `1 − O(N/|F|)` over
+//!   `(α, β)` the products are equal only if `T` and `A` are equal as multisets of `(a, v)`
+//!   (Schwartz–Zippel on `Π (X − (v + Y·a))`, `N` accesses in all);
+//! * `A` is sorted (steps of 0 or 1 from the sentinel) and consistent, so it holds one value
+//!   per address; a multiset equal to it does too, so every access of `T` to an address reads
+//!   the same value, the one its `set` checked against the computed wire.
+//!
+//! Nothing in this argument uses `t`, so it is dropped. The costs per access are then 2
+//! constraints in `T` (`β·addr`, one product step) and 4 per `A` entry (`β·a`, one product
+//! step, sortedness, consistency); a wire set once and read once costs
+//! `2·2 + 2·4 + 1 = 13` constraints (the `1` is the `set` equality), against 16 with `t`.
+//! The leaf keeps only the last `A` entry: `T` needs no continuity between slices, as its
+//! addresses are public.
 
 use std::cell::Cell;
 
@@ -46,14 +65,19 @@ use ark_r1cs_std::fields::FieldVar;
 use ark_relations::gr1cs::{ConstraintSynthesizer, ConstraintSystemRef, SynthesisError};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 
-use crate::merkle::{hash_leaf, hash_leaf_var, root_from_path_var, LEAF_INPUT, LEAF_TRACE};
-use crate::partition::{Entry, Layout, Portals, Subcircuit};
+use crate::merkle::{hash_leaf, hash_leaf_var, root_from_path_var};
+use crate::partition::{Entry, Layout, Portals, Subcircuit, ENTRY_FIELDS};
 
-/// Leaf `i+1` of the tree: the last entries of `T_i` and `A_i` and the running products
-/// after subcircuit `i`.
+/// Committed variables of `C'_i` for `s_i` accesses: the `s_i` values of `T_i`, then the
+/// `s_i` entries of `A_i`.
+pub fn committed_len(accesses: usize) -> usize {
+    accesses * (1 + ENTRY_FIELDS)
+}
+
+/// Leaf `i+1` of the tree: the last entry of `A_i` and the running products after
+/// subcircuit `i`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct Leaf<F: PrimeField> {
-    pub t_last: Entry<F>,
     pub a_last: Entry<F>,
     pub t_product: F,
     pub a_product: F,
@@ -63,7 +87,6 @@ impl<F: PrimeField> Leaf<F> {
     /// The state before subcircuit 0: sentinel entries and empty products.
     pub fn initial() -> Self {
         Leaf {
-            t_last: Entry::sentinel(),
             a_last: Entry::sentinel(),
             t_product: F::one(),
             a_product: F::one(),
@@ -71,8 +94,7 @@ impl<F: PrimeField> Leaf<F> {
     }
 
     pub fn to_fields(&self) -> Vec<F> {
-        let mut v = Vec::with_capacity(8);
-        v.extend(self.t_last.to_fields());
+        let mut v = Vec::with_capacity(ENTRY_FIELDS + 2);
         v.extend(self.a_last.to_fields());
         v.push(self.t_product);
         v.push(self.a_product);
@@ -88,7 +110,6 @@ impl<F: PrimeField> Leaf<F> {
             .iter()
             .fold(self.a_product, |p, e| p * e.factor(alpha, beta));
         Leaf {
-            t_last: t_slice.last().copied().unwrap_or(self.t_last),
             a_last: a_slice.last().copied().unwrap_or(self.a_last),
             t_product,
             a_product,
@@ -104,7 +125,7 @@ impl<F: PrimeField> crate::Check for Leaf<F> {
 
 impl<F: PrimeField + Absorb> Leaf<F> {
     pub fn hash(&self, cfg: &PoseidonConfig<F>) -> F {
-        hash_leaf(cfg, LEAF_TRACE, &self.to_fields())
+        hash_leaf(cfg, &self.to_fields())
     }
 }
 
@@ -191,8 +212,8 @@ fn position_bits<F: PrimeField>(
     Ok(bits)
 }
 
+#[derive(Clone)]
 struct EntryVar<F: PrimeField> {
-    t: FpVar<F>,
     a: FpVar<F>,
     v: FpVar<F>,
 }
@@ -200,19 +221,18 @@ struct EntryVar<F: PrimeField> {
 impl<F: PrimeField> EntryVar<F> {
     fn constant(e: Entry<F>) -> Self {
         EntryVar {
-            t: FpVar::Constant(e.subcircuit),
             a: FpVar::Constant(e.address),
             v: FpVar::Constant(e.value),
         }
     }
 
-    fn fields(&self) -> [FpVar<F>; 3] {
-        [self.t.clone(), self.a.clone(), self.v.clone()]
+    fn fields(&self) -> [FpVar<F>; ENTRY_FIELDS] {
+        [self.a.clone(), self.v.clone()]
     }
 
-    /// `α − (t + β·(a + β·v))`: two constraints.
+    /// `α − (v + β·a)`: one constraint (`β·a`), the rest is linear.
     fn factor(&self, alpha: &FpVar<F>, beta: &FpVar<F>) -> FpVar<F> {
-        alpha - (&self.t + beta * (&self.a + beta * &self.v))
+        alpha - (&self.v + beta * &self.a)
     }
 }
 
@@ -242,7 +262,6 @@ impl<F: PrimeField, S: Subcircuit<F>> ConstraintSynthesizer<F> for Augmented<'_,
             .iter()
             .map(|e| {
                 Ok(EntryVar {
-                    t: FpVar::new_witness(cs.clone(), || Ok(e.subcircuit))?,
                     a: FpVar::new_witness(cs.clone(), || Ok(e.address))?,
                     v: FpVar::new_witness(cs.clone(), || Ok(e.value))?,
                 })
@@ -264,12 +283,11 @@ impl<F: PrimeField, S: Subcircuit<F>> ConstraintSynthesizer<F> for Augmented<'_,
 
         // Leaf i: the previous state, or the public input for subcircuit 0.
         let c = mark(&cs);
-        let (prev_t, prev_a, prev_tp, prev_ap, prev_hash, public_vars) = if self.index == 0 {
+        let (prev_a, prev_tp, prev_ap, prev_hash, public_vars) = if self.index == 0 {
             let x = alloc_witnesses(&cs, self.public_inputs)?;
-            let h = hash_leaf_var(cs.clone(), self.cfg, LEAF_INPUT, &x)?;
+            let h = hash_leaf_var(cs.clone(), self.cfg, &x)?;
             let init = Leaf::<F>::initial();
             (
-                EntryVar::constant(init.t_last),
                 EntryVar::constant(init.a_last),
                 FpVar::one(),
                 FpVar::one(),
@@ -278,13 +296,12 @@ impl<F: PrimeField, S: Subcircuit<F>> ConstraintSynthesizer<F> for Augmented<'_,
             )
         } else {
             let f = alloc_witnesses(&cs, &self.prev_leaf.to_fields())?;
-            let h = hash_leaf_var(cs.clone(), self.cfg, LEAF_TRACE, &f)?;
-            let e = |o: usize| EntryVar {
-                t: f[o].clone(),
-                a: f[o + 1].clone(),
-                v: f[o + 2].clone(),
+            let h = hash_leaf_var(cs.clone(), self.cfg, &f)?;
+            let e = EntryVar {
+                a: f[0].clone(),
+                v: f[1].clone(),
             };
-            (e(0), e(3), f[6].clone(), f[7].clone(), h, Vec::new())
+            (e, f[2].clone(), f[3].clone(), h, Vec::new())
         };
         counts.merkle += mark(&cs) - c;
 
@@ -293,7 +310,6 @@ impl<F: PrimeField, S: Subcircuit<F>> ConstraintSynthesizer<F> for Augmented<'_,
         let mut t_product = prev_tp;
         for (v, addr) in t_vals.iter().zip(&addrs) {
             let e = EntryVar {
-                t: idx.clone(),
                 a: addr.clone(),
                 v: v.clone(),
             };
@@ -308,14 +324,6 @@ impl<F: PrimeField, S: Subcircuit<F>> ConstraintSynthesizer<F> for Augmented<'_,
             a_product *= e.factor(&alpha, &beta);
             last = e;
         }
-        let t_last = match (t_vals.last(), addrs.last()) {
-            (Some(v), Some(a)) => EntryVar {
-                t: idx.clone(),
-                a: a.clone(),
-                v: v.clone(),
-            },
-            _ => prev_t,
-        };
         let a_last = last;
         if self.index + 1 == layout.num_subcircuits() {
             t_product.enforce_equal(&a_product)?;
@@ -324,12 +332,11 @@ impl<F: PrimeField, S: Subcircuit<F>> ConstraintSynthesizer<F> for Augmented<'_,
 
         // Leaf i+1 and both paths.
         let c = mark(&cs);
-        let mut own = Vec::with_capacity(8);
-        own.extend(t_last.fields());
+        let mut own = Vec::with_capacity(ENTRY_FIELDS + 2);
         own.extend(a_last.fields());
         own.push(t_product);
         own.push(a_product);
-        let own_hash = hash_leaf_var(cs.clone(), self.cfg, LEAF_TRACE, &own)?;
+        let own_hash = hash_leaf_var(cs.clone(), self.cfg, &own)?;
         let prev_bits = position_bits(&cs, depth, self.index, &idx)?;
         let own_bits = position_bits(&cs, depth, self.index + 1, &(&idx + FpVar::one()))?;
         let prev_path = alloc_witnesses(&cs, self.prev_path)?;

@@ -4,10 +4,17 @@
 //! * Poseidon: the ark-crypto-primitives sponge with rate 2, capacity 1, `α = 5`, 8 full and
 //!   57 partial rounds, round constants and MDS matrix from the Grain LFSR (the same
 //!   parameters as the rest of this workspace).
-//! * A **leaf** is a tagged list of field elements, `H(tag, x_1, …, x_n)` with one sponge call
-//!   ([`LEAF_INPUT`] for leaf 0, the public input; [`LEAF_TRACE`] for the others).
+//! * A **leaf** is a list of field elements hashed with one sponge call, `H(x_1, …, x_n)`:
+//!   leaf 0 is the whole circuit's public input, leaf `i ≥ 1` the state after subcircuit
+//!   `i − 1` (four elements, two permutations). Leaves carry no domain tag: every position is
+//!   fixed (each circuit opens exactly its leaves, at positions bound to public inputs, along
+//!   paths of the tree's fixed depth), so a leaf of one kind is never read as the other, nor a
+//!   leaf as an inner node; telling them apart by content would need a Poseidon collision.
 //! * An inner **node** is `H(left, right)`. The tree is complete: the leaf layer is padded
 //!   with zeros to a power of two, and a path is the list of siblings from the leaf upwards.
+//!
+//! The Poseidon parameters come from a Grain LFSR run, which costs far more than a hash:
+//! [`poseidon_config`] runs it once per field and process and hands out copies.
 //!
 //! Each function has an in-circuit twin ([`hash_leaf_var`], [`root_from_path_var`]) that
 //! produces the same value.
@@ -25,28 +32,42 @@ use ark_r1cs_std::select::CondSelectGadget;
 use ark_relations::gr1cs::{ConstraintSystemRef, SynthesisError};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
 use crate::Error;
 
-/// Tag of leaf 0, which holds the public input of the whole circuit.
-pub const LEAF_INPUT: u64 = 0;
-/// Tag of leaves `1..=k`, which hold `(t_i, a_i, T_i, A_i)`.
-pub const LEAF_TRACE: u64 = 1;
-
-/// The Poseidon parameters (rate 2, capacity 1, `α = 5`, 8 full / 57 partial rounds).
+/// The Poseidon parameters (rate 2, capacity 1, `α = 5`, 8 full / 57 partial rounds), made
+/// once per field in this process.
 pub fn poseidon_config<F: PrimeField>() -> PoseidonConfig<F> {
+    type Cache = Mutex<HashMap<TypeId, Box<dyn Any + Send + Sync>>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let id = TypeId::of::<F>();
+    if let Some(cfg) = lock(cache)
+        .get(&id)
+        .and_then(|c| c.downcast_ref::<PoseidonConfig<F>>())
+    {
+        return cfg.clone();
+    }
     let (full, partial, alpha, rate) = (8u64, 57u64, 5u64, 2usize);
     let (ark, mds) =
         find_poseidon_ark_and_mds::<F>(F::MODULUS_BIT_SIZE as u64, rate, full, partial, 0);
-    PoseidonConfig::new(full as usize, partial as usize, alpha, mds, ark, rate, 1)
+    let cfg = PoseidonConfig::new(full as usize, partial as usize, alpha, mds, ark, rate, 1);
+    lock(cache).insert(id, Box::new(cfg.clone()));
+    cfg
 }
 
-/// `H(tag, items…)`.
-pub fn hash_leaf<F: PrimeField + Absorb>(cfg: &PoseidonConfig<F>, tag: u64, items: &[F]) -> F {
-    let mut input = Vec::with_capacity(items.len() + 1);
-    input.push(F::from(tag));
-    input.extend_from_slice(items);
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // The map is only ever inserted into whole values: a poisoned lock holds a valid map.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `H(items…)`: a leaf.
+pub fn hash_leaf<F: PrimeField + Absorb>(cfg: &PoseidonConfig<F>, items: &[F]) -> F {
     let mut sponge = PoseidonSponge::new(cfg);
-    sponge.absorb(&input);
+    sponge.absorb(&items.to_vec());
     sponge.squeeze_field_elements::<F>(1)[0]
 }
 
@@ -178,14 +199,10 @@ pub fn verify_path<F: PrimeField + Absorb>(
 pub fn hash_leaf_var<F: PrimeField>(
     cs: ConstraintSystemRef<F>,
     cfg: &PoseidonConfig<F>,
-    tag: u64,
     items: &[FpVar<F>],
 ) -> Result<FpVar<F>, SynthesisError> {
-    let mut input = Vec::with_capacity(items.len() + 1);
-    input.push(FpVar::Constant(F::from(tag)));
-    input.extend_from_slice(items);
     let mut sponge = PoseidonSpongeVar::new(cs, cfg);
-    sponge.absorb(&input)?;
+    sponge.absorb(&items.to_vec())?;
     Ok(sponge.squeeze_field_elements(1)?.remove(0))
 }
 
@@ -214,8 +231,9 @@ pub fn root_from_path_var<F: PrimeField>(
     }
     let mut cur = leaf.clone();
     for (bit, sibling) in index_bits.iter().zip(path) {
+        // One select per level: the other child is what is left of the pair's sum.
         let left = FpVar::conditionally_select(bit, sibling, &cur)?;
-        let right = FpVar::conditionally_select(bit, &cur, sibling)?;
+        let right = &cur + sibling - &left;
         cur = hash_node_var(cs.clone(), cfg, &left, &right)?;
     }
     Ok(cur)

@@ -13,7 +13,9 @@
 //! Following Fig. 3, each shared wire becomes one cell of a memory `M`, addressed in the order
 //! in which the wires are first set (`0, 1, 2, …`). Because the memory is read-only, a `set`
 //! is just a read of its cell plus an equality check between the cell and the computed wire,
-//! and a `get` is a plain read; both produce one trace entry `(subcircuit, address, value)`.
+//! and a `get` is a plain read; both produce one trace entry `(address, value)`. (The paper's
+//! entries also carry the accessing subcircuit, a timestamp that a read-write memory needs;
+//! a read-only memory does not, see [`crate::augment`].)
 //! Each wire is set exactly once, by an earlier subcircuit than (or the same one as) every
 //! subcircuit that gets it.
 //!
@@ -73,33 +75,34 @@ pub struct Partitioned<F: PrimeField, S> {
     pub subcircuits: Vec<S>,
 }
 
-/// One memory trace entry `(t, i, v)`: the subcircuit that accessed the memory, the address
-/// and the value. All three are field elements, as they are in the circuit.
+/// One memory trace entry `(a, v)`: the address and the value, field elements as they are in
+/// the circuit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct Entry<F: PrimeField> {
-    pub subcircuit: F,
     pub address: F,
     pub value: F,
 }
+
+/// Field elements per trace entry, and so committed variables per `A_i` entry.
+pub const ENTRY_FIELDS: usize = 2;
 
 impl<F: PrimeField> Entry<F> {
     /// The entry that precedes the first one: address `−1`, so that the first real entry's
     /// address is forced to be `0` or `−1` (and `−1` is no address at all).
     pub fn sentinel() -> Self {
         Entry {
-            subcircuit: F::zero(),
             address: -F::one(),
             value: F::zero(),
         }
     }
 
-    pub fn to_fields(&self) -> [F; 3] {
-        [self.subcircuit, self.address, self.value]
+    pub fn to_fields(&self) -> [F; ENTRY_FIELDS] {
+        [self.address, self.value]
     }
 
-    /// The fingerprint factor `α − (t + β·i + β²·v)` of the running products.
+    /// The fingerprint factor `α − (v + β·a)` of the running products.
     pub fn factor(&self, alpha: F, beta: F) -> F {
-        alpha - (self.subcircuit + beta * (self.address + beta * self.value))
+        alpha - (self.value + beta * self.address)
     }
 }
 
@@ -426,7 +429,7 @@ impl<F: PrimeField> Traces<F> {
         }
         let mut t = Vec::with_capacity(layout.num_accesses());
         let mut keyed = Vec::with_capacity(layout.num_accesses());
-        for (i, (sub, vals)) in layout.subcircuits.iter().zip(values).enumerate() {
+        for (sub, vals) in layout.subcircuits.iter().zip(values) {
             if sub.addresses.len() != vals.len() {
                 return Err(Error::ShapeMismatch {
                     what: "portal accesses",
@@ -437,7 +440,6 @@ impl<F: PrimeField> Traces<F> {
             for (&addr, &v) in sub.addresses.iter().zip(vals) {
                 keyed.push(addr);
                 t.push(Entry {
-                    subcircuit: F::from(i as u64),
                     address: F::from(addr),
                     value: v,
                 });

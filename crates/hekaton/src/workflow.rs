@@ -34,8 +34,10 @@ use blake2::digest::consts::U32;
 use blake2::{Blake2b, Blake2b512, Digest};
 use rand::Rng;
 
-use crate::augment::{fixed_inputs_for, public_inputs_for, Augmented, Breakdown, Leaf};
-use crate::merkle::{hash_leaf, poseidon_config, verify_path, MerkleTree, LEAF_INPUT};
+use crate::augment::{
+    committed_len, fixed_inputs_for, public_inputs_for, Augmented, Breakdown, Leaf,
+};
+use crate::merkle::{hash_leaf, poseidon_config, verify_path, MerkleTree};
 use crate::mirage::{self, BatchItem, Commitment, CommitmentRandomness, Proof};
 use crate::partition::{record, Entry, Layout, Partitioned, Subcircuit, Traces};
 use crate::{Check, Error};
@@ -132,13 +134,13 @@ impl<E: Pairing> ProvingKey<E> {
         }
         for (i, sub) in self.vk.layout.subcircuits.iter().enumerate() {
             let pk = &self.pks[self.vk.shape_of[i] as usize];
-            if pk.num_committed() != 4 * sub.addresses.len() {
+            if pk.num_committed() != committed_len(sub.addresses.len()) {
                 return Err(Error::malformed(
                     "proving key",
                     format!(
                         "subcircuit {i} commits {} values under its key, {} expected",
                         pk.num_committed(),
-                        4 * sub.addresses.len()
+                        committed_len(sub.addresses.len())
                     ),
                 ));
             }
@@ -284,7 +286,7 @@ impl<E: Pairing> Check for ProvingKey<E> {
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct WitnessShare<F: PrimeField> {
     pub index: u64,
-    /// Values of `T_i` (their subcircuit index and addresses are in the layout).
+    /// Values of `T_i` (their addresses are in the layout).
     pub t_values: Vec<F>,
     /// `A_i`.
     pub a_slice: Vec<Entry<F>>,
@@ -328,13 +330,11 @@ impl<F: PrimeField> WitnessShare<F> {
 
     fn t_slice(&self, layout: &Layout) -> Result<Vec<Entry<F>>, Error> {
         self.check_against(layout)?;
-        let i = F::from(self.index);
         Ok(layout.subcircuits[self.index as usize]
             .addresses
             .iter()
             .zip(&self.t_values)
             .map(|(&a, &v)| Entry {
-                subcircuit: i,
                 address: F::from(a),
                 value: v,
             })
@@ -474,13 +474,7 @@ impl<E: Pairing> HekatonProof<E> {
 
 fn blank_leaf<F: PrimeField>() -> Leaf<F> {
     Leaf {
-        t_last: Entry {
-            subcircuit: F::zero(),
-            address: F::zero(),
-            value: F::zero(),
-        },
         a_last: Entry {
-            subcircuit: F::zero(),
             address: F::zero(),
             value: F::zero(),
         },
@@ -529,7 +523,7 @@ fn blanks<F: PrimeField>(layout: &Layout) -> (Vec<F>, Vec<Entry<F>>) {
     let n = s_max
         .max(layout.num_public_inputs as usize)
         .max(layout.tree_depth());
-    (vec![F::zero(); n], vec![blank_leaf::<F>().t_last; s_max])
+    (vec![F::zero(); n], vec![blank_leaf::<F>().a_last; s_max])
 }
 
 /// The constraint breakdown of each augmented subcircuit (synthesised in setup mode).
@@ -571,7 +565,7 @@ where
         .enumerate()
         .map(|(i, sub)| {
             let aug = blank_augmented(&cfg, layout, i, sub, &zeros, &entries, None);
-            mirage::constraint_digest(aug, 4 * layout.subcircuits[i].addresses.len())
+            mirage::constraint_digest(aug, committed_len(layout.subcircuits[i].addresses.len()))
         })
         .collect()
 }
@@ -621,7 +615,7 @@ where
         }
         let j = pks.len() as u32;
         let aug = blank_augmented(&cfg, &layout, i, sub, &zeros, &entries, None);
-        let (pk, vk) = mirage::setup::<E, _, _>(aug, 4 * sl.addresses.len(), rng)?;
+        let (pk, vk) = mirage::setup::<E, _, _>(aug, committed_len(sl.addresses.len()), rng)?;
         pks.push(pk);
         vks.push(vk);
         constraint_digests.push(digests[i]);
@@ -787,7 +781,7 @@ where
         );
         leaves.push(state);
     }
-    let mut hashes = vec![hash_leaf(&cfg, LEAF_INPUT, public_inputs)];
+    let mut hashes = vec![hash_leaf(&cfg, public_inputs)];
     hashes.extend(leaves.iter().map(|l| l.hash(&cfg)));
     let tree = MerkleTree::new(&cfg, vk.layout.tree_depth(), &hashes).ok_or_else(|| {
         Error::malformed(
@@ -985,7 +979,7 @@ where
     if proof.input_path.len() != depth {
         return Err(Error::VerificationFailed);
     }
-    let input_leaf = hash_leaf(&cfg, LEAF_INPUT, public_inputs);
+    let input_leaf = hash_leaf(&cfg, public_inputs);
     if !verify_path(&cfg, proof.root, 0, input_leaf, &proof.input_path) {
         return Err(Error::VerificationFailed);
     }

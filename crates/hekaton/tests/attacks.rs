@@ -10,7 +10,7 @@ use ark_r1cs_std::eq::EqGadget;
 use ark_r1cs_std::fields::fp::FpVar;
 use ark_relations::gr1cs::{ConstraintSystemRef, SynthesisError};
 use hekaton::circuits::{bench_circuit, BenchSubcircuit};
-use hekaton::merkle::{hash_leaf, poseidon_config, root_from_path, MerkleTree, LEAF_INPUT};
+use hekaton::merkle::{hash_leaf, poseidon_config, root_from_path, MerkleTree};
 use hekaton::mirage::{self, from_bytes, to_bytes};
 use hekaton::partition::{Entry, Layout, Partitioned, Portals, Subcircuit, Traces};
 use hekaton::workflow::{
@@ -58,7 +58,7 @@ fn fixture() -> &'static Fixture {
 fn forged_proof(vk: &VerifyingKey<E>, x: &[Fr], k: usize) -> HekatonProof<E> {
     let cfg = poseidon_config::<Fr>();
     let path = vec![Fr::zero(); vk.layout.tree_depth()];
-    let root = root_from_path(&cfg, 0, hash_leaf(&cfg, LEAF_INPUT, x), &path);
+    let root = root_from_path(&cfg, 0, hash_leaf(&cfg, x), &path);
     let f = fixture();
     HekatonProof {
         commitments: f
@@ -285,7 +285,6 @@ fn malformed_merkle_trees_are_errors() {
 #[test]
 fn malformed_traces_are_errors() {
     let e = Entry {
-        subcircuit: Fr::zero(),
         address: Fr::zero(),
         value: Fr::zero(),
     };
