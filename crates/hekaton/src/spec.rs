@@ -119,10 +119,14 @@ impl CircuitSpec {
 
     /// BLAKE2b-256 of a domain tag and the spec's canonical JSON, as 64 hex digits: the name
     /// under which keys for this structure are stored.
+    ///
+    /// The tag carries the version of the augmentation ([`crate::augment`]): v2 dropped the
+    /// subcircuit index from trace entries, so keys stored under a v1 digest are for other
+    /// constraints and must not be found by a v2 lookup.
     pub fn digest(&self) -> String {
         let json = serde_json::to_vec(self).expect("a spec serializes");
         let mut h = Blake2b::<U32>::new();
-        h.update(b"hekaton/spec/v1");
+        h.update(b"hekaton/spec/v2");
         h.update(&json);
         h.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }
