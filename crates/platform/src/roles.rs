@@ -9,7 +9,9 @@
 //! abandoned (its future dropped, its report never sent) when the heartbeat finds the lease
 //! gone or cannot renew it for a visibility timeout, and abandoned and retried when it passes
 //! its kind's deadline. A **fatal** error fails the job at once with the reason; a retryable one
-//! is retried with backoff until the task is dead-lettered, which fails the job.
+//! is retried with backoff until the task is dead-lettered, which fails the job. A **transient**
+//! one (Redis or S3 did not answer) first waits, still heartbeating, until both answer again, so
+//! an outage costs each task it meets one attempt.
 //!
 //! A role loop never stops on a backend error: it counts it (`prover_backend_errors_total`),
 //! backs off (100 ms doubling to 10 s) and goes on; only a configuration error ends it.
@@ -34,6 +36,10 @@ use tracing::Instrument;
 use crate::kinds::{JobKind, Served, TaskKind, PLAN};
 use crate::planner::plan_message;
 use crate::{Platform, PlatformError};
+
+/// An object key that is never written: `exists` on it asks the object store whether it
+/// answers at all.
+const BACKEND_PROBE: &str = "health/probe";
 
 /// Tasks running in this process (all roles), for the busy/in-flight gauges.
 static IN_FLIGHT: AtomicI64 = AtomicI64::new(0);
@@ -195,7 +201,15 @@ impl Platform {
             tokio::time::sleep(drain).await;
         };
         let deadline = self.deadline(task);
-        let work = self.task_work(&kind, task, &lease);
+        let work = async {
+            let r = self.task_work(&kind, task, &lease).await;
+            if let Err(e) = &r {
+                if e.is_transient() {
+                    self.wait_for_backends(&lease.kind, e).await;
+                }
+            }
+            r
+        };
         let end = tokio::select! {
             r = work.instrument(span.clone()) => End::Finished(r),
             Ok(why) = lost_rx => End::Lost(why),
@@ -261,6 +275,26 @@ impl Platform {
             }
         }
         Ok(())
+    }
+
+    /// A task failed because a backend did not answer: waits, still heartbeating and under the
+    /// task's deadline, until the queue and the object store answer again, and only then lets
+    /// the failure spend an attempt. An outage of a minute thus costs each task it meets one
+    /// attempt, instead of all of them within the first few backoffs; a backend that stays away
+    /// ends the wait at the deadline (or, for Redis, when the heartbeat gives up).
+    async fn wait_for_backends(&self, kind: &str, first: &PlatformError) {
+        tracing::warn!(error = %first, "a backend did not answer: waiting for the queue and the object store");
+        let mut delay = Duration::from_millis(200);
+        loop {
+            let queue_ok = self.queue().stats(kind).await.is_ok();
+            let blobs_ok = self.blobs().exists(BACKEND_PROBE).await.is_ok();
+            if queue_ok && blobs_ok {
+                return;
+            }
+            ::metrics::counter!("prover_backend_errors_total", "role" => "worker").increment(1);
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(Duration::from_secs(5));
+        }
     }
 
     /// What the role does with a task of `task`.

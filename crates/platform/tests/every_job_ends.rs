@@ -7,7 +7,7 @@ use std::time::Duration;
 
 mod common;
 
-use common::faults::{FirstRead, FlakyQueue, SlowStore};
+use common::faults::{FirstRead, FlakyQueue, Outage, SlowStore};
 use platform::kinds::reckle::{LEAF, NODE};
 use platform::{JobOutcome, JobRequest, Leaves, Platform, PlatformConfig};
 use queue::{Queue, QueueConfig};
@@ -116,6 +116,29 @@ async fn a_hung_read_is_abandoned_at_the_task_deadline() {
     let stop = start(&p, 2);
     assert_eq!(outcome(&p, &job).await, JobOutcome::Done);
     let _ = stop.send(true);
+}
+
+/// The object store is unreachable for 3 s from the first read of the job's leaves, with two
+/// attempts per task and retries 50 ms apart: a task that meets the outage waits until the
+/// store answers again before it spends its next attempt, so the job completes. (Failing at
+/// once, every task the outage meets would be dead-lettered within ~100 ms.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_object_store_outage_is_waited_out() {
+    let cfg = QueueConfig {
+        visibility_timeout: Duration::from_secs(2),
+        max_attempts: 2,
+        backoff_base: Duration::from_millis(50),
+        backoff_max: Duration::from_millis(50),
+    };
+    let (q, blobs, store, _dir) = common::backends(false, cfg).await.unwrap();
+    let outage = Arc::new(Outage::new(blobs, "inputs/leaves.bin", Duration::from_secs(3)));
+    let p = Platform::new(q, outage.clone() as Arc<dyn blobstore::BlobStore>, store);
+    p.circuits(reckle::Params::new(4, 2).unwrap()).await.unwrap();
+    let (job, _) = p.submit(reckle_request(), None).await.unwrap();
+    let stop = start(&p, 2);
+    assert_eq!(outcome(&p, &job).await, JobOutcome::Done);
+    let _ = stop.send(true);
+    assert!(outage.refused.load(std::sync::atomic::Ordering::SeqCst) > 0, "the outage happened");
 }
 
 /// The first heartbeat finds the lease gone (another worker now holds the task): the first

@@ -166,6 +166,42 @@ pub async fn extend_keeps_the_lease(q: &dyn Queue, kind: &str) {
     q.complete(&new).await.unwrap();
 }
 
+/// An expired lease behind many live ones (older message ids, still heartbeating) is found and
+/// redelivered: the scan for expired leases must not start over at the oldest entry each time.
+pub async fn expired_lease_behind_live_ones_is_redelivered(q: &dyn Queue, kind: &str) {
+    let vt = contract_config().visibility_timeout;
+    const N: u32 = 40;
+    for n in 0..N {
+        q.enqueue(kind, task("j", n)).await.unwrap();
+    }
+    let mut held = Vec::new();
+    for _ in 0..N {
+        held.push(q.claim(kind, "busy", SHORT).await.unwrap().expect("claimed"));
+    }
+    let (live, expiring) = held.split_at(N as usize - 1);
+    assert_eq!(expiring[0].task.task_id, format!("t{}", N - 1), "the newest message expires");
+    let heartbeat = async {
+        for _ in 0..10 {
+            for l in live {
+                q.extend(l).await.unwrap();
+            }
+            tokio::time::sleep(vt / 3).await;
+        }
+    };
+    let other = async {
+        tokio::time::sleep(vt + Duration::from_millis(100)).await;
+        q.claim(kind, "other", Duration::from_millis(500)).await.unwrap()
+    };
+    let (_, found) = tokio::join!(heartbeat, other);
+    let found = found.expect("the expired lease is redelivered");
+    assert_eq!(found.task.task_id, expiring[0].task.task_id);
+    assert_eq!(found.attempt, 2);
+    q.complete(&found).await.unwrap();
+    for l in live {
+        q.complete(l).await.unwrap();
+    }
+}
+
 /// Throughput records add up per kind.
 pub async fn throughput_is_recorded(q: &dyn Queue, kind: &str) {
     assert_eq!(q.stats(kind).await.unwrap().completed, 0);

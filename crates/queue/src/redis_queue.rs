@@ -122,6 +122,10 @@ pub struct RedisQueue {
     groups: std::sync::Mutex<std::collections::HashSet<String>>,
     /// When each kind's retries were last promoted and expired leases last looked for.
     maintained: std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>,
+    /// Where each kind's scan for expired leases goes on (`XAUTOCLAIM`'s cursor): each call
+    /// looks at a bounded stretch of the pending list, so starting at `0-0` every time would
+    /// never reach an expired lease behind many live ones.
+    cursors: std::sync::Mutex<std::collections::HashMap<String, String>>,
 }
 
 impl RedisQueue {
@@ -151,6 +155,7 @@ impl RedisQueue {
             enqueue_once: Script::new(ENQUEUE_ONCE),
             groups: Default::default(),
             maintained: Default::default(),
+            cursors: Default::default(),
         })
     }
 
@@ -270,6 +275,22 @@ fn field_m(fields: &Value) -> Option<String> {
     None
 }
 
+fn value_string(v: &Value) -> Option<String> {
+    match v {
+        Value::BulkString(b) => String::from_utf8(b.clone()).ok(),
+        Value::SimpleString(s) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// Stretches of the pending list (`XAUTOCLAIM` looks at up to ten entries per call with
+/// `COUNT 1`) one claim scans for expired leases before it reads new messages.
+const SCANS_PER_CLAIM: u32 = 16;
+
+fn first_entry_of(xautoclaim: &[Value]) -> Option<(String, Value)> {
+    xautoclaim.get(1).and_then(first_entry)
+}
+
 /// The first `(id, fields)` of an `XAUTOCLAIM` / `XREADGROUP` entry list.
 fn first_entry(entries: &Value) -> Option<(String, Value)> {
     let Value::Array(list) = entries else { return None };
@@ -303,6 +324,7 @@ impl Queue for RedisQueue {
         check_kind(kind)?;
         self.ensure_group(kind).await?;
         let deadline = tokio::time::Instant::now() + wait;
+        let mut scans = 0;
         loop {
             let mut c = self.conn.clone();
             let maintain = self.maintenance_due(kind);
@@ -314,19 +336,38 @@ impl Queue for RedisQueue {
             let claimed: Value = if !maintain {
                 Value::Nil
             } else {
+                let cursor = self.cursors.lock().expect("mutex").get(kind).cloned().unwrap_or_else(|| "0-0".into());
                 redis::cmd("XAUTOCLAIM")
-                .arg(stream(kind))
-                .arg(GROUP)
-                .arg(consumer)
-                .arg(self.config.visibility_timeout.as_millis() as u64)
-                .arg("0-0")
-                .arg("COUNT")
-                .arg(1)
-                .query_async(&mut c)
-                .await
-                .map_err(|e| self.on_read_error(kind, e))?
+                    .arg(stream(kind))
+                    .arg(GROUP)
+                    .arg(consumer)
+                    .arg(self.config.visibility_timeout.as_millis() as u64)
+                    .arg(cursor)
+                    .arg("COUNT")
+                    .arg(1)
+                    .query_async(&mut c)
+                    .await
+                    .map_err(|e| self.on_read_error(kind, e))?
             };
             if let Value::Array(parts) = &claimed {
+                // The next cursor ("0-0" once the scan has gone round the whole pending list).
+                let mid_scan = match parts.first().and_then(value_string) {
+                    Some(next) => {
+                        let more = next != "0-0";
+                        self.cursors.lock().expect("mutex").insert(kind.to_string(), next);
+                        more
+                    }
+                    None => false,
+                };
+                if mid_scan && first_entry_of(parts).is_none() {
+                    // Nothing expired in this stretch: scan on now, a few stretches per call,
+                    // then at the next claim.
+                    self.maintained.lock().expect("mutex").remove(kind);
+                    scans += 1;
+                    if scans < SCANS_PER_CLAIM {
+                        continue;
+                    }
+                }
                 if let Some((id, fields)) = parts.get(1).and_then(first_entry) {
                     // There may be more expired leases: look again on the next claim.
                     self.maintained.lock().expect("mutex").remove(kind);

@@ -59,6 +59,7 @@ contract_case!(retries_then_dead_letters);
 contract_case!(expired_leases_count_as_attempts);
 contract_case!(release_redelivers_without_penalty);
 contract_case!(extend_keeps_the_lease);
+contract_case!(expired_lease_behind_live_ones_is_redelivered);
 contract_case!(throughput_is_recorded);
 contract_case!(bad_input_is_refused);
 contract_case!(purge_removes_a_jobs_waiting_tasks);

@@ -165,3 +165,57 @@ impl BlobStore for SlowStore {
         self.inner.delete(key).await
     }
 }
+
+/// An object store that goes away: the first `get` of a key ending in `suffix` starts an outage
+/// of `length`, during which every call fails as an unreachable S3 server's would.
+pub struct Outage {
+    pub inner: Arc<dyn BlobStore>,
+    suffix: String,
+    length: Duration,
+    until: Mutex<Option<std::time::Instant>>,
+    pub refused: AtomicU32,
+}
+
+impl Outage {
+    pub fn new(inner: Arc<dyn BlobStore>, suffix: &str, length: Duration) -> Self {
+        Self { inner, suffix: suffix.into(), length, until: Mutex::new(None), refused: AtomicU32::new(0) }
+    }
+
+    fn down(&self, key: &str, starts: bool) -> Result<(), BlobError> {
+        let mut until = self.until.lock().unwrap();
+        if until.is_none() && starts && key.ends_with(&self.suffix) {
+            *until = Some(std::time::Instant::now() + self.length);
+        }
+        match *until {
+            Some(t) if std::time::Instant::now() < t => {
+                self.refused.fetch_add(1, Ordering::SeqCst);
+                Err(BlobError::Backend("injected: connection refused".into()))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+#[async_trait]
+impl BlobStore for Outage {
+    async fn put(&self, key: &str, data: Bytes) -> Result<(), BlobError> {
+        self.down(key, false)?;
+        self.inner.put(key, data).await
+    }
+    async fn get(&self, key: &str) -> Result<Bytes, BlobError> {
+        self.down(key, true)?;
+        self.inner.get(key).await
+    }
+    async fn exists(&self, key: &str) -> Result<bool, BlobError> {
+        self.down(key, false)?;
+        self.inner.exists(key).await
+    }
+    async fn list(&self, prefix: &str) -> Result<Vec<String>, BlobError> {
+        self.down(prefix, false)?;
+        self.inner.list(prefix).await
+    }
+    async fn delete(&self, key: &str) -> Result<(), BlobError> {
+        self.down(key, false)?;
+        self.inner.delete(key).await
+    }
+}
