@@ -22,6 +22,7 @@ OK = 'outcome="ok"'
 NOT_OK = 'outcome!="ok"'
 DONE = 'outcome="done"'
 GET_PUT = 'op=~"get|put"'
+HEKATON_TASKS = 'kind=~"hekaton.*"'
 
 
 def sel(extra=""):
@@ -201,6 +202,19 @@ def overview():
     p.append(timeseries(L, "Mean task duration by kind", "sum / count of prover_task_duration_seconds.",
                         [(f"sum by (kind) ({rate('prover_task_duration_seconds_sum')}) / "
                           f"sum by (kind) ({rate('prover_task_duration_seconds_count')})", "{{kind}}")], "s", w=8, h=9))
+
+    p.append(L.row("Proof systems"))
+    p.append(timeseries(L, "Hekaton CPU by step",
+                        "prover_hekaton_cpu_seconds: core-seconds per second inside the Hekaton proof system "
+                        "(setup, traces, commit, challenge, prove, verify, key decoding), by step.",
+                        [(f"sum by (step) ({rate('prover_hekaton_cpu_seconds_sum')})", "{{step}}")], "s", w=12,
+                        stack=True))
+    p.append(timeseries(L, "Hekaton tasks: platform share of task time",
+                        "1 − proof-system CPU / task duration over the hekaton.* task kinds: the time tasks spend "
+                        "in the queue client, object store and bookkeeping (issue target: ≤ 1% of a job).",
+                        [(f"1 - sum({rate('prover_hekaton_cpu_seconds_sum')}) / "
+                          f"sum({rate('prover_task_duration_seconds_sum', HEKATON_TASKS)})", "platform share")],
+                        "percentunit", w=12, maximum=1))
 
     p.append(L.row("Redeliveries and failures"))
     p.append(timeseries(L, "Redeliveries / s by kind", "Tasks claimed again after a lease expired or a retry.",

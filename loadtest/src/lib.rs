@@ -48,12 +48,31 @@ pub enum Template {
     Reckle { weight: u32, log_n: u32, log_bucket: u32, batch: u64 },
     /// A Pari batch job.
     Pari { weight: u32, circuit: String, size: u64, count: u64, proofs_per_task: Option<u64>, bundle_size: Option<u64> },
+    /// A Hekaton job: `circuit = "synthetic"` with `subcircuits`, `steps`, `wires`, or
+    /// `"merkle-update"` with `depth`, `updates`, `parts`; a random seed per job. Jobs of one
+    /// template share the circuit structure, so after the first they reuse its keys.
+    Hekaton {
+        weight: u32,
+        circuit: String,
+        #[serde(default)]
+        subcircuits: u32,
+        #[serde(default)]
+        steps: u32,
+        #[serde(default)]
+        wires: u32,
+        #[serde(default)]
+        depth: u32,
+        #[serde(default)]
+        updates: u32,
+        #[serde(default)]
+        parts: u32,
+    },
 }
 
 impl Template {
     fn weight(&self) -> u32 {
         match self {
-            Template::Reckle { weight, .. } | Template::Pari { weight, .. } => *weight,
+            Template::Reckle { weight, .. } | Template::Pari { weight, .. } | Template::Hekaton { weight, .. } => *weight,
         }
     }
 
@@ -61,6 +80,7 @@ impl Template {
         match self {
             Template::Reckle { .. } => "reckle.batch",
             Template::Pari { .. } => "pari.batch",
+            Template::Hekaton { .. } => "hekaton.prove",
         }
     }
 
@@ -86,6 +106,18 @@ impl Template {
                 proofs_per_task: proofs_per_task.unwrap_or(0),
                 bundle_size: bundle_size.unwrap_or(0),
             }),
+            Template::Hekaton { circuit, subcircuits, steps, wires, depth, updates, parts, .. } => {
+                pb::submit_job_request::Params::Hekaton(pb::HekatonParams {
+                    circuit: circuit.clone(),
+                    subcircuits: *subcircuits,
+                    steps: *steps,
+                    wires: *wires,
+                    depth: *depth,
+                    updates: *updates,
+                    parts: *parts,
+                    seed: rng.gen_range(0..1 << 40),
+                })
+            }
         };
         pb::SubmitJobRequest { idempotency_key: String::new(), params: Some(params) }
     }

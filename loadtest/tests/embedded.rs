@@ -45,6 +45,17 @@ async fn small_scenario_against_the_embedded_server() {
     assert_eq!(report.failed + report.rejected, 0);
     assert!(report.latency.p50 > 0.0 && report.latency.p99 >= report.latency.p50);
     assert_eq!(report.csv().lines().count(), report.submitted + 1);
+
+    // The scenario's Hekaton template alone (the random mix above may not have drawn it).
+    let mut hekaton = prover_loadtest::Scenario::from_toml(&text).unwrap();
+    hekaton.endpoint = format!("http://127.0.0.1:{grpc}");
+    hekaton.mix.retain(|t| t.name() == "hekaton.prove");
+    assert_eq!(hekaton.mix.len(), 1, "small.toml has a hekaton template");
+    hekaton.duration_secs = 0.5;
+    let report = prover_loadtest::run(hekaton).await.unwrap();
+    println!("{}", report.table());
+    assert!(report.submitted >= 1, "{}", report.table());
+    assert_eq!(report.completed, report.submitted, "{}", report.table());
     let _ = tx.send(());
     server.await.unwrap().unwrap();
 

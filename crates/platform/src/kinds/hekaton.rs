@@ -143,13 +143,30 @@ fn derive_seed(secret: &[u8], purpose: &str, index: u64) -> Result<[u8; 32], Pla
     Ok(seed)
 }
 
-/// Runs CPU-heavy work off the async runtime.
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, hekaton::Error> + Send + 'static) -> Result<T, PlatformError> {
-    tokio::task::spawn_blocking(f).await.map_err(corrupt)?.map_err(hek)
+/// Runs CPU-heavy work off the async runtime, timed as `prover_hekaton_cpu_seconds{step}`
+/// (what the proof system itself costs; the rest of a task's time is the platform's).
+async fn blocking<T: Send + 'static>(
+    step: &'static str,
+    f: impl FnOnce() -> Result<T, hekaton::Error> + Send + 'static,
+) -> Result<T, PlatformError> {
+    let started = std::time::Instant::now();
+    let r = tokio::task::spawn_blocking(f).await.map_err(corrupt)?.map_err(hek);
+    ::metrics::histogram!("prover_hekaton_cpu_seconds", "step" => step).record(started.elapsed().as_secs_f64());
+    r
 }
 
-async fn get<T: ark_serialize::CanonicalDeserialize + hekaton::Check>(p: &Platform, key: &str) -> Result<T, PlatformError> {
-    mirage::from_bytes(&p.blobs().get(key).await?).map_err(|e| corrupt(format!("{key}: {e}")))
+/// Fetches and decodes an object; decoding checks every curve point, so it runs off the
+/// async runtime (a 2^17-constraint proving key takes seconds).
+async fn get<T>(p: &Platform, key: &str) -> Result<T, PlatformError>
+where
+    T: ark_serialize::CanonicalDeserialize + hekaton::Check + Send + 'static,
+{
+    let bytes = p.blobs().get(key).await?;
+    let name = key.to_string();
+    blocking("decode", move || {
+        mirage::from_bytes(&bytes).map_err(|e| hekaton::Error::Malformed { what: "stored object", reason: format!("{name}: {e}") })
+    })
+    .await
 }
 
 async fn put<T: ark_serialize::CanonicalSerialize>(p: &Platform, key: &str, value: &T) -> Result<(), PlatformError> {
@@ -267,7 +284,7 @@ impl Hekaton {
             None => {
                 let seed = derive_seed(&p.blobs().get(&layout::input(job, SECRET)).await?, "setup", 0)?;
                 let circuit = spec.circuit;
-                let (pk, vk) = blocking(move || {
+                let (pk, vk) = blocking("setup", move || {
                     let c = circuit.build::<Fr>(0)?;
                     workflow::setup::<Bls12_381, _, _>(&c, &mut rand_chacha::ChaCha20Rng::from_seed(seed))
                 })
@@ -287,7 +304,7 @@ impl Hekaton {
         let vk_digest: VkDigest = digest.parse().map_err(hek)?;
         let vk = verifying_key(p, spec, &vk_digest).await?;
         let (circuit, seed) = (spec.circuit, spec.seed);
-        let shares = blocking(move || {
+        let shares = blocking("traces", move || {
             let c = circuit.build::<Fr>(seed)?;
             workflow::check_circuit(&vk, &c)?;
             Ok(workflow::coordinator_traces(&vk.layout, &c)?.1)
@@ -303,11 +320,12 @@ impl Hekaton {
     async fn commitment(
         p: &Platform,
         job: &str,
-        key: &mirage::ProvingKey<Bls12_381>,
+        key: &Arc<mirage::ProvingKey<Bls12_381>>,
         share: &WitnessShare<Fr>,
     ) -> Result<(Commitment<Bls12_381>, mirage::CommitmentRandomness<Bls12_381>), PlatformError> {
         let seed = derive_seed(&p.blobs().get(&layout::input(job, SECRET)).await?, "commit", share.index)?;
-        workflow::worker_commit(key, share, &mut rand_chacha::ChaCha20Rng::from_seed(seed)).map_err(hek)
+        let (key, share) = (key.clone(), share.clone());
+        blocking("commit", move || workflow::worker_commit(&key, &share, &mut rand_chacha::ChaCha20Rng::from_seed(seed))).await
     }
 }
 
@@ -365,7 +383,7 @@ impl JobKind for Hekaton {
                 commitments.push(get::<Commitment<Bls12_381>>(p, &layout::hekaton_file(job, "commit", i)).await?);
             }
             let (circuit, seed) = (spec.circuit, spec.seed);
-            let round = blocking(move || {
+            let round = blocking("challenge", move || {
                 let x = circuit.build::<Fr>(seed)?.public_inputs;
                 workflow::coordinator_challenge(&vk, &x, &shares, &commitments)
             })
@@ -389,7 +407,7 @@ impl JobKind for Hekaton {
                 return Err(corrupt(format!("subcircuit {}: the stored commitment is not the one the job's secret gives", t.index)));
             }
             let (circuit, seed, i) = (spec.circuit, spec.seed, t.index as usize);
-            let proof = blocking(move || {
+            let proof = blocking("prove", move || {
                 let c = circuit.build::<Fr>(seed)?;
                 let sub = c.subcircuits.get(i).ok_or(hekaton::Error::ShapeMismatch { what: "subcircuit index", expected: c.subcircuits.len(), got: i })?;
                 workflow::worker_prove_with_key(&vk, &key, sub, &c.public_inputs, &share, &d, &r, &message, &mut rand_chacha::ChaCha20Rng::from_entropy())
@@ -459,7 +477,13 @@ impl JobKind for Hekaton {
         let digest = t.digest()?;
         let vk_key = layout::hekaton_key(&spec.circuit.digest(), &digest.to_string(), "vk.bin");
         let vk_bytes = p.blobs().get(&vk_key).await?;
-        let vk: VerifyingKey<Bls12_381> = mirage::from_bytes(&vk_bytes).map_err(|e| corrupt(format!("{vk_key}: {e}")))?;
+        let vk: VerifyingKey<Bls12_381> = {
+            let (bytes, name) = (vk_bytes.clone(), vk_key.clone());
+            blocking("decode", move || {
+                mirage::from_bytes(&bytes).map_err(|e| hekaton::Error::Malformed { what: "stored object", reason: format!("{name}: {e}") })
+            })
+            .await?
+        };
         vk.check_digest(&digest).map_err(hek)?;
         let round: ChallengeRound<Fr> = get(p, &layout::hekaton_round(job)).await?;
         let (mut commitments, mut proofs) = (Vec::new(), Vec::new());
@@ -468,15 +492,13 @@ impl JobKind for Hekaton {
             proofs.push(get::<Proof<Bls12_381>>(p, &layout::hekaton_file(job, "proof", i)).await?);
         }
         let (circuit, seed) = (spec.circuit, spec.seed);
-        let checked = tokio::task::spawn_blocking(move || -> Result<_, hekaton::Error> {
+        let checked = blocking("verify", move || {
             let proof = workflow::coordinator_assemble(&round, commitments, proofs)?;
             let x = circuit.build::<Fr>(seed)?.public_inputs;
             let verdict = workflow::verify(&vk, &x, &proof, &mut rand_chacha::ChaCha20Rng::from_entropy());
             Ok((proof, x, verdict))
         })
-        .await
-        .map_err(corrupt)?
-        .map_err(hek)?;
+        .await?;
         let (proof, x, verdict) = checked;
         if let Err(e) = verdict {
             return p.fail_job(job, &format!("the assembled Hekaton proof does not verify: {e}")).await;
