@@ -4,10 +4,14 @@
 //!
 //! 1. no-op jobs: N tasks that do nothing go planner → worker → executor; throughput (tasks/s)
 //!    and each task's dispatch-to-report latency (median, p99) for each number of worker loops;
-//! 2. a Reckle batch job end to end with 1 and with 2 workers (circuits built beforehand).
+//! 2. a Reckle batch job end to end with 1 and with 2 workers (circuits built beforehand);
+//! 3. a Hekaton job (the §8.1 circuit, `K` subcircuits of `STEPS` steps and `WIRES` shared
+//!    wires) with 1 and with 2 workers, after one warm-up job that makes the keys: wall time,
+//!    the CPU time inside the proof system (`prover_hekaton_cpu_seconds`, by step) and the
+//!    rest, which is the platform's (queue, object store, bookkeeping).
 //!
 //! `cargo run --release -p platform --example platform_bench -- [--tasks 5000] [--workers 1,4,16]
-//!  [--reckle 8:3:16|none] [--redis URL --s3-endpoint URL]`
+//!  [--reckle 8:3:16|none] [--hekaton 4:16384:64|none] [--redis URL --s3-endpoint URL]`
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -22,12 +26,13 @@ struct Args {
     tasks: u64,
     workers: Vec<usize>,
     reckle: Option<(u32, u32, usize)>,
+    hekaton: Option<(usize, usize, usize)>,
     redis: Option<String>,
     s3: Option<String>,
 }
 
 fn args() -> Args {
-    let mut a = Args { tasks: 5000, workers: vec![1, 4, 16], reckle: Some((8, 3, 16)), redis: None, s3: None };
+    let mut a = Args { tasks: 5000, workers: vec![1, 4, 16], reckle: Some((8, 3, 16)), hekaton: Some((4, 1 << 14, 64)), redis: None, s3: None };
     let v: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
     while i < v.len() {
@@ -39,6 +44,11 @@ fn args() -> Args {
             "--reckle" => {
                 let p: Vec<u64> = val.split(':').map(|x| x.parse().expect("--reckle LOG_N:LOG_BUCKET:BATCH")).collect();
                 a.reckle = Some((p[0] as u32, p[1] as u32, p[2] as usize));
+            }
+            "--hekaton" if val == "none" => a.hekaton = None,
+            "--hekaton" => {
+                let p: Vec<usize> = val.split(':').map(|x| x.parse().expect("--hekaton K:STEPS:WIRES")).collect();
+                a.hekaton = Some((p[0], p[1], p[2]));
             }
             "--redis" => a.redis = Some(val),
             "--s3-endpoint" => a.s3 = Some(val),
@@ -90,9 +100,21 @@ fn run_roles(p: &Arc<Platform>, workers: usize) -> tokio::sync::watch::Sender<bo
     tx
 }
 
+/// `prover_hekaton_cpu_seconds` sums by step, from the recorder's text rendering.
+fn cpu_seconds(m: &metrics_exporter_prometheus::PrometheusHandle) -> std::collections::BTreeMap<String, f64> {
+    let mut out = std::collections::BTreeMap::new();
+    for line in m.render().lines() {
+        let Some(rest) = line.strip_prefix("prover_hekaton_cpu_seconds_sum{step=\"") else { continue };
+        let Some((step, value)) = rest.split_once("\"} ") else { continue };
+        out.insert(step.to_string(), value.trim().parse().unwrap_or(0.0));
+    }
+    out
+}
+
 #[tokio::main]
 async fn main() {
     let a = args();
+    let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().install_recorder().expect("metrics recorder");
     let dir = tempfile::tempdir().unwrap();
     let (q, blobs, jobs, backend) = backends(&a, dir.path()).await;
     println!("backend: {backend}, {} cores", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
@@ -152,6 +174,47 @@ async fn main() {
             let nodes = jobs.get(&job).await.unwrap().unwrap().progress().total;
             let b = *base.get_or_insert(wall);
             println!("| {w} | {nodes} | {wall:.1} s | {:.2}× |", b / wall);
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    if let Some((k, steps, wires)) = a.hekaton {
+        let circuit = hekaton::spec::CircuitSpec::Synthetic { subcircuits: k, steps, wires };
+        println!("\nHekaton job, §8.1 circuit, {k} subcircuits × {steps} steps, {wires} shared wires each (keys made by a warm-up job):");
+        println!("| workers | wall | proof-system CPU (commit / challenge / prove / verify / decode) | platform | platform share |");
+        println!("|---|---|---|---|---|");
+        let p = Platform::new(q.clone(), blobs.clone(), jobs.clone());
+        let stop = run_roles(&p, 1);
+        let (job, _) = p.submit(JobRequest::Hekaton { circuit, seed: 0 }, None).await.unwrap();
+        assert_eq!(p.wait(&job, |_| {}).await, JobOutcome::Done, "warm-up job");
+        let _ = stop.send(true);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let mut base = None;
+        for (run, w) in [1usize, 2].into_iter().enumerate() {
+            let p = Platform::new(q.clone(), blobs.clone(), jobs.clone());
+            let stop = run_roles(&p, w);
+            let before = cpu_seconds(&recorder);
+            let t = Instant::now();
+            let (job, _) = p.submit(JobRequest::Hekaton { circuit, seed: 1 + run as u64 }, None).await.unwrap();
+            let out = p.wait(&job, |_| {}).await;
+            let wall = t.elapsed().as_secs_f64();
+            let _ = stop.send(true);
+            assert_eq!(out, JobOutcome::Done);
+            let after = cpu_seconds(&recorder);
+            let d = |s: &str| after.get(s).copied().unwrap_or(0.0) - before.get(s).copied().unwrap_or(0.0);
+            let cpu: f64 = after.keys().map(|s| d(s)).sum();
+            let b = *base.get_or_insert(wall);
+            let platform = (wall - cpu).max(0.0);
+            if w == 1 {
+                println!(
+                    "| 1 | {wall:.2} s | {cpu:.2} s ({:.2} / {:.2} / {:.2} / {:.2} / {:.2}) | {platform:.3} s | {:.2}% |",
+                    d("commit"), d("challenge"), d("prove"), d("verify"), d("decode"),
+                    100.0 * platform / wall
+                );
+            } else {
+                // With two workers CPU time overlaps: wall against the one-worker run instead.
+                println!("| {w} | {wall:.2} s ({:.2}× faster) | {cpu:.2} s summed | – | – |", b / wall);
+            }
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
