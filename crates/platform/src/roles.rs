@@ -41,6 +41,9 @@ use crate::{Platform, PlatformError};
 /// answers at all.
 const BACKEND_PROBE: &str = "health/probe";
 
+/// How long an idle role loop waits in one claim before it looks at its stop signal again.
+const IDLE_WAIT: Duration = Duration::from_millis(250);
+
 /// Tasks running in this process (all roles), for the busy/in-flight gauges.
 static IN_FLIGHT: AtomicI64 = AtomicI64::new(0);
 
@@ -130,21 +133,21 @@ impl Platform {
         Ok(())
     }
 
-    /// Claims the first available task of `kinds`, or waits a little.
+    /// Claims the first available task of `kinds`, or waits up to [`IDLE_WAIT`] for one: the
+    /// queue wakes an idle loop when a task is enqueued (a blocking read over all the kinds'
+    /// streams on Redis), so nothing polls. The wait is not cut short by `stop` (a read cut
+    /// half-way could leave a message delivered to nobody); the loop sees `stop` after it.
     async fn claim_any(&self, kinds: &[&str], name: &str, stop: &mut watch::Receiver<bool>) -> Result<Option<Lease>, PlatformError> {
-        for kind in kinds {
-            if let Some(l) = self.queue().claim(kind, name, Duration::ZERO).await? {
-                if l.attempt > 1 {
-                    ::metrics::counter!("prover_task_redeliveries_total", "kind" => kind.to_string()).increment(1);
-                }
-                return Ok(Some(l));
+        if *stop.borrow() {
+            return Ok(None);
+        }
+        let lease = self.queue().claim_any(kinds, name, IDLE_WAIT).await?;
+        if let Some(l) = &lease {
+            if l.attempt > 1 {
+                ::metrics::counter!("prover_task_redeliveries_total", "kind" => l.kind.clone()).increment(1);
             }
         }
-        tokio::select! {
-            _ = tokio::time::sleep(Duration::from_millis(20)) => {}
-            _ = stop.changed() => {}
-        }
-        Ok(None)
+        Ok(lease)
     }
 
     /// The deadline of one task of `kind`.

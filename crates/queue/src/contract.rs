@@ -202,6 +202,42 @@ pub async fn expired_lease_behind_live_ones_is_redelivered(q: &dyn Queue, kind: 
     }
 }
 
+/// `claim_any` takes the first kind that has work, wakes on an enqueue of any of its kinds,
+/// and returns nothing when none has work.
+pub async fn claim_any_serves_several_kinds(q: &'static dyn Queue, kind: &'static str) {
+    let other: &'static str = Box::leak(format!("{kind}.b").into_boxed_str());
+    let kinds: &'static [&'static str] = Box::leak(vec![kind, other].into_boxed_slice());
+    assert!(q.claim_any(kinds, "w", SHORT).await.unwrap().is_none());
+    q.enqueue(other, task("j", 1)).await.unwrap();
+    q.enqueue(kind, task("j", 2)).await.unwrap();
+    let first = q.claim_any(kinds, "w", SHORT).await.unwrap().expect("work");
+    assert_eq!((first.kind.as_str(), first.task.task_id.as_str()), (kind, "t2"), "earlier kinds first");
+    let second = q.claim_any(kinds, "w", SHORT).await.unwrap().expect("work");
+    assert_eq!((second.kind.as_str(), second.attempt), (other, 1));
+    q.complete(&first).await.unwrap();
+    q.complete(&second).await.unwrap();
+    // An idle claim is woken by the enqueue (well before its 5 s wait is over).
+    let waiter = tokio::spawn(async move { q.claim_any(kinds, "w", Duration::from_secs(5)).await });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    q.enqueue(other, task("j", 3)).await.unwrap();
+    let woken = waiter.await.unwrap().unwrap().expect("woken by the enqueue");
+    assert_eq!(woken.task.task_id, "t3");
+    q.complete(&woken).await.unwrap();
+    // Both kinds have work when an idle read wakes: one is leased, the other stays claimable
+    // and has spent no attempt.
+    let waiter = tokio::spawn(async move { q.claim_any(kinds, "w", Duration::from_secs(5)).await });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    q.enqueue(kind, task("j", 4)).await.unwrap();
+    q.enqueue(other, task("j", 5)).await.unwrap();
+    let a = waiter.await.unwrap().unwrap().expect("woken");
+    let b = q.claim_any(kinds, "w2", SHORT).await.unwrap().expect("the other task is still there");
+    assert_ne!(a.task.task_id, b.task.task_id);
+    assert_eq!((a.attempt, b.attempt), (1, 1));
+    q.complete(&a).await.unwrap();
+    q.complete(&b).await.unwrap();
+    assert!(q.claim_any(kinds, "w", SHORT).await.unwrap().is_none());
+}
+
 /// Throughput records add up per kind.
 pub async fn throughput_is_recorded(q: &dyn Queue, kind: &str) {
     assert_eq!(q.stats(kind).await.unwrap().completed, 0);

@@ -176,6 +176,24 @@ pub trait Queue: Send + Sync {
     async fn enqueue(&self, kind: &str, task: TaskMessage) -> Result<(), QueueError>;
     /// Waits up to `wait` for a message of `kind` (redelivering expired leases first).
     async fn claim(&self, kind: &str, consumer: &str, wait: Duration) -> Result<Option<Lease>, QueueError>;
+    /// Waits up to `wait` for a message of any of `kinds` (earlier kinds first when several
+    /// have work; expired leases first). An idle caller is woken by the enqueue itself, not by
+    /// polling. The default polls each kind every 20 ms; both queues here override it.
+    async fn claim_any(&self, kinds: &[&str], consumer: &str, wait: Duration) -> Result<Option<Lease>, QueueError> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            for kind in kinds {
+                if let Some(l) = self.claim(kind, consumer, Duration::ZERO).await? {
+                    return Ok(Some(l));
+                }
+            }
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                return Ok(None);
+            }
+            tokio::time::sleep((deadline - now).min(Duration::from_millis(20))).await;
+        }
+    }
     async fn complete(&self, lease: &Lease) -> Result<(), QueueError>;
     /// Keeps a lease alive for another visibility timeout (a worker's heartbeat during a long
     /// task). [`QueueError::StaleLease`] if the lease was lost meanwhile: the worker should

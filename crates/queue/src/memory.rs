@@ -137,6 +137,28 @@ impl Queue for MemoryQueue {
         }
     }
 
+    async fn claim_any(&self, kinds: &[&str], consumer: &str, wait: Duration) -> Result<Option<Lease>, QueueError> {
+        for kind in kinds {
+            check_kind(kind)?;
+        }
+        let deadline = Instant::now() + wait;
+        loop {
+            let notified = self.notify.notified();
+            for kind in kinds {
+                if let Some(l) = self.try_claim(kind, consumer) {
+                    return Ok(Some(l));
+                }
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(None);
+            }
+            // Wake on enqueue, or look again for expiring leases and due retries (in memory: no
+            // round trips).
+            let _ = tokio::time::timeout((deadline - now).min(Duration::from_millis(20)), notified).await;
+        }
+    }
+
     async fn complete(&self, lease: &Lease) -> Result<(), QueueError> {
         let mut st = self.state.lock().expect("queue mutex");
         self.take_held(&mut st, lease).map(|_| ())

@@ -5,7 +5,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use async_trait::async_trait;
 use redis::aio::{ConnectionManager, MultiplexedConnection};
 use redis::{AsyncCommands, Script, Value};
-use tokio::sync::Mutex;
 
 use crate::{check_kind, check_payload, FailOutcome, Lease, Queue, QueueConfig, QueueError, QueueStats, TaskMessage};
 
@@ -110,9 +109,11 @@ return 1
 pub struct RedisQueue {
     config: QueueConfig,
     conn: ConnectionManager,
-    /// Blocking reads (`XREADGROUP BLOCK`) get their own connection so they never stall the
-    /// multiplexed one.
-    blocking: Mutex<MultiplexedConnection>,
+    /// Blocking reads (`XREADGROUP BLOCK`) get connections of their own, one per read in
+    /// flight, so they never stall the multiplexed one nor each other (several role loops of
+    /// one process block at once); idle ones are kept here for the next read.
+    blocking: std::sync::Mutex<Vec<MultiplexedConnection>>,
+    client: redis::Client,
     assign: Script,
     finish: Script,
     promote: Script,
@@ -143,11 +144,11 @@ impl RedisQueue {
                 policy.get(1)
             )));
         }
-        let blocking = client.get_multiplexed_async_connection().await.map_err(err)?;
         Ok(Self {
             config,
             conn,
-            blocking: Mutex::new(blocking),
+            blocking: Default::default(),
+            client,
             assign: Script::new(ASSIGN),
             finish: Script::new(FINISH),
             promote: Script::new(PROMOTE),
@@ -237,6 +238,129 @@ impl RedisQueue {
         Ok(Some(Lease { kind: kind.into(), message_id: id, consumer: consumer.into(), token, attempt, task }))
     }
 
+    /// When `kind`'s maintenance is due: promotes its due retries and scans its pending list
+    /// for an expired lease (from where the last scan stopped), which it leases to `consumer`.
+    async fn reclaim(&self, kind: &str, consumer: &str) -> Result<Option<Lease>, QueueError> {
+        let mut scans = 0;
+        while self.maintenance_due(kind) {
+            let mut c = self.conn.clone();
+            if scans == 0 {
+                let _: i64 =
+                    self.promote.key(stream(kind)).key(delayed(kind)).arg(now_ms()).invoke_async(&mut c).await.map_err(err)?;
+            }
+            let cursor = self.cursors.lock().expect("mutex").get(kind).cloned().unwrap_or_else(|| "0-0".into());
+            let claimed: Value = redis::cmd("XAUTOCLAIM")
+                .arg(stream(kind))
+                .arg(GROUP)
+                .arg(consumer)
+                .arg(self.config.visibility_timeout.as_millis() as u64)
+                .arg(cursor)
+                .arg("COUNT")
+                .arg(1)
+                .query_async(&mut c)
+                .await
+                .map_err(|e| self.on_read_error(kind, e))?;
+            let Value::Array(parts) = &claimed else { return Ok(None) };
+            // The next cursor ("0-0" once the scan has gone round the whole pending list).
+            let mid_scan = match parts.first().and_then(value_string) {
+                Some(next) => {
+                    let more = next != "0-0";
+                    self.cursors.lock().expect("mutex").insert(kind.to_string(), next);
+                    more
+                }
+                None => false,
+            };
+            match first_entry_of(parts) {
+                Some((id, fields)) => {
+                    // There may be more expired leases: look again on the next claim.
+                    self.maintained.lock().expect("mutex").remove(kind);
+                    if let Some(l) = self.lease(kind, consumer, id, &fields).await? {
+                        return Ok(Some(l));
+                    }
+                }
+                None if mid_scan => {
+                    // Nothing expired in this stretch: scan on, a few stretches per claim.
+                    self.maintained.lock().expect("mutex").remove(kind);
+                    if scans + 1 >= SCANS_PER_CLAIM {
+                        return Ok(None);
+                    }
+                }
+                None => return Ok(None),
+            }
+            scans += 1;
+        }
+        Ok(None)
+    }
+
+    /// One `XREADGROUP` over the streams of `kinds` (`COUNT 1` each), blocking up to `block`
+    /// ms. Leases the first entry in `kinds` order; an entry of another stream read in the same
+    /// call (a rare race: the streams were empty a moment ago) is leased and released at once,
+    /// so it goes back to the queue without spending an attempt.
+    async fn read_new(&self, kinds: &[&str], consumer: &str, block: Option<u64>) -> Result<Read, QueueError> {
+        let mut cmd = redis::cmd("XREADGROUP");
+        cmd.arg("GROUP").arg(GROUP).arg(consumer).arg("COUNT").arg(1);
+        if let Some(ms) = block {
+            cmd.arg("BLOCK").arg(ms);
+        }
+        cmd.arg("STREAMS");
+        for kind in kinds {
+            cmd.arg(stream(kind));
+        }
+        for _ in kinds {
+            cmd.arg(">");
+        }
+        let on_err = |e: redis::RedisError| {
+            for kind in kinds {
+                self.on_read_error(kind, e.clone());
+            }
+            err(e)
+        };
+        let read: Value = match block {
+            // Non-blocking: the shared multiplexed connection is fine.
+            None => cmd.query_async(&mut self.conn.clone()).await.map_err(on_err)?,
+            Some(_) => {
+                let pooled = self.blocking.lock().expect("mutex").pop();
+                let mut b = match pooled {
+                    Some(b) => b,
+                    None => self.client.get_multiplexed_async_connection().await.map_err(err)?,
+                };
+                let r = cmd.query_async(&mut b).await.map_err(on_err)?;
+                // Kept only after a complete answer: a read cut short leaves its connection
+                // to be dropped.
+                self.blocking.lock().expect("mutex").push(b);
+                r
+            }
+        };
+        let mut got: Vec<(usize, String, Value)> = Vec::new();
+        if let Value::Array(streams) = &read {
+            for s in streams {
+                let Value::Array(pair) = s else { continue };
+                let Some(name) = pair.first().and_then(value_string) else { continue };
+                let Some(i) = kinds.iter().position(|k| stream(k) == name) else { continue };
+                if let Some((id, fields)) = pair.get(1).and_then(first_entry) {
+                    got.push((i, id, fields));
+                }
+            }
+        }
+        if got.is_empty() {
+            return Ok(Read::Nothing);
+        }
+        got.sort_by_key(|g| g.0);
+        let mut chosen = None;
+        for (i, id, fields) in got {
+            let Some(l) = self.lease(kinds[i], consumer, id, &fields).await? else { continue };
+            if chosen.is_none() {
+                chosen = Some(l);
+            } else {
+                match Queue::release(self, &l).await {
+                    Ok(()) | Err(QueueError::StaleLease) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(chosen.map_or(Read::Lost, Read::Leased))
+    }
+
     async fn finish(&self, lease: &Lease, action: &str, message: &str, extra: &str) -> Result<(), QueueError> {
         let mut c = self.conn.clone();
         let ok: i64 = self
@@ -283,6 +407,14 @@ fn value_string(v: &Value) -> Option<String> {
     }
 }
 
+/// What one read of new messages gave.
+enum Read {
+    Leased(Lease),
+    /// Entries were read but none could be leased (dead-lettered or taken meanwhile).
+    Lost,
+    Nothing,
+}
+
 /// Stretches of the pending list (`XAUTOCLAIM` looks at up to ten entries per call with
 /// `COUNT 1`) one claim scans for expired leases before it reads new messages.
 const SCANS_PER_CLAIM: u32 = 16;
@@ -321,93 +453,34 @@ impl Queue for RedisQueue {
     }
 
     async fn claim(&self, kind: &str, consumer: &str, wait: Duration) -> Result<Option<Lease>, QueueError> {
-        check_kind(kind)?;
-        self.ensure_group(kind).await?;
+        self.claim_any(&[kind], consumer, wait).await
+    }
+
+    /// Expired leases first (per kind, when its maintenance is due), then one `XREADGROUP` over
+    /// every kind's stream, blocking while idle: an enqueue wakes the reader at once. The block
+    /// is cut at 250 ms so that due retries and expired leases are still looked for.
+    async fn claim_any(&self, kinds: &[&str], consumer: &str, wait: Duration) -> Result<Option<Lease>, QueueError> {
+        for kind in kinds {
+            check_kind(kind)?;
+            self.ensure_group(kind).await?;
+        }
         let deadline = tokio::time::Instant::now() + wait;
-        let mut scans = 0;
         loop {
-            let mut c = self.conn.clone();
-            let maintain = self.maintenance_due(kind);
-            if maintain {
-                let _: i64 =
-                    self.promote.key(stream(kind)).key(delayed(kind)).arg(now_ms()).invoke_async(&mut c).await.map_err(err)?;
-            }
-            // Expired leases first.
-            let claimed: Value = if !maintain {
-                Value::Nil
-            } else {
-                let cursor = self.cursors.lock().expect("mutex").get(kind).cloned().unwrap_or_else(|| "0-0".into());
-                redis::cmd("XAUTOCLAIM")
-                    .arg(stream(kind))
-                    .arg(GROUP)
-                    .arg(consumer)
-                    .arg(self.config.visibility_timeout.as_millis() as u64)
-                    .arg(cursor)
-                    .arg("COUNT")
-                    .arg(1)
-                    .query_async(&mut c)
-                    .await
-                    .map_err(|e| self.on_read_error(kind, e))?
-            };
-            if let Value::Array(parts) = &claimed {
-                // The next cursor ("0-0" once the scan has gone round the whole pending list).
-                let mid_scan = match parts.first().and_then(value_string) {
-                    Some(next) => {
-                        let more = next != "0-0";
-                        self.cursors.lock().expect("mutex").insert(kind.to_string(), next);
-                        more
-                    }
-                    None => false,
-                };
-                if mid_scan && first_entry_of(parts).is_none() {
-                    // Nothing expired in this stretch: scan on now, a few stretches per call,
-                    // then at the next claim.
-                    self.maintained.lock().expect("mutex").remove(kind);
-                    scans += 1;
-                    if scans < SCANS_PER_CLAIM {
-                        continue;
-                    }
-                }
-                if let Some((id, fields)) = parts.get(1).and_then(first_entry) {
-                    // There may be more expired leases: look again on the next claim.
-                    self.maintained.lock().expect("mutex").remove(kind);
-                    if let Some(l) = self.lease(kind, consumer, id, &fields).await? {
-                        return Ok(Some(l));
-                    }
-                    continue;
+            for kind in kinds {
+                if let Some(l) = self.reclaim(kind, consumer).await? {
+                    return Ok(Some(l));
                 }
             }
-            // New messages, blocking until something arrives, a retry falls due, or the deadline.
             let now = tokio::time::Instant::now();
             if now >= deadline && !wait.is_zero() {
                 return Ok(None);
             }
-            let block = (deadline.saturating_duration_since(now)).min(Duration::from_millis(250)).as_millis().max(1) as u64;
-            let mut cmd = redis::cmd("XREADGROUP");
-            cmd.arg("GROUP").arg(GROUP).arg(consumer).arg("COUNT").arg(1);
-            let read: Value = if wait.is_zero() {
-                // Non-blocking: the shared multiplexed connection is fine.
-                cmd.arg("STREAMS").arg(stream(kind)).arg(">").query_async(&mut c).await.map_err(|e| self.on_read_error(kind, e))?
-            } else {
-                let mut b = self.blocking.lock().await;
-                cmd.arg("BLOCK")
-                    .arg(block)
-                    .arg("STREAMS")
-                    .arg(stream(kind))
-                    .arg(">")
-                    .query_async(&mut *b)
-                    .await
-                    .map_err(|e| self.on_read_error(kind, e))?
-            };
-            if let Value::Array(streams) = &read {
-                if let Some(Value::Array(s)) = streams.first() {
-                    if let Some((id, fields)) = s.get(1).and_then(first_entry) {
-                        if let Some(l) = self.lease(kind, consumer, id, &fields).await? {
-                            return Ok(Some(l));
-                        }
-                        continue;
-                    }
-                }
+            let block = (!wait.is_zero())
+                .then(|| deadline.saturating_duration_since(now).min(Duration::from_millis(250)).as_millis().max(1) as u64);
+            match self.read_new(kinds, consumer, block).await? {
+                Read::Leased(l) => return Ok(Some(l)),
+                Read::Lost => continue,
+                Read::Nothing => {}
             }
             if wait.is_zero() || tokio::time::Instant::now() >= deadline {
                 return Ok(None);

@@ -54,6 +54,7 @@ macro_rules! contract_case {
 
 contract_case!(claim_and_complete);
 contract_case!(claim_waits_for_enqueue);
+contract_case!(claim_any_serves_several_kinds);
 contract_case!(stale_lease_is_fenced);
 contract_case!(retries_then_dead_letters);
 contract_case!(expired_leases_count_as_attempts);
