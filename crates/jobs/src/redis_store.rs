@@ -113,9 +113,27 @@ pub struct RedisJobStore {
 impl RedisJobStore {
     /// Connects; like the queue, refuses a server that may evict keys.
     pub async fn connect(url: &str) -> Result<Self, JobError> {
+        Self::connect_with(url, false).await
+    }
+
+    /// [`RedisJobStore::connect`]; with `assume_noeviction`, a server that refuses `CONFIG GET`
+    /// (managed Redis) is accepted without the check, as the queue's `connect_with` does.
+    pub async fn connect_with(url: &str, assume_noeviction: bool) -> Result<Self, JobError> {
         let client = redis::Client::open(url).map_err(err)?;
         let mut conn = ConnectionManager::new(client).await.map_err(err)?;
-        let policy: Vec<String> = redis::cmd("CONFIG").arg("GET").arg("maxmemory-policy").query_async(&mut conn).await.map_err(err)?;
+        let answer: redis::RedisResult<Vec<String>> =
+            redis::cmd("CONFIG").arg("GET").arg("maxmemory-policy").query_async(&mut conn).await;
+        let policy = match answer {
+            Err(e) if assume_noeviction && !e.is_io_error() => {
+                vec!["maxmemory-policy".to_string(), "noeviction".to_string()]
+            }
+            Err(e) => {
+                return Err(JobError::Backend(format!(
+                    "Redis refused CONFIG GET maxmemory-policy ({e}); if it runs noeviction, start with --assume-noeviction"
+                )))
+            }
+            Ok(p) => p,
+        };
         if policy.get(1).map(String::as_str) != Some("noeviction") {
             return Err(JobError::Backend(format!(
                 "Redis maxmemory-policy is {:?}; job state needs noeviction",

@@ -86,6 +86,10 @@ pub struct ServiceConfig {
     /// one token for tenant `local` is made at start and printed once on stderr.
     #[arg(long, env = "PROVER_REQUIRE_AUTH")]
     pub require_auth: bool,
+    /// Accept a Redis that refuses `CONFIG GET` (managed Redis often blocks CONFIG) without
+    /// checking that it never evicts keys: only for a server known to run `noeviction`.
+    #[arg(long, env = "PROVER_ASSUME_NOEVICTION")]
+    pub assume_noeviction: bool,
     /// Log format.
     #[arg(long, env = "PROVER_LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
     pub log_format: String,
@@ -165,8 +169,13 @@ pub async fn connect(cfg: &ServiceConfig) -> Result<Arc<Platform>, ServiceError>
     let endpoint =
         cfg.s3_endpoint.clone().ok_or_else(|| ServiceError::Config("--s3-endpoint (PROVER_S3_ENDPOINT) is required".into()))?;
     let env = |k: &str| std::env::var(k).map_err(|_| ServiceError::Config(format!("{k} is required for S3")));
-    let queue = RedisQueue::connect(redis, cfg.queue_config()).await.map_err(|e| backend("Redis queue")(Box::new(e)))?;
-    let jobs = RedisJobStore::connect(redis).await.map_err(|e| backend("Redis job store")(Box::new(e)))?;
+    let queue = RedisQueue::connect_with(redis, cfg.queue_config(), cfg.assume_noeviction)
+        .await
+        .map_err(|e| backend("Redis queue")(Box::new(e)))?;
+    if let Some(why) = queue.eviction_unchecked() {
+        tracing::warn!(reason = why, "Redis eviction policy not checked (--assume-noeviction): an evicted key would be a lost task");
+    }
+    let jobs = RedisJobStore::connect_with(redis, cfg.assume_noeviction).await.map_err(|e| backend("Redis job store")(Box::new(e)))?;
     let s3 = S3Store::connect(S3Config {
         endpoint,
         bucket: cfg.bucket.clone(),

@@ -127,16 +127,40 @@ pub struct RedisQueue {
     /// looks at a bounded stretch of the pending list, so starting at `0-0` every time would
     /// never reach an expired lease behind many live ones.
     cursors: std::sync::Mutex<std::collections::HashMap<String, String>>,
+    unchecked: Option<String>,
 }
 
 impl RedisQueue {
     /// Connects, and refuses a server whose `maxmemory-policy` is not `noeviction` (an evicted
-    /// stream entry is a lost task).
+    /// stream entry is a lost task), or that does not say (see [`RedisQueue::connect_with`]).
     pub async fn connect(url: &str, config: QueueConfig) -> Result<Self, QueueError> {
+        Self::connect_with(url, config, false).await
+    }
+
+    /// [`RedisQueue::connect`]; with `assume_noeviction`, a server that refuses `CONFIG GET`
+    /// (managed Redis often blocks `CONFIG`) is accepted on the operator's word, and
+    /// [`RedisQueue::eviction_unchecked`] says why. A server that answers with another policy
+    /// is refused either way.
+    pub async fn connect_with(url: &str, config: QueueConfig, assume_noeviction: bool) -> Result<Self, QueueError> {
         let client = redis::Client::open(url).map_err(err)?;
         let mut conn = ConnectionManager::new(client.clone()).await.map_err(err)?;
-        let policy: Vec<String> =
-            redis::cmd("CONFIG").arg("GET").arg("maxmemory-policy").query_async(&mut conn).await.map_err(err)?;
+        let answer: redis::RedisResult<Vec<String>> =
+            redis::cmd("CONFIG").arg("GET").arg("maxmemory-policy").query_async(&mut conn).await;
+        let (policy, unchecked) = match answer {
+            Ok(p) => (p, None),
+            Err(e) if e.is_io_error() => return Err(err(e)),
+            Err(e) if assume_noeviction => {
+                (vec!["maxmemory-policy".into(), "noeviction".into()], Some(format!("CONFIG GET refused ({e}); noeviction assumed")))
+            }
+            Err(e) => {
+                return Err(QueueError::Backend(format!(
+                    "Redis at {} refused CONFIG GET maxmemory-policy ({e}), so the queue cannot check that it never evicts \
+                     keys (an evicted entry is a lost task). Make sure its policy is noeviction, then start with \
+                     --assume-noeviction (PROVER_ASSUME_NOEVICTION=1)",
+                    crate::redact_url(url)
+                )))
+            }
+        };
         if policy.get(1).map(String::as_str) != Some("noeviction") {
             return Err(QueueError::Backend(format!(
                 "Redis at {} has maxmemory-policy {:?}; the queue needs noeviction (evicted entries are lost tasks)",
@@ -157,7 +181,14 @@ impl RedisQueue {
             groups: Default::default(),
             maintained: Default::default(),
             cursors: Default::default(),
+            unchecked,
         })
+    }
+
+    /// Why the eviction policy was not checked (`connect_with(…, true)` and a server that
+    /// refused `CONFIG GET`), for the caller to log.
+    pub fn eviction_unchecked(&self) -> Option<&str> {
+        self.unchecked.as_deref()
     }
 
     /// Whether it is time to promote due retries and look for expired leases of `kind`: at most

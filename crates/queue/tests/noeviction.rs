@@ -14,3 +14,39 @@ async fn redis_refuses_an_evicting_server() {
     let _: () = redis::cmd("CONFIG").arg("SET").arg("maxmemory-policy").arg("noeviction").query_async(&mut c).await.unwrap();
     assert!(matches!(refused, Err(queue::QueueError::Backend(m)) if m.contains("noeviction")));
 }
+
+/// A server that refuses `CONFIG` (as managed Redis often does; here an ACL user without it) is
+/// refused with the way out named, and accepted with `assume_noeviction`, which says so.
+#[tokio::test]
+async fn redis_blocking_config_needs_assume_noeviction() {
+    let Some(url) = std::env::var("PROVER_TEST_REDIS_URL").ok() else { return };
+    let client = redis::Client::open(url.as_str()).unwrap();
+    let mut c = client.get_multiplexed_async_connection().await.unwrap();
+    let user = format!("prover-noconfig-{}", std::process::id());
+    let _: () = redis::cmd("ACL")
+        .arg("SETUSER")
+        .arg(&user)
+        .arg("on")
+        .arg(">secret-pw")
+        .arg("~*")
+        .arg("&*")
+        .arg("+@all")
+        .arg("-config")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    let limited = url.replacen("redis://", &format!("redis://{user}:secret-pw@"), 1);
+    let refused = RedisQueue::connect(&limited, contract_config()).await;
+    let accepted = RedisQueue::connect_with(&limited, contract_config(), true).await;
+    let _: i64 = redis::cmd("ACL").arg("DELUSER").arg(&user).query_async(&mut c).await.unwrap();
+    match refused {
+        Err(queue::QueueError::Backend(m)) => {
+            assert!(m.contains("--assume-noeviction"), "{m}");
+            assert!(!m.contains("secret-pw"), "the password is not printed: {m}");
+        }
+        Err(e) => panic!("refused for another reason: {e}"),
+        Ok(_) => panic!("a server that hides its eviction policy was accepted"),
+    }
+    let q = accepted.expect("accepted with assume_noeviction");
+    assert!(q.eviction_unchecked().is_some_and(|w| w.contains("CONFIG")));
+}
