@@ -1,8 +1,10 @@
 //! `prover pari setup | prove | verify | batch-verify | verify-bundles` for the built-in circuit
-//! families.
+//! families and for circom circuits (`setup --r1cs FILE`, `prove --wtns FILE`).
 //!
-//! A key directory holds `circuit.json` (curve and circuit family), `pk.bin` and `vk.bin`.
-//! A proof directory holds `proof.bin` and `public.json` (public inputs, decimal).
+//! A key directory holds `circuit.json` (curve, and the circuit family or the circom file's
+//! digest and sizes), `pk.bin`, `vk.bin`, and for circom a copy of the `.r1cs` as
+//! `circuit.r1cs`. A proof directory holds `proof.bin` and `public.json` (public inputs,
+//! decimal; for circom the public signals in circom's order: outputs, then public inputs).
 //!
 //! Trust: `setup` prints the verifying key's digest. Every verify command takes `--vk-digest HEX`
 //! and refuses a `vk.bin` whose digest differs; without it, it says that it trusted the key
@@ -45,12 +47,16 @@ pub enum Family {
 pub enum PariCommand {
     /// Circuit-specific setup: writes pk.bin, vk.bin and circuit.json into --out.
     Setup(SetupArgs),
-    /// Prove an instance of the keyed circuit (witness derived from --witness-seed).
+    /// Prove an instance of the keyed circuit: a built-in family's witness from
+    /// --witness-seed, a circom circuit's from --wtns (snarkjs / circom's witness generator).
     Prove {
         #[arg(long)]
         keys: PathBuf,
         #[arg(long, default_value_t = 1)]
         witness_seed: u64,
+        /// The witness of a circom circuit (.wtns, one value per wire).
+        #[arg(long, value_name = "FILE")]
+        wtns: Option<PathBuf>,
         #[arg(long)]
         out: PathBuf,
     },
@@ -98,8 +104,13 @@ pub struct Pin {
 
 #[derive(Args)]
 pub struct SetupArgs {
-    #[arg(long, value_enum, default_value = "bls12-381")]
-    pub curve: Curve,
+    /// The curve (default bls12-381; with --r1cs, the file's prime decides).
+    #[arg(long, value_enum)]
+    pub curve: Option<Curve>,
+    /// A circom circuit (.r1cs, compiled with --prime bn128 or bls12381) instead of a built-in
+    /// family.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["circuit", "size"])]
+    pub r1cs: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "chain")]
     pub circuit: Family,
     /// Chain steps, or Poseidon preimage length.
@@ -115,12 +126,63 @@ pub struct SetupArgs {
 #[derive(serde::Serialize, serde::Deserialize)]
 struct CircuitFile {
     curve: Curve,
-    circuit: CircuitFamily,
+    /// A built-in family ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    circuit: Option<CircuitFamily>,
+    /// ... or a circom circuit, kept beside the keys as `circuit.r1cs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    circom: Option<CircomInfo>,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct CircomInfo {
+    /// `circom::digest` of `circuit.r1cs`.
+    r1cs_digest: String,
+    wires: u32,
+    constraints: usize,
+    /// Public signals: outputs, then public inputs.
+    public_outputs: u32,
+    public_inputs: u32,
+}
+
+/// The curve whose scalar field is the `.r1cs` file's prime.
+fn curve_of_r1cs(path: &Path, bytes: &[u8]) -> anyhow::Result<Curve> {
+    match circom::R1cs::<ark_bn254::Fr>::from_bytes(bytes) {
+        Ok(_) => Ok(Curve::Bn254),
+        Err(circom::Error::Prime { .. }) => {
+            circom::R1cs::<ark_bls12_381::Fr>::from_bytes(bytes).with_context(|| format!("--r1cs {}", path.display()))?;
+            Ok(Curve::Bls12_381)
+        }
+        Err(e) => Err(e).with_context(|| format!("--r1cs {}", path.display())),
+    }
 }
 
 pub fn run(cmd: PariCommand) -> anyhow::Result<()> {
     match cmd {
+        PariCommand::Setup(a) if a.r1cs.is_some() => {
+            let path = a.r1cs.clone().expect("checked");
+            let bytes = std::fs::read(&path).with_context(|| format!("--r1cs {}: cannot read", path.display()))?;
+            let curve = curve_of_r1cs(&path, &bytes)?;
+            if let Some(asked) = a.curve {
+                if asked != curve {
+                    bail!(
+                        "--curve {asked:?} but --r1cs {} is over {curve:?}'s scalar field (compile it with circom --prime {})",
+                        path.display(),
+                        if asked == Curve::Bn254 { "bn128" } else { "bls12381" }
+                    );
+                }
+            }
+            let mut rng = match a.seed {
+                Some(s) => ChaCha20Rng::seed_from_u64(s),
+                None => ChaCha20Rng::from_entropy(),
+            };
+            match curve {
+                Curve::Bls12_381 => setup_circom::<ark_bls12_381::Bls12_381>(curve, &bytes, &a.out, &mut rng),
+                Curve::Bn254 => setup_circom::<ark_bn254::Bn254>(curve, &bytes, &a.out, &mut rng),
+            }
+        }
         PariCommand::Setup(a) => {
+            let curve = a.curve.unwrap_or(Curve::Bls12_381);
             let circuit = match a.circuit {
                 Family::Chain => CircuitFamily::Chain { steps: a.size },
                 Family::Poseidon => CircuitFamily::Poseidon { inputs: a.size },
@@ -130,15 +192,26 @@ pub fn run(cmd: PariCommand) -> anyhow::Result<()> {
                 Some(s) => ChaCha20Rng::seed_from_u64(s),
                 None => ChaCha20Rng::from_entropy(),
             };
-            match a.curve {
-                Curve::Bls12_381 => setup::<ark_bls12_381::Bls12_381>(a.curve, circuit, &a.out, &mut rng),
-                Curve::Bn254 => setup::<ark_bn254::Bn254>(a.curve, circuit, &a.out, &mut rng),
+            match curve {
+                Curve::Bls12_381 => setup::<ark_bls12_381::Bls12_381>(curve, circuit, &a.out, &mut rng),
+                Curve::Bn254 => setup::<ark_bn254::Bn254>(curve, circuit, &a.out, &mut rng),
             }
         }
-        PariCommand::Prove { keys, witness_seed, out } => match read_circuit(&keys)?.curve {
-            Curve::Bls12_381 => prove::<ark_bls12_381::Bls12_381>(&keys, witness_seed, &out),
-            Curve::Bn254 => prove::<ark_bn254::Bn254>(&keys, witness_seed, &out),
-        },
+        PariCommand::Prove { keys, witness_seed, wtns, out } => {
+            let c = read_circuit(&keys)?;
+            match (c.circom.is_some(), wtns) {
+                (true, Some(w)) => match c.curve {
+                    Curve::Bls12_381 => prove_circom::<ark_bls12_381::Bls12_381>(&keys, &w, &out),
+                    Curve::Bn254 => prove_circom::<ark_bn254::Bn254>(&keys, &w, &out),
+                },
+                (true, None) => bail!("--keys {} are for a circom circuit: give its witness with --wtns FILE", keys.display()),
+                (false, Some(_)) => bail!("--wtns: --keys {} are for a built-in family, whose witness comes from --witness-seed", keys.display()),
+                (false, None) => match c.curve {
+                    Curve::Bls12_381 => prove::<ark_bls12_381::Bls12_381>(&keys, witness_seed, &out),
+                    Curve::Bn254 => prove::<ark_bn254::Bn254>(&keys, witness_seed, &out),
+                },
+            }
+        }
         PariCommand::Verify { keys, pin, proof } => match read_circuit(&keys)?.curve {
             Curve::Bls12_381 => verify_one::<ark_bls12_381::Bls12_381>(&keys, pin, &proof),
             Curve::Bn254 => verify_one::<ark_bn254::Bn254>(&keys, pin, &proof),
@@ -155,7 +228,11 @@ fn read_circuit(keys: &Path) -> anyhow::Result<CircuitFile> {
     let p = keys.join("circuit.json");
     let bytes = std::fs::read(&p).with_context(|| format!("--keys {}: cannot read circuit.json", keys.display()))?;
     let c: CircuitFile = serde_json::from_slice(&bytes).with_context(|| format!("{}: invalid", p.display()))?;
-    c.circuit.validate().map_err(anyhow::Error::msg).with_context(|| format!("{}", p.display()))?;
+    match (&c.circuit, &c.circom) {
+        (Some(f), None) => f.validate().map_err(anyhow::Error::msg).with_context(|| format!("{}", p.display()))?,
+        (None, Some(_)) => {}
+        _ => bail!("{}: names neither or both of a circuit family and a circom circuit", p.display()),
+    }
     Ok(c)
 }
 
@@ -168,7 +245,7 @@ where
     eprintln!("setup: {} SR1CS rows, domain {}, in {}", pk.sr1cs.num_rows(), vk.domain_size, secs(t));
     let digest = vk.digest();
     write_dir_atomically(out, |dir| {
-        std::fs::write(dir.join("circuit.json"), serde_json::to_vec_pretty(&CircuitFile { curve, circuit })?)?;
+        std::fs::write(dir.join("circuit.json"), serde_json::to_vec_pretty(&CircuitFile { curve, circuit: Some(circuit), circom: None })?)?;
         std::fs::write(dir.join("pk.bin"), pk.to_bytes())?;
         std::fs::write(dir.join("vk.bin"), vk.to_bytes())?;
         Ok(())
@@ -186,7 +263,8 @@ where
     let c = read_circuit(keys)?;
     let pk_bytes = std::fs::read(keys.join("pk.bin")).with_context(|| format!("{}: cannot read pk.bin", keys.display()))?;
     let pk = ProvingKey::<E>::from_bytes(&pk_bytes).with_context(|| format!("{}: pk.bin", keys.display()))?;
-    let (circuit, x) = c.circuit.instance::<E::ScalarField>(seed);
+    let family = c.circuit.context("circuit.json names no circuit family")?;
+    let (circuit, x) = family.instance::<E::ScalarField>(seed);
     let (proof, t) = timed(|| pari::prove(&pk, circuit, &mut ChaCha20Rng::from_entropy()));
     let proof = proof?;
     eprintln!("proved in {}", secs(t));
@@ -197,6 +275,68 @@ where
         Ok(())
     })?;
     println!("wrote {} ({} bytes)", out.display(), proof.to_bytes().len());
+    Ok(())
+}
+
+fn setup_circom<E: Pairing>(curve: Curve, r1cs_bytes: &[u8], out: &Path, rng: &mut ChaCha20Rng) -> anyhow::Result<()> {
+    let r = circom::R1cs::<E::ScalarField>::from_bytes(r1cs_bytes).context("--r1cs")?;
+    let (res, t) = timed(|| pari::setup::<E, _, _>(circom::CircomCircuit { r1cs: &r, witness: None }, rng));
+    let (pk, vk) = res?;
+    eprintln!(
+        "setup: circom circuit, {} constraints, {} wires, {} public signals; {} SR1CS rows, domain {}, in {}",
+        r.constraints.len(),
+        r.num_wires,
+        r.num_public(),
+        pk.sr1cs.num_rows(),
+        vk.domain_size,
+        secs(t)
+    );
+    let info = CircomInfo {
+        r1cs_digest: circom::digest(r1cs_bytes),
+        wires: r.num_wires,
+        constraints: r.constraints.len(),
+        public_outputs: r.num_pub_out,
+        public_inputs: r.num_pub_in,
+    };
+    let digest = vk.digest();
+    write_dir_atomically(out, |dir| {
+        std::fs::write(dir.join("circuit.json"), serde_json::to_vec_pretty(&CircuitFile { curve, circuit: None, circom: Some(info) })?)?;
+        std::fs::write(dir.join("circuit.r1cs"), r1cs_bytes)?;
+        std::fs::write(dir.join("pk.bin"), pk.to_bytes())?;
+        std::fs::write(dir.join("vk.bin"), vk.to_bytes())?;
+        Ok(())
+    })?;
+    println!("wrote {}", out.display());
+    println!("vk digest: {digest}");
+    eprintln!("(pin it: verifiers pass --vk-digest {digest})");
+    Ok(())
+}
+
+fn prove_circom<E: Pairing>(keys: &Path, wtns: &Path, out: &Path) -> anyhow::Result<()> {
+    let c = read_circuit(keys)?;
+    let info = c.circom.context("circuit.json names no circom circuit")?;
+    let r1cs_path = keys.join("circuit.r1cs");
+    let r1cs_bytes = std::fs::read(&r1cs_path).with_context(|| format!("{}: cannot read", r1cs_path.display()))?;
+    if circom::digest(&r1cs_bytes) != info.r1cs_digest {
+        bail!("{}: not the circuit the keys were made for (its digest differs from circuit.json's)", r1cs_path.display());
+    }
+    let r = circom::R1cs::<E::ScalarField>::from_bytes(&r1cs_bytes).with_context(|| r1cs_path.display().to_string())?;
+    let w_bytes = std::fs::read(wtns).with_context(|| format!("--wtns {}: cannot read", wtns.display()))?;
+    let w = circom::read_wtns::<E::ScalarField>(&w_bytes).with_context(|| format!("--wtns {}", wtns.display()))?;
+    r.check_witness(&w).with_context(|| format!("--wtns {}", wtns.display()))?;
+    let pk_bytes = std::fs::read(keys.join("pk.bin")).with_context(|| format!("{}: cannot read pk.bin", keys.display()))?;
+    let pk = ProvingKey::<E>::from_bytes(&pk_bytes).with_context(|| format!("{}: pk.bin", keys.display()))?;
+    let (proof, t) = timed(|| pari::prove(&pk, circom::CircomCircuit { r1cs: &r, witness: Some(&w) }, &mut ChaCha20Rng::from_entropy()));
+    let proof = proof?;
+    eprintln!("proved in {}", secs(t));
+    let public: Vec<String> = r.public_signals(&w).iter().map(|v| v.to_string()).collect();
+    write_dir_atomically(out, |dir| {
+        std::fs::write(dir.join("proof.bin"), proof.to_bytes())?;
+        std::fs::write(dir.join("public.json"), serde_json::to_vec_pretty(&public)?)?;
+        Ok(())
+    })?;
+    println!("wrote {} ({} bytes)", out.display(), proof.to_bytes().len());
+    println!("public signals: {}", public.join(", "));
     Ok(())
 }
 
@@ -262,6 +402,11 @@ fn verify_one<E: Pairing>(keys: &Path, pin: Pin, dir: &Path) -> anyhow::Result<(
         bail!("{}: {}", dir.display(), bad.reason);
     }
     println!("verified");
+    if read_circuit(keys)?.circom.is_some() {
+        let public = std::fs::read(dir.join("public.json")).with_context(|| format!("{}: public.json", dir.display()))?;
+        let public: Vec<String> = serde_json::from_slice(&public).with_context(|| format!("{}: public.json", dir.display()))?;
+        println!("public signals (outputs, then public inputs): {}", public.join(", "));
+    }
     Ok(())
 }
 

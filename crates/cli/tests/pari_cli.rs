@@ -199,3 +199,57 @@ fn batch_verify_names_every_bad_proof() {
     assert!(lines[1].starts_with(&format!("bad: {}#5: fails the check", p(&b1))), "{text}");
     assert!(text.contains("8 verified, 2 bad"), "{text}");
 }
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../circom/tests/fixtures").join(name)
+}
+
+/// Bring your own circuit (issue 14): circom's `.r1cs` and snarkjs's `.wtns` in, a Pari proof
+/// out, verified against the pinned key with the public signals printed; a changed public
+/// signal, a witness that does not satisfy the circuit and a file for the other curve refused.
+#[test]
+fn circom_circuits_are_set_up_proved_and_verified() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (curve, other) in [("bn254", "bls12-381"), ("bls12381", "bn254")] {
+        let r1cs = fixture(&format!("example-{curve}.r1cs"));
+        let wtns = fixture(&format!("example-{curve}.wtns"));
+        let keys = tmp.path().join(format!("keys-{curve}"));
+        failed(prover(&["pari", "setup", "--r1cs", p(&r1cs), "--curve", other, "--out", p(&keys)]), "--prime");
+        let o = ok(prover(&["pari", "setup", "--r1cs", p(&r1cs), "--seed", "3", "--out", p(&keys)]));
+        let digest = out(&o).lines().find_map(|l| l.strip_prefix("vk digest: ")).expect("digest").to_string();
+        failed(prover(&["pari", "prove", "--keys", p(&keys), "--out", p(&tmp.path().join("none"))]), "--wtns");
+
+        let proof = tmp.path().join(format!("proof-{curve}"));
+        let o = ok(prover(&["pari", "prove", "--keys", p(&keys), "--wtns", p(&wtns), "--out", p(&proof)]));
+        assert!(out(&o).contains("public signals: 33, "), "{}", out(&o));
+        let o = ok(prover(&["pari", "verify", "--keys", p(&keys), "--vk-digest", &digest, p(&proof)]));
+        let text = out(&o);
+        assert!(text.contains("verified") && text.contains("public signals (outputs, then public inputs): 33, "), "{text}");
+        assert!(text.trim_end().ends_with(", 11"), "the public input b = 11 comes last: {text}");
+
+        // Claim another output.
+        let public: Vec<String> = serde_json::from_slice(&std::fs::read(proof.join("public.json")).unwrap()).unwrap();
+        let mut lie = public.clone();
+        lie[0] = "34".into();
+        std::fs::write(proof.join("public.json"), serde_json::to_vec(&lie).unwrap()).unwrap();
+        failed(prover(&["pari", "verify", "--keys", p(&keys), "--vk-digest", &digest, p(&proof)]), "");
+    }
+
+    // A witness with one wire changed: refused before proving, naming the constraint.
+    let mut w = circom::read_wtns::<ark_bn254::Fr>(&std::fs::read(fixture("example-bn254.wtns")).unwrap()).unwrap();
+    w[1] += ark_bn254::Fr::from(1u64);
+    let bad = tmp.path().join("bad.wtns");
+    std::fs::write(&bad, circom::write_wtns(&w)).unwrap();
+    failed(
+        prover(&["pari", "prove", "--keys", p(&tmp.path().join("keys-bn254")), "--wtns", p(&bad), "--out", p(&tmp.path().join("bad"))]),
+        "does not satisfy constraint",
+    );
+    // A witness for the other curve.
+    failed(
+        prover(&[
+            "pari", "prove", "--keys", p(&tmp.path().join("keys-bn254")), "--wtns", p(&fixture("example-bls12381.wtns")), "--out",
+            p(&tmp.path().join("bad2")),
+        ]),
+        "bls12381",
+    );
+}

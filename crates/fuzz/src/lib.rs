@@ -18,6 +18,7 @@
 //! value is handed to the verifier so that a decoder letting an inconsistent value through is
 //! caught where it would do harm.
 
+pub mod circom_targets;
 pub mod engine;
 pub mod hekaton_targets;
 pub mod pari_targets;
@@ -33,5 +34,6 @@ pub fn all_targets() -> Vec<Target> {
     t.extend(pari_targets::targets());
     t.extend(hekaton_targets::targets());
     t.extend(platform_targets::targets());
+    t.extend(circom_targets::targets());
     t
 }
