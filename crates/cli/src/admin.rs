@@ -10,6 +10,34 @@ pub enum AdminCommand {
     /// API tokens: stored hashed in Redis; a planner started with --require-auth accepts them.
     #[command(subcommand)]
     Token(TokenCommand),
+    /// Dead-lettered tasks (each one has already failed its job with the task's last error;
+    /// the newest 10,000 per kind are kept).
+    #[command(subcommand)]
+    Dlq(DlqCommand),
+}
+
+#[derive(Subcommand)]
+pub enum DlqCommand {
+    /// List dead letters: kind, job, task, attempts failed, reason.
+    List {
+        /// Only this task kind (default: every kind the platform knows).
+        #[arg(long)]
+        kind: Option<String>,
+        /// Only this job's.
+        #[arg(long)]
+        job: Option<String>,
+        #[command(flatten)]
+        redis: RedisUrl,
+    },
+    /// Delete the dead letters of one task kind, or of every kind with --all.
+    Clear {
+        #[arg(long, required_unless_present = "all", conflicts_with = "all")]
+        kind: Option<String>,
+        #[arg(long)]
+        all: bool,
+        #[command(flatten)]
+        redis: RedisUrl,
+    },
 }
 
 #[derive(Args)]
@@ -45,7 +73,10 @@ pub enum TokenCommand {
 pub fn run(cmd: AdminCommand) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     rt.block_on(async move {
-        let AdminCommand::Token(cmd) = cmd;
+        let cmd = match cmd {
+            AdminCommand::Token(cmd) => cmd,
+            AdminCommand::Dlq(cmd) => return dlq(cmd).await,
+        };
         let url = match &cmd {
             TokenCommand::Create { redis, .. } | TokenCommand::List { redis } | TokenCommand::Revoke { redis, .. } => redis.url.clone(),
         };
@@ -76,4 +107,47 @@ pub fn run(cmd: AdminCommand) -> anyhow::Result<()> {
 /// Milliseconds since the epoch as `unix-ms N` (no date crate in the CLI).
 fn unix_ms(ms: u64) -> String {
     format!("unix-ms {ms}")
+}
+
+/// The kinds a DLQ command looks at: `--kind`, or every task kind of the built-in job kinds.
+fn dlq_kinds(kind: Option<String>) -> Vec<String> {
+    match kind {
+        Some(k) => vec![k],
+        None => platform::kinds::Registry::builtin().task_kinds().iter().map(|k| k.name.to_string()).collect(),
+    }
+}
+
+async fn dlq(cmd: DlqCommand) -> anyhow::Result<()> {
+    let url = match &cmd {
+        DlqCommand::List { redis, .. } | DlqCommand::Clear { redis, .. } => redis.url.clone(),
+    };
+    // Reading and deleting dead letters does not depend on the eviction policy: do not refuse a
+    // managed Redis that blocks CONFIG.
+    let q = queue::RedisQueue::connect_with(&url, queue::QueueConfig::default(), true)
+        .await
+        .context("connecting to Redis (--redis)")?;
+    use queue::Queue;
+    match cmd {
+        DlqCommand::List { kind, job, .. } => {
+            let mut total = 0;
+            for k in dlq_kinds(kind) {
+                for (task, reason) in q.dead_letters(&k).await.with_context(|| format!("kind {k}"))? {
+                    if job.as_ref().is_some_and(|j| *j != task.job_id) {
+                        continue;
+                    }
+                    total += 1;
+                    println!("{k}  job {}  task {}  failures {}  {reason}", task.job_id, task.task_id, task.failures);
+                }
+            }
+            println!("{total} dead letters");
+        }
+        DlqCommand::Clear { kind, .. } => {
+            let mut total = 0;
+            for k in dlq_kinds(kind) {
+                total += q.clear_dead_letters(&k).await.with_context(|| format!("kind {k}"))?;
+            }
+            println!("cleared {total} dead letters");
+        }
+    }
+    Ok(())
 }

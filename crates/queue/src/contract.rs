@@ -97,6 +97,10 @@ pub async fn retries_then_dead_letters(q: &dyn Queue, kind: &str) {
     assert_eq!(dead[0].0.task_id, "t1");
     assert_eq!(dead[0].1, format!("boom {}", cfg.max_attempts));
     assert_eq!(q.stats(kind).await.unwrap().dead, 1);
+    // Cleared once read.
+    assert_eq!(q.clear_dead_letters(kind).await.unwrap(), 1);
+    assert!(q.dead_letters(kind).await.unwrap().is_empty());
+    assert_eq!(q.stats(kind).await.unwrap().dead, 0);
 }
 
 /// A message whose leases keep expiring is dead-lettered after `max_attempts` deliveries.

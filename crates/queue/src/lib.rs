@@ -44,6 +44,11 @@ mod redis_queue;
 pub use memory::MemoryQueue;
 pub use redis_queue::RedisQueue;
 
+/// Dead letters kept per kind: older ones are trimmed as new ones arrive (each one's job has
+/// already failed with its reason; the list is for an operator's investigation), so a flood of
+/// failures cannot fill Redis.
+pub const DEAD_LETTERS_KEPT: usize = 10_000;
+
 /// Largest accepted payload: messages carry references, blobs go to object storage.
 pub const MAX_PAYLOAD: usize = 4096;
 
@@ -209,8 +214,10 @@ pub trait Queue: Send + Sync {
     /// Records one finished task of `kind` that took `busy` (per-kind throughput, which the
     /// autoscaler divides the backlog by).
     async fn record_throughput(&self, kind: &str, busy: Duration) -> Result<(), QueueError>;
-    /// Dead-lettered messages of `kind` with their reasons.
+    /// Dead-lettered messages of `kind` with their reasons (the newest [`DEAD_LETTERS_KEPT`]).
     async fn dead_letters(&self, kind: &str) -> Result<Vec<(TaskMessage, String)>, QueueError>;
+    /// Deletes `kind`'s dead letters (once an operator has read them). Returns how many.
+    async fn clear_dead_letters(&self, kind: &str) -> Result<u64, QueueError>;
     /// Removes every waiting or delayed message of `job_id` (cancellation). Returns how many.
     async fn purge_job(&self, kind: &str, job_id: &str) -> Result<u64, QueueError>;
     /// Enqueues `task` unless a task with the same `(job_id, kind, task_id)` was enqueued with

@@ -79,6 +79,7 @@ impl MemoryQueue {
         let attempt = task.failures + deliveries;
         if attempt > self.config.max_attempts {
             k.dead.push((task, "lease expired on the last attempt".to_string()));
+            trim_dead(&mut k.dead);
             drop(st);
             return self.try_claim(kind, consumer);
         }
@@ -188,6 +189,7 @@ impl Queue for MemoryQueue {
             let k = st.kinds.get_mut(&lease.kind).expect("present");
             if lease.attempt >= self.config.max_attempts {
                 k.dead.push((h.task, reason.to_string()));
+                trim_dead(&mut k.dead);
                 FailOutcome::DeadLettered
             } else {
                 let mut task = h.task;
@@ -243,6 +245,12 @@ impl Queue for MemoryQueue {
         Ok(st.kinds.get(kind).map(|k| k.dead.clone()).unwrap_or_default())
     }
 
+    async fn clear_dead_letters(&self, kind: &str) -> Result<u64, QueueError> {
+        check_kind(kind)?;
+        let mut st = self.state.lock().expect("queue mutex");
+        Ok(st.kinds.get_mut(kind).map(|k| std::mem::take(&mut k.dead).len() as u64).unwrap_or(0))
+    }
+
     async fn purge_job(&self, kind: &str, job_id: &str) -> Result<u64, QueueError> {
         let mut st = self.state.lock().expect("queue mutex");
         let Some(k) = st.kinds.get_mut(kind) else { return Ok(0) };
@@ -278,5 +286,13 @@ impl Queue for MemoryQueue {
             + k.held.values().filter(|h| h.task.job_id == job_id).count()
             + k.delayed.iter().filter(|d| d.1.job_id == job_id).count();
         Ok(n as u64)
+    }
+}
+
+/// Keeps the newest [`crate::DEAD_LETTERS_KEPT`] dead letters.
+fn trim_dead<T>(dead: &mut Vec<T>) {
+    if dead.len() > crate::DEAD_LETTERS_KEPT {
+        let extra = dead.len() - crate::DEAD_LETTERS_KEPT;
+        dead.drain(..extra);
     }
 }

@@ -77,7 +77,7 @@ redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
 redis.call('XDEL', KEYS[1], ARGV[2])
 redis.call('HDEL', KEYS[2], ARGV[2])
 if ARGV[4] == 'dead' then
-  redis.call('XADD', KEYS[3], '*', 'm', ARGV[5], 'reason', ARGV[6])
+  redis.call('XADD', KEYS[3], 'MAXLEN', '~', 10000, '*', 'm', ARGV[5], 'reason', ARGV[6])
 elseif ARGV[4] == 'delay' then
   redis.call('ZADD', KEYS[4], ARGV[6], ARGV[5])
 elseif ARGV[4] == 'requeue' then
@@ -101,7 +101,7 @@ const BURY: &str = r#"
 redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
 redis.call('XDEL', KEYS[1], ARGV[2])
 redis.call('HDEL', KEYS[2], ARGV[2])
-redis.call('XADD', KEYS[3], '*', 'm', ARGV[3], 'reason', ARGV[4])
+redis.call('XADD', KEYS[3], 'MAXLEN', '~', 10000, '*', 'm', ARGV[3], 'reason', ARGV[4])
 return 1
 "#;
 
@@ -595,6 +595,14 @@ impl Queue for RedisQueue {
             .await
             .map_err(err)?;
         Ok(())
+    }
+
+    async fn clear_dead_letters(&self, kind: &str) -> Result<u64, QueueError> {
+        check_kind(kind)?;
+        let mut c = self.conn.clone();
+        let n: u64 = redis::cmd("XLEN").arg(dlq(kind)).query_async(&mut c).await.map_err(err)?;
+        let _: i64 = redis::cmd("DEL").arg(dlq(kind)).query_async(&mut c).await.map_err(err)?;
+        Ok(n)
     }
 
     async fn dead_letters(&self, kind: &str) -> Result<Vec<(TaskMessage, String)>, QueueError> {

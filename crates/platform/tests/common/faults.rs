@@ -100,6 +100,9 @@ impl Queue for FlakyQueue {
     async fn dead_letters(&self, kind: &str) -> Result<Vec<(TaskMessage, String)>, QueueError> {
         self.inner.dead_letters(kind).await
     }
+    async fn clear_dead_letters(&self, kind: &str) -> Result<u64, QueueError> {
+        self.inner.clear_dead_letters(kind).await
+    }
     async fn purge_job(&self, kind: &str, job_id: &str) -> Result<u64, QueueError> {
         self.inner.purge_job(kind, job_id).await
     }

@@ -1,0 +1,54 @@
+//! `prover admin dlq list | clear` against real Redis (`PROVER_TEST_REDIS_URL`, database 4).
+
+use std::process::Command;
+
+use queue::{FailOutcome, Queue, QueueConfig, RedisQueue, TaskMessage};
+
+fn redis_url() -> Option<String> {
+    match std::env::var("PROVER_TEST_REDIS_URL") {
+        Ok(u) => {
+            // redis://host:port[/db] → redis://host:port/4
+            let base = match u.rsplit_once('/') {
+                Some((head, db)) if !head.ends_with('/') && db.chars().all(|c| c.is_ascii_digit()) => head.to_string(),
+                _ => u.trim_end_matches('/').to_string(),
+            };
+            Some(format!("{base}/4"))
+        }
+        Err(_) => {
+            assert!(std::env::var("PROVER_TEST_REQUIRE_SERVICES").as_deref() != Ok("1"), "PROVER_TEST_REDIS_URL is not set");
+            None
+        }
+    }
+}
+
+fn prover(args: &[&str]) -> (bool, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_prover")).args(args).output().expect("run prover");
+    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(!text.contains("panicked"), "{text}");
+    (o.status.success(), text)
+}
+
+#[tokio::test]
+async fn dead_letters_are_listed_and_cleared() {
+    let Some(url) = redis_url() else { return };
+    let cfg = QueueConfig { max_attempts: 1, ..QueueConfig::default() };
+    let q = RedisQueue::connect(&url, cfg).await.unwrap();
+    let job = format!("dlq-test-{}", std::process::id());
+    let kind = "pari.prove";
+    q.enqueue(kind, TaskMessage { job_id: job.clone(), task_id: "t1".into(), payload: "{}".into(), failures: 0 }).await.unwrap();
+    let lease = q.claim(kind, "w", std::time::Duration::from_secs(2)).await.unwrap().expect("claimed");
+    assert_eq!(q.fail(&lease, "the prover ran out of memory").await.unwrap(), FailOutcome::DeadLettered);
+
+    let (ok, text) = prover(&["admin", "dlq", "list", "--job", &job, "--redis", &url]);
+    assert!(ok, "{text}");
+    assert!(text.contains(&format!("pari.prove  job {job}  task t1")) && text.contains("ran out of memory"), "{text}");
+    assert!(text.contains("1 dead letters"), "{text}");
+
+    let (ok, text) = prover(&["admin", "dlq", "clear", "--kind", kind, "--redis", &url]);
+    assert!(ok && text.contains("cleared"), "{text}");
+    let (ok, text) = prover(&["admin", "dlq", "list", "--job", &job, "--redis", &url]);
+    assert!(ok && text.contains("0 dead letters"), "{text}");
+    // Clear needs a kind or --all.
+    let (ok, text) = prover(&["admin", "dlq", "clear", "--redis", &url]);
+    assert!(!ok && text.contains("--kind"), "{text}");
+}
