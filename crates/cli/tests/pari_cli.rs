@@ -66,7 +66,8 @@ fn a_key_for_another_circuit_of_the_same_size_is_refused_when_pinned() {
     let honest = tmp.path().join("honest");
     let honest_digest = setup("poseidon", 1, 1, &honest);
     let forged = tmp.path().join("forged");
-    let forged_digest = setup("chain", 200, 2, &forged);
+    // A chain of 400 squarings: 403 rows, the same domain (512) as Poseidon of one input.
+    let forged_digest = setup("chain", 400, 2, &forged);
     let vk_honest = VerifyingKey::<E>::from_bytes(&std::fs::read(honest.join("vk.bin")).unwrap()).unwrap();
     let vk_forged = VerifyingKey::<E>::from_bytes(&std::fs::read(forged.join("vk.bin")).unwrap()).unwrap();
     assert_eq!((vk_honest.domain_size, vk_honest.num_instance), (vk_forged.domain_size, vk_forged.num_instance));

@@ -387,11 +387,12 @@ impl<E: Pairing> ProvingKey<E> {
 
     /// The parts of the key fit together (no point validation), so that proving never panics:
     ///
-    /// * the verifying key's shape ([`VerifyingKey::check`]), and the SR1CS's `L`, `2M` equal to
-    ///   its `L` and instance row start;
-    /// * row counts: `A` and `B` have exactly `2M + L ≤ n` rows;
-    /// * outlined rows: row `2M + j` of `A` is `z_j − x'_j`, of `B` empty; no other row of `A`,
-    ///   and no row of `B`, touches an instance column (`< L`);
+    /// * the verifying key's shape ([`VerifyingKey::check`]), and the SR1CS's `L` equal to its
+    ///   `L`;
+    /// * row counts: `A` and `B` have the same number of rows, `start + L ≤ n` with `start` the
+    ///   verifying key's instance row start (rows cannot be deleted or added unnoticed);
+    /// * outlined rows: row `start + j` of `A` is `z_j − x'_j`, of `B` empty; no other row of
+    ///   `A`, and no row of `B`, touches an instance column (`< L`);
     /// * every variable index `< 2L + W + M`; `σ` has `L + W + M` entries, the power vectors
     ///   `n + 1`; all counts computed with checked arithmetic.
     pub fn check_shape(&self) -> Result<(), Error> {
@@ -403,14 +404,11 @@ impl<E: Pairing> ProvingKey<E> {
         if l != vk.num_instance {
             return Err(bad(format!("the SR1CS has L = {l}, the verifying key {}", vk.num_instance)));
         }
-        let two_m = m.checked_mul(2).ok_or_else(|| bad(format!("M = {m} overflows")))?;
-        if two_m != vk.instance_row_start {
-            return Err(bad(format!("outlined rows start at 2M = {two_m}, the verifying key says {}", vk.instance_row_start)));
-        }
-        let rows = two_m.checked_add(l).ok_or_else(|| bad("row count 2M + L overflows".into()))?;
+        let two_m = vk.instance_row_start;
+        let rows = two_m.checked_add(l).ok_or_else(|| bad("row count: instance row start + L overflows".into()))?;
         if sr.a.len() as u64 != rows || sr.b.len() as u64 != rows {
             return Err(bad(format!(
-                "row count: expected 2M + L = {rows} rows in A and B, found {} and {}",
+                "row count: the verifying key's outlined rows end at row {rows}, A and B have {} and {} rows",
                 sr.a.len(),
                 sr.b.len()
             )));

@@ -5,11 +5,22 @@
 //! Variable layout of the SR1CS vector `z` (length `L + L + W + M`):
 //! `[0, L)` the instance (`z_0 = 1`, then the `L − 1` public inputs); `[L, 2L)` the witness
 //! copies `x'_j` of the instance; `[2L, 2L + W)` the R1CS witness; `[2L + W, 2L + W + M)` one
-//! square variable `s_i` per R1CS constraint.
+//! square variable `s_t` per R1CS constraint that needs two rows (`M` of them).
 //!
-//! Rows: for R1CS constraint `i`, row `2i` is `(a_i − b_i)² = s_i` and row `2i+1` is
-//! `(a_i + b_i)² = 4c_i + s_i` (since `(a+b)² − (a−b)² = 4ab`), with every instance index
-//! replaced by its copy; then row `2M + j` is `(z_j − x'_j)² = 0` for `j < L`.
+//! Rows, **square-aware**: every instance index is first replaced by its copy (so the constant
+//! `1` is the copy `x'_0`, forced to 1 by its outlined row). Then R1CS constraint `a·b = c`
+//! becomes
+//!
+//! * **one row** when it is linear or a square:
+//!   - `a` or `b` empty (`0 = c`), or a constant `λ·x'_0` (`λb = c`): `(0)² = c − λb`;
+//!   - `a = λ·b` as linear combinations (a square, `λb² = c`; `a = b` is the common case, as in
+//!     `x² = y` or Poseidon's S-box): `(b)² = λ⁻¹c`;
+//! * **two rows** otherwise, with a new square variable `s_t`: `(a − b)² = s_t` and
+//!   `(a + b)² = 4c + s_t` (since `(a+b)² − (a−b)² = 4ab`);
+//!
+//! each an identity equivalent to `a·b = c` once `x'_0 = 1`. Then the last `L` rows are the
+//! outlined rows `(z_j − x'_j)² = 0`, `j < L`. A circom circuit's linear constraints and an
+//! S-box's squarings thus cost one row instead of two.
 
 use ark_ff::PrimeField;
 use ark_relations::gr1cs::{
@@ -31,7 +42,7 @@ pub struct Sr1cs<F: PrimeField> {
     pub num_instance: u64,
     /// `W`: witness variables of the original R1CS.
     pub r1cs_witness: u64,
-    /// `M`: constraints of the original R1CS.
+    /// `M`: square variables `s_t`, one per R1CS constraint that takes two rows.
     pub r1cs_constraints: u64,
 }
 
@@ -41,7 +52,7 @@ pub fn eval_row<F: PrimeField>(row: &[(F, usize)], z: &[F]) -> F {
 }
 
 impl<F: PrimeField> Sr1cs<F> {
-    /// Number of SR1CS rows `m = 2M + L`.
+    /// Number of SR1CS rows: the constraint rows, then `L` outlined rows.
     pub fn num_rows(&self) -> usize {
         self.a.len()
     }
@@ -57,31 +68,57 @@ impl<F: PrimeField> Sr1cs<F> {
         (self.num_instance as usize).saturating_add(self.num_witness())
     }
 
-    /// First outlined row `2M`: row `2M + j` carries instance variable `j`.
+    /// First outlined row: row `start + j` carries instance variable `j` (the last `L` rows).
     pub fn instance_row_start(&self) -> usize {
-        (self.r1cs_constraints as usize).saturating_mul(2)
+        self.a.len().saturating_sub(self.num_instance as usize)
     }
 
     /// Converts R1CS matrices `(A, B, C)` over `L` instance and `W` witness variables.
     pub fn from_r1cs(a: &[Row<F>], b: &[Row<F>], c: &[Row<F>], num_instance: usize, num_witness: usize) -> Self {
         let l = num_instance;
         // Instance index j → its copy L + j; witness index L + k → 2L + k.
-        let map = |row: &Row<F>| -> Row<F> { row.iter().map(|&(coef, i)| (coef, i + l)).collect() };
-        let m = a.len();
+        let map = |row: &Row<F>| -> Row<F> { combine(row.iter().map(|&(coef, i)| (coef, i + l)).collect()) };
+        let one_copy = l; // the copy x'_0 of the constant 1
         let s_base = 2 * l + num_witness;
         let four = F::from(4u64);
-        let mut ra = Vec::with_capacity(2 * m + l);
-        let mut rb = Vec::with_capacity(2 * m + l);
-        for i in 0..m {
+        let mut ra = Vec::with_capacity(2 * a.len() + l);
+        let mut rb = Vec::with_capacity(2 * a.len() + l);
+        let mut squares = 0usize;
+        for i in 0..a.len() {
             let (ai, bi, ci) = (map(&a[i]), map(&b[i]), map(&c[i]));
+            let constant = |r: &Row<F>| -> Option<F> {
+                match r.as_slice() {
+                    [] => Some(F::zero()),
+                    [(coef, v)] if *v == one_copy => Some(*coef),
+                    _ => None,
+                }
+            };
+            // (0)² = c − λ·other when one factor is a constant λ (or empty: λ = 0).
+            let linear = constant(&ai).map(|la| (la, &bi)).or_else(|| constant(&bi).map(|lb| (lb, &ai)));
+            if let Some((lambda, other)) = linear {
+                let mut row = ci.clone();
+                row.extend(other.iter().map(|&(coef, v)| (-(lambda * coef), v)));
+                ra.push(Vec::new());
+                rb.push(combine(row));
+                continue;
+            }
+            // (b)² = λ⁻¹·c when a = λ·b.
+            if let Some(lambda) = proportional(&ai, &bi) {
+                let inv = lambda.inverse().expect("a proportionality factor is nonzero");
+                ra.push(bi);
+                rb.push(ci.iter().map(|&(coef, v)| (coef * inv, v)).collect());
+                continue;
+            }
+            let s = s_base + squares;
+            squares += 1;
             let mut diff = ai.clone();
             diff.extend(bi.iter().map(|&(coef, v)| (-coef, v)));
             let mut sum = ai;
             sum.extend(bi);
             let mut rhs: Row<F> = ci.iter().map(|&(coef, v)| (coef * four, v)).collect();
-            rhs.push((F::one(), s_base + i));
+            rhs.push((F::one(), s));
             ra.push(combine(diff));
-            rb.push(vec![(F::one(), s_base + i)]);
+            rb.push(vec![(F::one(), s)]);
             ra.push(combine(sum));
             rb.push(combine(rhs));
         }
@@ -89,11 +126,12 @@ impl<F: PrimeField> Sr1cs<F> {
             ra.push(vec![(F::one(), j), (-F::one(), l + j)]);
             rb.push(Vec::new());
         }
-        Sr1cs { a: ra, b: rb, num_instance: l as u64, r1cs_witness: num_witness as u64, r1cs_constraints: m as u64 }
+        Sr1cs { a: ra, b: rb, num_instance: l as u64, r1cs_witness: num_witness as u64, r1cs_constraints: squares as u64 }
     }
 
     /// The SR1CS witness `(x', w, s)` for instance `z_inst` (with the leading 1) and R1CS
-    /// witness `w`.
+    /// witness `w`. Each square variable `s_t` is defined by the first row whose `B` is exactly
+    /// `s_t` (its `(a − b)²` row, which the conversion puts first).
     pub fn witness(&self, z_inst: &[F], w: &[F]) -> Vec<F> {
         let l = self.num_instance as usize;
         let mut z = Vec::with_capacity(self.num_variables());
@@ -102,12 +140,26 @@ impl<F: PrimeField> Sr1cs<F> {
         z.extend_from_slice(w);
         z.resize(self.num_variables(), F::zero());
         let s_base = 2 * l + w.len();
-        for i in 0..self.r1cs_constraints as usize {
-            let d = eval_row(&self.a[2 * i], &z);
-            z[s_base + i] = d.square();
+        let mut set = vec![false; self.r1cs_constraints as usize];
+        for (ra, rb) in self.a.iter().zip(&self.b) {
+            if let [(coef, v)] = rb.as_slice() {
+                if coef.is_one() && *v >= s_base && *v - s_base < set.len() && !set[*v - s_base] {
+                    set[*v - s_base] = true;
+                    z[*v] = eval_row(ra, &z).square();
+                }
+            }
         }
         z.split_off(l)
     }
+}
+
+/// `λ` with `a = λ·b`, when both are nonempty combinations of the same variables.
+fn proportional<F: PrimeField>(a: &Row<F>, b: &Row<F>) -> Option<F> {
+    if a.is_empty() || a.len() != b.len() {
+        return None;
+    }
+    let lambda = a[0].0 * b[0].0.inverse()?;
+    a.iter().zip(b).all(|(&(ca, va), &(cb, vb))| va == vb && ca == lambda * cb).then_some(lambda)
 }
 
 /// Merges repeated variables in a row and drops zero coefficients.
