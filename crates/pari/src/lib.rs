@@ -7,7 +7,8 @@
 //! ## Notation
 //!
 //! * **SR1CS** ("square R1CS"): `(A·z) ∘ (A·z) = B·z` over `m` rows, `z = (1, x, w)`. Any R1CS
-//!   circuit is converted by [`r1cs`]: each constraint `⟨a,z⟩·⟨b,z⟩ = ⟨c,z⟩` becomes two rows
+//!   circuit is converted by [`r1cs`]: a constraint `⟨a,z⟩·⟨b,z⟩ = ⟨c,z⟩` that is linear (a
+//!   constant or empty factor) or a square (`a = λb`) becomes one row; any other becomes two rows
 //!   `(a−b)² = s` and `(a+b)² = 4c + s` with one new witness `s`. **Instance outlining**: every
 //!   use of an instance variable `z_j` (including the constant 1) is replaced by a witness copy
 //!   `x'_j`, and row `m_0 + j` enforces `(z_j − x'_j)² = 0`; so the instance touches only `A`, in
