@@ -42,7 +42,7 @@ use crate::{Platform, PlatformError};
 const BACKEND_PROBE: &str = "health/probe";
 
 /// How long an idle role loop waits in one claim before it looks at its stop signal again.
-const IDLE_WAIT: Duration = Duration::from_millis(250);
+const IDLE_WAIT: Duration = Duration::from_millis(500);
 
 /// Tasks running in this process (all roles), for the busy/in-flight gauges.
 static IN_FLIGHT: AtomicI64 = AtomicI64::new(0);

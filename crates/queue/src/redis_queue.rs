@@ -86,15 +86,45 @@ end
 return 1
 "#;
 
-/// Moves retries whose backoff is over (score ≤ ARGV[1]) from the delayed set to the stream.
-const PROMOTE: &str = r#"
-local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, 100)
-for _, m in ipairs(due) do
-  redis.call('XADD', KEYS[1], '*', 'm', m)
-  redis.call('ZREM', KEYS[2], m)
+/// The maintenance of every kind a consumer serves, in one round trip. KEYS: stream and delayed
+/// set of each kind, then the cursor hash; ARGV: now (ms), group, consumer, min idle (ms), the
+/// number of kinds, the kind names. For each kind, moves the retries whose backoff is over to
+/// the stream; then, kind by kind, scans the pending list with `XAUTOCLAIM` (COUNT 1, up to 16
+/// stretches, from the cursor kept in the hash) and returns the first expired entry it claims
+/// as `{kind number (1-based), id, fields}`, or nil.
+const MAINTAIN: &str = r#"
+local n = tonumber(ARGV[5])
+local now = ARGV[1]
+for i = 1, n do
+  local due = redis.call('ZRANGEBYSCORE', KEYS[2 * i], '-inf', now, 'LIMIT', 0, 100)
+  for _, m in ipairs(due) do
+    redis.call('XADD', KEYS[2 * i - 1], '*', 'm', m)
+    redis.call('ZREM', KEYS[2 * i], m)
+  end
 end
-return #due
+local cursors = KEYS[2 * n + 1]
+for i = 1, n do
+  local kind = ARGV[5 + i]
+  local cursor = redis.call('HGET', cursors, kind)
+  if not cursor then cursor = '0-0' end
+  for _ = 1, 16 do
+    local r = redis.call('XAUTOCLAIM', KEYS[2 * i - 1], ARGV[2], ARGV[3], ARGV[4], cursor, 'COUNT', 1)
+    cursor = r[1]
+    for _, e in ipairs(r[2]) do
+      if e[2] then
+        redis.call('HSET', cursors, kind, cursor)
+        return {i, e[1], e[2]}
+      end
+    end
+    if cursor == '0-0' then break end
+  end
+  redis.call('HSET', cursors, kind, cursor)
+end
+return nil
 "#;
+
+/// Hash of `XAUTOCLAIM` cursors by kind, shared by every consumer.
+const CURSORS: &str = "prover:autoclaim";
 
 /// Moves an expired message that is out of attempts to the dead-letter stream.
 const BURY: &str = r#"
@@ -116,17 +146,13 @@ pub struct RedisQueue {
     client: redis::Client,
     assign: Script,
     finish: Script,
-    promote: Script,
+    maintain: Script,
     bury: Script,
     enqueue_once: Script,
     /// Kinds whose consumer group this process has created (or found).
     groups: std::sync::Mutex<std::collections::HashSet<String>>,
     /// When each kind's retries were last promoted and expired leases last looked for.
     maintained: std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>,
-    /// Where each kind's scan for expired leases goes on (`XAUTOCLAIM`'s cursor): each call
-    /// looks at a bounded stretch of the pending list, so starting at `0-0` every time would
-    /// never reach an expired lease behind many live ones.
-    cursors: std::sync::Mutex<std::collections::HashMap<String, String>>,
     unchecked: Option<String>,
 }
 
@@ -175,12 +201,11 @@ impl RedisQueue {
             client,
             assign: Script::new(ASSIGN),
             finish: Script::new(FINISH),
-            promote: Script::new(PROMOTE),
+            maintain: Script::new(MAINTAIN),
             bury: Script::new(BURY),
             enqueue_once: Script::new(ENQUEUE_ONCE),
             groups: Default::default(),
             maintained: Default::default(),
-            cursors: Default::default(),
             unchecked,
         })
     }
@@ -191,17 +216,19 @@ impl RedisQueue {
         self.unchecked.as_deref()
     }
 
-    /// Whether it is time to promote due retries and look for expired leases of `kind`: at most
-    /// every quarter visibility timeout (capped at 250 ms) per process, so an idle worker polling
-    /// many kinds costs one round trip per kind, not three.
-    fn maintenance_due(&self, kind: &str) -> bool {
-        let every = (self.config.visibility_timeout / 4).min(Duration::from_millis(250));
+    /// Whether it is time to promote due retries and look for expired leases of the kinds
+    /// `key` names: at most every quarter visibility timeout, capped at [`MAINTENANCE_EVERY`],
+    /// per process and set of kinds. One [`MAINTAIN`] call serves all of them, so an idle loop
+    /// costs about two maintenance calls and two blocking reads a second, however many kinds
+    /// it serves (a retry waits up to that much longer than its backoff).
+    fn maintenance_due(&self, key: &str) -> bool {
+        let every = (self.config.visibility_timeout / 4).min(MAINTENANCE_EVERY);
         let mut m = self.maintained.lock().expect("mutex");
         let now = std::time::Instant::now();
-        match m.get(kind) {
+        match m.get(key) {
             Some(t) if now.duration_since(*t) < every => false,
             _ => {
-                m.insert(kind.to_string(), now);
+                m.insert(key.to_string(), now);
                 true
             }
         }
@@ -269,56 +296,47 @@ impl RedisQueue {
         Ok(Some(Lease { kind: kind.into(), message_id: id, consumer: consumer.into(), token, attempt, task }))
     }
 
-    /// When `kind`'s maintenance is due: promotes its due retries and scans its pending list
-    /// for an expired lease (from where the last scan stopped), which it leases to `consumer`.
-    async fn reclaim(&self, kind: &str, consumer: &str) -> Result<Option<Lease>, QueueError> {
-        let mut scans = 0;
-        while self.maintenance_due(kind) {
+    /// When maintenance of `kinds` is due (see [`RedisQueue::maintenance_due`]): one
+    /// [`MAINTAIN`] call promotes every kind's due retries and looks for an expired lease, which
+    /// it leases to `consumer`.
+    async fn reclaim(&self, kinds: &[&str], consumer: &str) -> Result<Option<Lease>, QueueError> {
+        let key = kinds.join(",");
+        while self.maintenance_due(&key) {
             let mut c = self.conn.clone();
-            if scans == 0 {
-                let _: i64 =
-                    self.promote.key(stream(kind)).key(delayed(kind)).arg(now_ms()).invoke_async(&mut c).await.map_err(err)?;
+            let mut inv = self.maintain.prepare_invoke();
+            for kind in kinds {
+                inv.key(stream(kind)).key(delayed(kind));
             }
-            let cursor = self.cursors.lock().expect("mutex").get(kind).cloned().unwrap_or_else(|| "0-0".into());
-            let claimed: Value = redis::cmd("XAUTOCLAIM")
-                .arg(stream(kind))
+            inv.key(CURSORS)
+                .arg(now_ms())
                 .arg(GROUP)
                 .arg(consumer)
                 .arg(self.config.visibility_timeout.as_millis() as u64)
-                .arg(cursor)
-                .arg("COUNT")
-                .arg(1)
-                .query_async(&mut c)
-                .await
-                .map_err(|e| self.on_read_error(kind, e))?;
-            let Value::Array(parts) = &claimed else { return Ok(None) };
-            // The next cursor ("0-0" once the scan has gone round the whole pending list).
-            let mid_scan = match parts.first().and_then(value_string) {
-                Some(next) => {
-                    let more = next != "0-0";
-                    self.cursors.lock().expect("mutex").insert(kind.to_string(), next);
-                    more
-                }
-                None => false,
-            };
-            match first_entry_of(parts) {
-                Some((id, fields)) => {
-                    // There may be more expired leases: look again on the next claim.
-                    self.maintained.lock().expect("mutex").remove(kind);
-                    if let Some(l) = self.lease(kind, consumer, id, &fields).await? {
-                        return Ok(Some(l));
-                    }
-                }
-                None if mid_scan => {
-                    // Nothing expired in this stretch: scan on, a few stretches per claim.
-                    self.maintained.lock().expect("mutex").remove(kind);
-                    if scans + 1 >= SCANS_PER_CLAIM {
-                        return Ok(None);
-                    }
-                }
-                None => return Ok(None),
+                .arg(kinds.len());
+            for kind in kinds {
+                inv.arg(*kind);
             }
-            scans += 1;
+            let found: Value = inv.invoke_async(&mut c).await.map_err(|e| {
+                for kind in kinds {
+                    self.on_read_error(kind, e.clone());
+                }
+                err(e)
+            })?;
+            let Value::Array(parts) = found else { return Ok(None) };
+            let (Some(i), Some(id)) = (
+                parts.first().and_then(|v| redis::from_redis_value::<usize>(v.clone()).ok()),
+                parts.get(1).and_then(value_string),
+            ) else {
+                return Ok(None);
+            };
+            let (Some(kind), Some(fields)) = (i.checked_sub(1).and_then(|i| kinds.get(i)), parts.get(2)) else {
+                return Err(err(format!("maintenance returned kind number {i} of {}", kinds.len())));
+            };
+            // There may be more expired leases: look again on the next claim.
+            self.maintained.lock().expect("mutex").remove(&key);
+            if let Some(l) = self.lease(kind, consumer, id, fields).await? {
+                return Ok(Some(l));
+            }
         }
         Ok(None)
     }
@@ -353,7 +371,13 @@ impl RedisQueue {
                 let pooled = self.blocking.lock().expect("mutex").pop();
                 let mut b = match pooled {
                     Some(b) => b,
-                    None => self.client.get_multiplexed_async_connection().await.map_err(err)?,
+                    None => {
+                        let mut b = self.client.get_multiplexed_async_connection().await.map_err(err)?;
+                        // The client's default answer timeout (500 ms) would cut a read that
+                        // blocks for as long; the block itself bounds how long this one waits.
+                        b.set_response_timeout(MAINTENANCE_EVERY + Duration::from_secs(5));
+                        b
+                    }
                 };
                 let r = cmd.query_async(&mut b).await.map_err(on_err)?;
                 // Kept only after a complete answer: a read cut short leaves its connection
@@ -446,13 +470,8 @@ enum Read {
     Nothing,
 }
 
-/// Stretches of the pending list (`XAUTOCLAIM` looks at up to ten entries per call with
-/// `COUNT 1`) one claim scans for expired leases before it reads new messages.
-const SCANS_PER_CLAIM: u32 = 16;
-
-fn first_entry_of(xautoclaim: &[Value]) -> Option<(String, Value)> {
-    xautoclaim.get(1).and_then(first_entry)
-}
+/// The longest an idle claim goes without maintenance (due retries, expired leases).
+const MAINTENANCE_EVERY: Duration = Duration::from_millis(500);
 
 /// The first `(id, fields)` of an `XAUTOCLAIM` / `XREADGROUP` entry list.
 fn first_entry(entries: &Value) -> Option<(String, Value)> {
@@ -489,7 +508,8 @@ impl Queue for RedisQueue {
 
     /// Expired leases first (per kind, when its maintenance is due), then one `XREADGROUP` over
     /// every kind's stream, blocking while idle: an enqueue wakes the reader at once. The block
-    /// is cut at 250 ms so that due retries and expired leases are still looked for.
+    /// is cut at [`MAINTENANCE_EVERY`] so that due retries and expired leases are still looked
+    /// for.
     async fn claim_any(&self, kinds: &[&str], consumer: &str, wait: Duration) -> Result<Option<Lease>, QueueError> {
         for kind in kinds {
             check_kind(kind)?;
@@ -497,17 +517,15 @@ impl Queue for RedisQueue {
         }
         let deadline = tokio::time::Instant::now() + wait;
         loop {
-            for kind in kinds {
-                if let Some(l) = self.reclaim(kind, consumer).await? {
-                    return Ok(Some(l));
-                }
+            if let Some(l) = self.reclaim(kinds, consumer).await? {
+                return Ok(Some(l));
             }
             let now = tokio::time::Instant::now();
             if now >= deadline && !wait.is_zero() {
                 return Ok(None);
             }
             let block = (!wait.is_zero())
-                .then(|| deadline.saturating_duration_since(now).min(Duration::from_millis(250)).as_millis().max(1) as u64);
+                .then(|| deadline.saturating_duration_since(now).min(MAINTENANCE_EVERY).as_millis().max(1) as u64);
             match self.read_new(kinds, consumer, block).await? {
                 Read::Leased(l) => return Ok(Some(l)),
                 Read::Lost => continue,
