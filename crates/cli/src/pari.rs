@@ -243,9 +243,18 @@ where
     let (res, t) = timed(|| pari::setup::<E, _, _>(circuit.blank::<E::ScalarField>(), rng));
     let (pk, vk) = res?;
     eprintln!("setup: {} SR1CS rows, domain {}, in {}", pk.sr1cs.num_rows(), vk.domain_size, secs(t));
+    write_keys(out, &CircuitFile { curve, circuit: Some(circuit), circom: None }, None, &pk, &vk)
+}
+
+/// Writes a key directory (`circuit.json`, the circom file when there is one, `pk.bin`,
+/// `vk.bin`) and prints the verifying key's digest to pin.
+fn write_keys<E: Pairing>(out: &Path, circuit: &CircuitFile, r1cs: Option<&[u8]>, pk: &ProvingKey<E>, vk: &VerifyingKey<E>) -> anyhow::Result<()> {
     let digest = vk.digest();
     write_dir_atomically(out, |dir| {
-        std::fs::write(dir.join("circuit.json"), serde_json::to_vec_pretty(&CircuitFile { curve, circuit: Some(circuit), circom: None })?)?;
+        std::fs::write(dir.join("circuit.json"), serde_json::to_vec_pretty(circuit)?)?;
+        if let Some(r1cs) = r1cs {
+            std::fs::write(dir.join("circuit.r1cs"), r1cs)?;
+        }
         std::fs::write(dir.join("pk.bin"), pk.to_bytes())?;
         std::fs::write(dir.join("vk.bin"), vk.to_bytes())?;
         Ok(())
@@ -253,6 +262,17 @@ where
     println!("wrote {}", out.display());
     println!("vk digest: {digest}");
     eprintln!("(pin it: verifiers pass --vk-digest {digest})");
+    Ok(())
+}
+
+/// Writes a proof directory (`proof.bin`, `public.json`).
+fn write_proof<E: Pairing>(out: &Path, proof: &Proof<E>, public: &[String]) -> anyhow::Result<()> {
+    write_dir_atomically(out, |dir| {
+        std::fs::write(dir.join("proof.bin"), proof.to_bytes())?;
+        std::fs::write(dir.join("public.json"), serde_json::to_vec_pretty(public)?)?;
+        Ok(())
+    })?;
+    println!("wrote {} ({} bytes)", out.display(), proof.to_bytes().len());
     Ok(())
 }
 
@@ -269,13 +289,7 @@ where
     let proof = proof?;
     eprintln!("proved in {}", secs(t));
     let public: Vec<String> = x.iter().map(|v| v.to_string()).collect();
-    write_dir_atomically(out, |dir| {
-        std::fs::write(dir.join("proof.bin"), proof.to_bytes())?;
-        std::fs::write(dir.join("public.json"), serde_json::to_vec_pretty(&public)?)?;
-        Ok(())
-    })?;
-    println!("wrote {} ({} bytes)", out.display(), proof.to_bytes().len());
-    Ok(())
+    write_proof(out, &proof, &public)
 }
 
 fn setup_circom<E: Pairing>(curve: Curve, r1cs_bytes: &[u8], out: &Path, rng: &mut ChaCha20Rng) -> anyhow::Result<()> {
@@ -298,18 +312,7 @@ fn setup_circom<E: Pairing>(curve: Curve, r1cs_bytes: &[u8], out: &Path, rng: &m
         public_outputs: r.num_pub_out,
         public_inputs: r.num_pub_in,
     };
-    let digest = vk.digest();
-    write_dir_atomically(out, |dir| {
-        std::fs::write(dir.join("circuit.json"), serde_json::to_vec_pretty(&CircuitFile { curve, circuit: None, circom: Some(info) })?)?;
-        std::fs::write(dir.join("circuit.r1cs"), r1cs_bytes)?;
-        std::fs::write(dir.join("pk.bin"), pk.to_bytes())?;
-        std::fs::write(dir.join("vk.bin"), vk.to_bytes())?;
-        Ok(())
-    })?;
-    println!("wrote {}", out.display());
-    println!("vk digest: {digest}");
-    eprintln!("(pin it: verifiers pass --vk-digest {digest})");
-    Ok(())
+    write_keys(out, &CircuitFile { curve, circuit: None, circom: Some(info) }, Some(r1cs_bytes), &pk, &vk)
 }
 
 fn prove_circom<E: Pairing>(keys: &Path, wtns: &Path, out: &Path) -> anyhow::Result<()> {
@@ -330,12 +333,7 @@ fn prove_circom<E: Pairing>(keys: &Path, wtns: &Path, out: &Path) -> anyhow::Res
     let proof = proof?;
     eprintln!("proved in {}", secs(t));
     let public: Vec<String> = r.public_signals(&w).iter().map(|v| v.to_string()).collect();
-    write_dir_atomically(out, |dir| {
-        std::fs::write(dir.join("proof.bin"), proof.to_bytes())?;
-        std::fs::write(dir.join("public.json"), serde_json::to_vec_pretty(&public)?)?;
-        Ok(())
-    })?;
-    println!("wrote {} ({} bytes)", out.display(), proof.to_bytes().len());
+    write_proof(out, &proof, &public)?;
     println!("public signals: {}", public.join(", "));
     Ok(())
 }

@@ -257,53 +257,56 @@ fn main() {
 }
 
 /// Steps (and wires) that put the largest augmented subcircuit, with its instance, just below
-/// `2^log`: a few rounds of counting in setup mode, moving the steps by the slack each time.
+/// `2^log`.
 fn fit(k: usize, log: u32, wires_for: impl Fn(usize) -> usize) -> (usize, usize) {
     let target = 1usize << log;
-    let margin = 64;
-    let mut steps = target - target / 16;
-    for _ in 0..8 {
-        let wires = wires_for(steps);
-        let (layout, b) = constraint_breakdown(&bench_circuit::<Fr>(k, steps, wires, Fr::one()))
-            .expect("breakdown");
-        let size = (0..k)
+    let steps = fit_steps(log, target - target / 16, 1, |steps| {
+        let (layout, b) =
+            constraint_breakdown(&bench_circuit::<Fr>(k, steps, wires_for(steps), Fr::one()))
+                .expect("breakdown");
+        (0..k)
             .map(|i| b[i].total() + 5 + layout.subcircuits[i].addresses.len())
             .max()
-            .unwrap_or(0);
-        let slack = target as i64 - size as i64;
-        if (0..=2 * margin as i64).contains(&slack) {
-            return (steps, wires);
+            .unwrap_or(0)
+    });
+    (steps, wires_for(steps))
+}
+
+/// A few rounds of counting in setup mode, moving the steps by the slack (divided by the
+/// constraints one step adds) each time, until `size(steps)` sits just below `2^log`.
+fn fit_steps(log: u32, start: usize, per_step: usize, size: impl Fn(usize) -> usize) -> usize {
+    let target = 1i64 << log;
+    let margin = 64;
+    let mut steps = start;
+    for _ in 0..8 {
+        let slack = target - size(steps) as i64;
+        if (0..=2 * margin).contains(&slack) {
+            return steps;
         }
-        steps = (steps as i64 + slack - margin as i64).max(1) as usize;
+        steps = (steps as i64 + (slack - margin) / per_step as i64).max(1) as usize;
     }
-    panic!("no step count puts the subcircuits just below 2^{log}");
+    panic!("no step count puts the circuit just below 2^{log}");
+}
+
+/// Constraints and instance variables of the unpartitioned circuit.
+fn monolithic_counts(c: &hekaton::partition::Partitioned<Fr, hekaton::circuits::BenchSubcircuit>) -> (usize, usize) {
+    let cs = ConstraintSystem::<Fr>::new_ref();
+    cs.set_mode(ark_relations::gr1cs::SynthesisMode::Setup);
+    Monolithic(c).generate_constraints(cs.clone()).unwrap();
+    (cs.num_constraints(), cs.num_instance_variables())
 }
 
 /// Constraints of the unpartitioned circuit and its FFT domain (constraints + instance).
 fn monolithic_size(c: &hekaton::partition::Partitioned<Fr, hekaton::circuits::BenchSubcircuit>) -> (usize, usize) {
-    let cs = ConstraintSystem::<Fr>::new_ref();
-    cs.set_mode(ark_relations::gr1cs::SynthesisMode::Setup);
-    Monolithic(c).generate_constraints(cs.clone()).unwrap();
-    let n = cs.num_constraints();
-    (n, (n + cs.num_instance_variables()).next_power_of_two())
+    let (n, inst) = monolithic_counts(c);
+    (n, (n + inst).next_power_of_two())
 }
 
 /// Steps that put the monolithic circuit (with its instance) just below `2^log`.
 fn fit_monolithic(k: usize, log: u32, wires: usize) -> usize {
     let target = 1usize << log;
-    let margin = 64;
-    let mut steps = (target - target / 16) / k;
-    for _ in 0..8 {
-        let c = bench_circuit::<Fr>(k, steps, wires, Fr::one());
-        let cs = ConstraintSystem::<Fr>::new_ref();
-        cs.set_mode(ark_relations::gr1cs::SynthesisMode::Setup);
-        Monolithic(&c).generate_constraints(cs.clone()).unwrap();
-        let size = cs.num_constraints() + cs.num_instance_variables();
-        let slack = target as i64 - size as i64;
-        if (0..=2 * margin as i64).contains(&slack) {
-            return steps;
-        }
-        steps = (steps as i64 + (slack - margin as i64) / k as i64).max(1) as usize;
-    }
-    panic!("no step count puts the monolithic circuit just below 2^{log}");
+    fit_steps(log, (target - target / 16) / k, k, |steps| {
+        let (n, inst) = monolithic_counts(&bench_circuit::<Fr>(k, steps, wires, Fr::one()));
+        n + inst
+    })
 }

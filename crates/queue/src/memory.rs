@@ -122,20 +122,7 @@ impl Queue for MemoryQueue {
     }
 
     async fn claim(&self, kind: &str, consumer: &str, wait: Duration) -> Result<Option<Lease>, QueueError> {
-        check_kind(kind)?;
-        let deadline = Instant::now() + wait;
-        loop {
-            let notified = self.notify.notified();
-            if let Some(l) = self.try_claim(kind, consumer) {
-                return Ok(Some(l));
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return Ok(None);
-            }
-            // Wake on enqueue, or poll for expiring leases and due retries.
-            let _ = tokio::time::timeout((deadline - now).min(Duration::from_millis(20)), notified).await;
-        }
+        self.claim_any(&[kind], consumer, wait).await
     }
 
     async fn claim_any(&self, kinds: &[&str], consumer: &str, wait: Duration) -> Result<Option<Lease>, QueueError> {

@@ -161,7 +161,14 @@ async fn get<T>(p: &Platform, key: &str) -> Result<T, PlatformError>
 where
     T: ark_serialize::CanonicalDeserialize + hekaton::Check + Send + 'static,
 {
-    let bytes = p.blobs().get(key).await?;
+    decode(key, p.blobs().get(key).await?).await
+}
+
+/// Decodes the bytes of object `key` (see [`get`]).
+async fn decode<T>(key: &str, bytes: Bytes) -> Result<T, PlatformError>
+where
+    T: ark_serialize::CanonicalDeserialize + hekaton::Check + Send + 'static,
+{
     let name = key.to_string();
     blocking("decode", move || {
         mirage::from_bytes(&bytes).map_err(|e| hekaton::Error::Malformed { what: "stored object", reason: format!("{name}: {e}") })
@@ -477,13 +484,7 @@ impl JobKind for Hekaton {
         let digest = t.digest()?;
         let vk_key = layout::hekaton_key(&spec.circuit.digest(), &digest.to_string(), "vk.bin");
         let vk_bytes = p.blobs().get(&vk_key).await?;
-        let vk: VerifyingKey<Bls12_381> = {
-            let (bytes, name) = (vk_bytes.clone(), vk_key.clone());
-            blocking("decode", move || {
-                mirage::from_bytes(&bytes).map_err(|e| hekaton::Error::Malformed { what: "stored object", reason: format!("{name}: {e}") })
-            })
-            .await?
-        };
+        let vk: VerifyingKey<Bls12_381> = decode(&vk_key, vk_bytes.clone()).await?;
         vk.check_digest(&digest).map_err(hek)?;
         let round: ChallengeRound<Fr> = get(p, &layout::hekaton_round(job)).await?;
         let (mut commitments, mut proofs) = (Vec::new(), Vec::new());
