@@ -72,7 +72,9 @@ pub mod merkle;
 pub mod mirage;
 pub mod partition;
 pub mod spec;
+pub mod transcript;
 pub mod workflow;
+pub mod wrap;
 
 use ark_relations::gr1cs::SynthesisError;
 use ark_serialize::SerializationError;

@@ -17,7 +17,8 @@
 //! 1–5 take keys from outside: a prover that did not run the setup checks them with
 //! [`check_circuit`].
 //!
-//! The challenge is a BLAKE2b-512 transcript hash of the verifying key, the public input and
+//! The challenge is a Poseidon transcript ([`crate::transcript`], over the base field so that
+//! the depth-1 wrap recomputes it natively) of the verifying key's digest, the public input and
 //! every commitment `D_i` (which bind the trace slices), so the traces are fixed before
 //! `(α, β)` is known. In place of the paper's aggregation (Agg.C, Agg.P, §5), the proof keeps
 //! the `k` commitments and proofs and the verifier batch-verifies them, one randomised
@@ -29,9 +30,9 @@ use std::collections::HashMap;
 use ark_crypto_primitives::sponge::Absorb;
 use ark_ec::pairing::Pairing;
 use ark_ff::PrimeField;
-use ark_serialize::{CanonicalDeserialize, CanonicalSerialize, Compress};
+use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use blake2::digest::consts::U32;
-use blake2::{Blake2b, Blake2b512, Digest};
+use blake2::{Blake2b, Digest};
 use rand::Rng;
 
 use crate::augment::{
@@ -705,34 +706,18 @@ pub fn worker_commit<E: Pairing, R: Rng>(
     mirage::commit(pk, &share.committed_values(), rng)
 }
 
-/// The transcript hash `(α, β) = BLAKE2b(vk, x, D_0, …, D_{k−1})`.
+/// The challenge `(α, β)`: the [`crate::transcript::Transcript`] (Poseidon over the base field)
+/// of the key's digest, the public input and every commitment `D_i`.
 pub fn derive_challenge<E: Pairing>(
     vk: &VerifyingKey<E>,
     public_inputs: &[E::ScalarField],
     commitments: &[Commitment<E>],
-) -> Result<Challenge<E::ScalarField>, Error> {
-    let mut h = Blake2b512::new();
-    h.update(b"hekaton/challenge/v1");
-    let mut buf = Vec::new();
-    vk.serialize_with_mode(&mut buf, Compress::Yes)?;
-    public_inputs
-        .to_vec()
-        .serialize_with_mode(&mut buf, Compress::Yes)?;
-    commitments
-        .to_vec()
-        .serialize_with_mode(&mut buf, Compress::Yes)?;
-    h.update(&buf);
-    let seed = h.finalize();
-    let squeeze = |tag: u8| {
-        let mut g = Blake2b512::new();
-        g.update(seed);
-        g.update([tag]);
-        E::ScalarField::from_le_bytes_mod_order(&g.finalize())
-    };
-    Ok(Challenge {
-        alpha: squeeze(0),
-        beta: squeeze(1),
-    })
+) -> Result<Challenge<E::ScalarField>, Error>
+where
+    E::BaseField: Absorb,
+{
+    let ds: Vec<E::G1Affine> = commitments.iter().map(|c| c.d).collect();
+    Ok(crate::transcript::Transcript::<E>::new(&vk.digest()?, public_inputs, &ds).challenge())
 }
 
 /// Step 3 (coordinator): derives `(α, β)`, computes every leaf `(t_i, a_i, T_i, A_i)` and the
@@ -746,6 +731,7 @@ pub fn coordinator_challenge<E>(
 where
     E: Pairing,
     E::ScalarField: Absorb,
+    E::BaseField: Absorb,
 {
     vk.check()?;
     let k = vk.num_subcircuits();
@@ -951,6 +937,7 @@ pub fn verify<E, R>(
 where
     E: Pairing,
     E::ScalarField: Absorb,
+    E::BaseField: Absorb,
     R: Rng,
 {
     vk.check()?;
@@ -1019,6 +1006,7 @@ pub fn prove<E, S, R>(
 where
     E: Pairing,
     E::ScalarField: Absorb,
+    E::BaseField: Absorb,
     S: Subcircuit<E::ScalarField>,
     R: Rng,
 {
