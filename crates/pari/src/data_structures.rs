@@ -2,10 +2,10 @@
 //! (on-curve and subgroup checks by arkworks, lengths, magic and version tag, key consistency).
 
 use ark_ec::pairing::Pairing;
-use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
 use ark_ff::Field;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize, Compress, Read, SerializationError, Valid, Validate};
 
+use crate::domain::Domain;
 use crate::r1cs::Sr1cs;
 use crate::transcript::digest_of;
 use crate::Error;
@@ -76,7 +76,7 @@ pub struct ProvingKey<E: Pairing> {
 pub struct PreparedVerifyingKey<E: Pairing> {
     pub vk: VerifyingKey<E>,
     pub digest: [u8; 64],
-    pub domain: Radix2EvaluationDomain<E::ScalarField>,
+    pub domain: Domain<E::ScalarField>,
     pub h_prep: E::G2Prepared,
     pub delta_h_prep: E::G2Prepared,
     pub tau_h_prep: E::G2Prepared,
@@ -247,15 +247,16 @@ impl<E: Pairing> VerifyingKey<E> {
         Ok(())
     }
 
-    /// Shape checks (no point validation): `n` a power of two the field's FFT supports, the
-    /// instance rows `[start, start + L)` inside `K`, `L ≥ 1`, generators not the identity.
+    /// Shape checks (no point validation): `n` the order of a domain the field supports (a
+    /// power of two, or a smooth order where the field has no large power-of-two subgroup: see
+    /// [`Domain`]), the instance rows `[start, start + L)` inside `K`, `L ≥ 1`, generators not
+    /// the identity.
     pub fn check(&self) -> Result<(), Error> {
         let n = self.domain_size;
-        if !n.is_power_of_two()
-            || usize::try_from(n).is_err()
-            || Radix2EvaluationDomain::<E::ScalarField>::new(n as usize).is_none_or(|d| d.size() as u64 != n)
+        if usize::try_from(n).is_err()
+            || Domain::<E::ScalarField>::new(n as usize).is_none_or(|d| d.size() as u64 != n)
         {
-            return Err(Error::Malformed(format!("verifying key: domain size {n} is not a supported power of two")));
+            return Err(Error::Malformed(format!("verifying key: domain size {n} is not one the field supports")));
         }
         if self.num_instance == 0 || self.instance_row_start.checked_add(self.num_instance).is_none_or(|e| e > n) {
             return Err(Error::Malformed(format!(
@@ -281,7 +282,7 @@ impl<E: Pairing> VerifyingKey<E> {
     /// or read without validation gets an error, never a panic).
     pub fn prepare(&self) -> Result<PreparedVerifyingKey<E>, Error> {
         self.check()?;
-        let domain = Radix2EvaluationDomain::new(self.domain_size as usize)
+        let domain = Domain::new(self.domain_size as usize)
             .ok_or_else(|| Error::Malformed("verifying key: unsupported domain size".into()))?;
         Ok(PreparedVerifyingKey {
             vk: self.clone(),

@@ -5,10 +5,10 @@ use ark_ec::pairing::Pairing;
 use ark_ec::scalar_mul::BatchMulPreprocessing;
 use ark_ec::PrimeGroup;
 use ark_ff::{Field, Zero};
-use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
 use ark_relations::gr1cs::ConstraintSynthesizer;
 use rand::{CryptoRng, RngCore};
 
+use crate::domain::Domain;
 use crate::data_structures::{ProvingKey, VerifyingKey};
 use crate::r1cs::synthesize_setup;
 use crate::Error;
@@ -28,7 +28,7 @@ pub fn setup<E: Pairing, C: ConstraintSynthesizer<E::ScalarField>, R: RngCore + 
     rng: &mut R,
 ) -> Result<(ProvingKey<E>, VerifyingKey<E>), Error> {
     let sr1cs = synthesize_setup::<E::ScalarField, C>(circuit)?;
-    let domain = Radix2EvaluationDomain::<E::ScalarField>::new(sr1cs.num_rows()).ok_or(Error::DomainTooLarge)?;
+    let domain = Domain::<E::ScalarField>::new(sr1cs.num_rows()).ok_or(Error::DomainTooLarge)?;
     let n = domain.size();
 
     let (tau, v_k_tau) = loop {

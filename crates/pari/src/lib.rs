@@ -69,6 +69,7 @@ pub mod batch;
 pub mod bundle;
 pub mod circuits;
 pub mod data_structures;
+pub mod domain;
 pub mod generator;
 pub mod msm;
 pub mod prover;

@@ -3,11 +3,11 @@
 use ark_ec::pairing::Pairing;
 use ark_ec::CurveGroup;
 use ark_ff::{AdditiveGroup, FftField, Field, UniformRand, Zero};
-use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
 use ark_relations::gr1cs::ConstraintSynthesizer;
 use rand::{CryptoRng, RngCore};
 
 use crate::data_structures::{Proof, ProvingKey};
+use crate::domain::Domain;
 use crate::msm::msm;
 use crate::r1cs::{eval_row, synthesize_assignment};
 use crate::transcript::{digest_of, Transcript};
@@ -84,7 +84,7 @@ fn prove_inner<E: Pairing, R: RngCore + CryptoRng>(
     let mut z = instance.to_vec();
     z.extend_from_slice(&sr_witness);
 
-    let domain = Radix2EvaluationDomain::<F<E>>::new(pk.vk.domain_size as usize).ok_or(Error::DomainTooLarge)?;
+    let domain = Domain::<F<E>>::new(pk.vk.domain_size as usize).ok_or(Error::DomainTooLarge)?;
     let n = domain.size();
     // Evaluations on K: w_A (witness part of A·z), x_A (instance part), z_B = w_B.
     let mut wa = vec![F::<E>::zero(); n];
@@ -110,14 +110,13 @@ fn prove_inner<E: Pairing, R: RngCore + CryptoRng>(
     domain.ifft_in_place(&mut zb);
     let za: Vec<F<E>> = wa.iter().zip(&xa).map(|(w, x)| *w + x).collect();
     // q = (z_A² − z_B)/v_K on a coset where v_K is the constant g^n − 1 (q has degree ≤ n − 2).
-    let coset = domain.get_coset(F::<E>::GENERATOR).ok_or(Error::DomainTooLarge)?;
-    let mut za_c = coset.fft(&za);
-    let zb_c = coset.fft(&zb);
+    let mut za_c = domain.coset_fft(F::<E>::GENERATOR, &za);
+    let zb_c = domain.coset_fft(F::<E>::GENERATOR, &zb);
     let vk_inv = (F::<E>::GENERATOR.pow([n as u64]) - F::<E>::ONE).inverse().expect("g^n ≠ 1");
     for (a, b) in za_c.iter_mut().zip(&zb_c) {
         *a = (a.square() - b) * vk_inv;
     }
-    let q = coset.ifft(&za_c);
+    let q = domain.coset_ifft(F::<E>::GENERATOR, &za_c);
 
     // Blinding: w_A' = w_A + η_a v_K, w_B' = w_B + (η_b + η_b' X) v_K,
     // q' = q + 2 η_a z_A + η_a² v_K − (η_b + η_b' X), so that z_A'² − z_B' = q' v_K.

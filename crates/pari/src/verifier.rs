@@ -7,7 +7,6 @@
 use ark_ec::pairing::Pairing;
 use ark_ec::{AffineRepr, CurveGroup};
 use ark_ff::{batch_inversion, Field, One, Zero};
-use ark_poly::EvaluationDomain;
 use rand::{CryptoRng, RngCore};
 
 use crate::data_structures::{PreparedVerifyingKey, Proof};

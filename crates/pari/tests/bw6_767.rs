@@ -33,8 +33,9 @@ fn bw6_767_completeness_tampering_and_batches() {
         let proof = Proof::<E>::from_bytes(&proof.to_bytes()).unwrap();
         statements.push((x, proof));
     }
-    // 2 G1 of BW6-767 (96 B compressed each) + 2 elements of its 381-bit scalar field.
-    assert_eq!(statements[0].1.compressed_size(), 2 * 96 + 2 * 48);
+    // 2 G1 of BW6-767 (97 B compressed: 767 bits and two flag bits) + 2 elements of its
+    // 381-bit scalar field.
+    assert_eq!(statements[0].1.compressed_size(), 2 * 97 + 2 * 48);
 
     let (x, proof) = &statements[0];
     let mut wrong = x.clone();
