@@ -7,7 +7,11 @@
 //! * [`merkle`]: the Poseidon Merkle tree over `(x, (t_i, a_i, T_i, A_i)_i)` (§2.4);
 //! * [`workflow`]: the distributed prover of §6.2, one function per step, and the verifier;
 //! * [`circuits`]: the §8.1 benchmark circuit and a Poseidon Merkle batch-update circuit;
-//! * [`spec`]: those circuits described by parameters, rebuilt wherever they are needed.
+//! * [`spec`]: those circuits described by parameters, rebuilt wherever they are needed;
+//! * [`transcript`]: the Fiat–Shamir transcript (Poseidon over the base field `F_q`);
+//! * [`wrap`]: the depth-1 wrap, one circuit over `F_q` that verifies a whole Hekaton proof,
+//!   proved with Pari on BW6-767 (whose scalar field is BLS12-381's `F_q`): a final proof of
+//!   2 BW6-767 G1 + 2 field elements, whatever `k` (paper §1, "depth-1 recursive composition").
 //!
 //! # Notation (paper §5.1.1)
 //!

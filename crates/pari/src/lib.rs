@@ -2,7 +2,9 @@
 //!
 //! Implementation of Pari (Dellepere, Mishra, Shirzad, ePrint 2024/1245, Fig. 6) following the
 //! algorithm summary in `papers/pari-notes.md` and the batch-verification blog post, generic over
-//! any arkworks [`Pairing`](ark_ec::pairing::Pairing), tested on BLS12-381 and BN254.
+//! any arkworks [`Pairing`](ark_ec::pairing::Pairing), tested on BLS12-381, BN254 and BW6-767 (the
+//! outer curve of the Hekaton wrap, whose scalar field has no large power-of-two subgroup: see
+//! [`domain`]).
 //!
 //! ## Notation
 //!
@@ -13,7 +15,7 @@
 //!   use of an instance variable `z_j` (including the constant 1) is replaced by a witness copy
 //!   `x'_j`, and row `m_0 + j` enforces `(z_j − x'_j)² = 0`; so the instance touches only `A`, in
 //!   `|x| + 1` known rows, and the verifier's work is `O(|x|)`.
-//! * `K` is the radix-2 domain of size `n ≥ m`, `L_j` its Lagrange basis, `v_K = X^n − 1`.
+//! * `K` is the evaluation domain of size `n ≥ m` (radix-2, or of smooth order: [`domain`]), `L_j` its Lagrange basis, `v_K = X^n − 1`.
 //!   `w_A, w_B` interpolate `A·(0,w)`, `B·(0,w)` on `K`; `x_A` interpolates the instance part of
 //!   `A·z` (`B` has none); `z_A = x_A + w_A`, `z_B = w_B`; `q = (z_A² − z_B)/v_K`.
 //! * Trapdoor `(τ, α, β, δ)`, generators `G ∈ G1`, `H ∈ G2`. Proving key: `σ_i = [(α·a_i(τ) +
@@ -61,7 +63,7 @@
 //! batch (unparsable, wrong public-input count, or failing the check, found by bisection).
 //!
 //! One algorithm per file: [`generator`] (setup), [`prover`], [`verifier`] (single and batch),
-//! [`data_structures`] (keys, proof, serialization), [`r1cs`] (front end), [`msm`] (the one
+//! [`data_structures`] (keys, proof, serialization), [`r1cs`] (front end), [`domain`] (the evaluation domain), [`msm`] (the one
 //! place multi-scalar multiplication happens), [`transcript`] (Fiat–Shamir), [`circuits`]
 //! (built-in circuit families).
 
