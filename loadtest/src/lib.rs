@@ -116,6 +116,7 @@ impl Template {
                     updates: *updates,
                     parts: *parts,
                     seed: rng.gen_range(0..1 << 40),
+                    final_proof: false,
                 })
             }
         };

@@ -60,6 +60,10 @@ pub struct SubmitHekaton {
     /// Seed of the circuit's inputs.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Also publish final.bin, one Pari proof on BW6-767 of the whole Hekaton proof (at most 2
+    /// subcircuits); check it with `prover hekaton verify-final DIR --key-digest HEX`.
+    #[arg(long = "final")]
+    pub final_proof: bool,
     #[arg(long)]
     pub idempotency_key: Option<String>,
 }
@@ -203,6 +207,7 @@ pub fn submit(ep: Endpoint, cmd: SubmitCommand) -> anyhow::Result<()> {
                     updates: n(c.updates, "updates")?,
                     parts: n(c.parts, "parts")?,
                     seed: a.seed,
+                    final_proof: a.final_proof,
                 })),
             }
         }

@@ -13,6 +13,15 @@
 //!   (a demo: such a proof convinces only someone who trusts this prover).
 //! * `verify DIR --vk FILE` or `--vk-digest HEX` checks the proof against that key; without
 //!   one it refuses, unless `--trust-proof-dir` is given, and then says what it trusted.
+//! * `wrap DIR --vk-digest HEX --wrap-keys WDIR` verifies the proof directory against the
+//!   pinned key, then proves the depth-1 wrap ([`hekaton::wrap`]: one Pari proof on BW6-767
+//!   of the whole Hekaton proof) and writes `DIR/final.bin` and `DIR/final-key.bin`. The wrap
+//!   keys are made once per Hekaton key into `WDIR` (`wrap-pk.bin`, `final-key.bin`,
+//!   `wrap.json` with their digests) and reused; the final key's digest is printed (verifiers
+//!   pin it).
+//! * `verify-final DIR… --key-digest HEX` checks final proofs against the pinned final key
+//!   (the leaf-0 path of `x` natively, then the Pari proof); several directories are checked
+//!   with one Pari batch check and every bad one is named.
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -38,6 +47,33 @@ pub enum HekatonCommand {
     Prove(ProveArgs),
     /// Verify a proof directory against a pinned key: prints `verified`, or fails with the reason.
     Verify(VerifyArgs),
+    /// Wrap a verified proof directory into one final Pari proof on BW6-767 (final.bin).
+    Wrap(WrapArgs),
+    /// Verify final proofs (final.bin) of one or more proof directories against a pinned final key.
+    VerifyFinal(VerifyFinalArgs),
+}
+
+#[derive(Args, Clone, Debug)]
+pub struct WrapArgs {
+    #[command(flatten)]
+    pub verify: VerifyArgs,
+    /// Where the wrap keys of this Hekaton key live (made there on first use, reused after).
+    #[arg(long)]
+    pub wrap_keys: PathBuf,
+}
+
+#[derive(Args, Clone, Debug)]
+pub struct VerifyFinalArgs {
+    /// Proof directories holding final.bin and public.json.
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// The expected digest of the final key (printed by `prover hekaton wrap` and by the
+    /// platform's fetch). The key is read from --key, or from each directory's final-key.bin.
+    #[arg(long)]
+    pub key_digest: String,
+    /// The final key file (final-key.bin); by default each directory's own, if it has the digest.
+    #[arg(long)]
+    pub key: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
@@ -127,7 +163,115 @@ pub fn run(cmd: HekatonCommand) -> anyhow::Result<()> {
             println!("verified");
             Ok(())
         }
+        HekatonCommand::Wrap(a) => wrap_dir(&a),
+        HekatonCommand::VerifyFinal(a) => verify_final(&a),
     }
+}
+
+type Outer = ark_bw6_767::BW6_767;
+type Inner = ark_bls12_381::Config;
+
+fn write_beside(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, dir.join(name)).with_context(|| format!("writing {}", dir.join(name).display()))
+}
+
+/// The wrap keys of `vk` in `wdir`: loaded (the proving key by the digest recorded when it was
+/// made, the final key checked against this Hekaton key), or made and written there.
+fn wrap_keys(
+    wdir: &Path,
+    vk: &VerifyingKey<Bls12_381>,
+) -> anyhow::Result<(pari::ProvingKey<Outer>, hekaton::wrap::FinalKey<Outer>)> {
+    let digest = vk.digest()?;
+    let meta = wdir.join("wrap.json");
+    if meta.exists() {
+        let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&meta)?).context("wrap.json")?;
+        let pk_digest: pari::KeyDigest = m["pk_digest"].as_str().context("wrap.json: pk_digest")?.parse()?;
+        let key = hekaton::wrap::FinalKey::<Outer>::from_bytes(&std::fs::read(wdir.join("final-key.bin"))?)
+            .context("final-key.bin")?;
+        ensure!(
+            key.hekaton_vk_digest == digest,
+            "{}: wrap keys for Hekaton key {}, not {digest}",
+            wdir.display(),
+            key.hekaton_vk_digest
+        );
+        let pk = pari::ProvingKey::<Outer>::from_bytes_with_digest(&std::fs::read(wdir.join("wrap-pk.bin"))?, &pk_digest)
+            .context("wrap-pk.bin")?;
+        return Ok((pk, key));
+    }
+    let (res, t) = timed(|| hekaton::wrap::setup::<Inner, Outer, _>(vk, &mut ChaCha20Rng::from_entropy()));
+    let (pk, key) = res.context("wrap setup")?;
+    eprintln!("made the wrap keys in {} (domain {})", secs(t), key.wrap_vk.domain_size);
+    // Uncompressed: loading skips a square root per point (hundreds of thousands of them).
+    let pk_bytes = pk.to_bytes_uncompressed();
+    let meta = serde_json::json!({
+        "hekaton_vk_digest": digest.to_string(),
+        "final_key_digest": key.digest().to_string(),
+        "pk_digest": pari::KeyDigest::of_bytes(&pk_bytes).to_string(),
+    });
+    write_dir_atomically(wdir, |d| {
+        std::fs::write(d.join("wrap-pk.bin"), &pk_bytes)?;
+        std::fs::write(d.join("final-key.bin"), key.to_bytes())?;
+        std::fs::write(d.join("wrap.json"), serde_json::to_vec_pretty(&meta)?)?;
+        Ok(())
+    })?;
+    Ok((pk, key))
+}
+
+fn wrap_dir(a: &WrapArgs) -> anyhow::Result<()> {
+    let (vk, _) = pinned_key(&a.verify)?;
+    let (proof, x) = read_proof(&a.verify.dir)?;
+    let (pk, key) = wrap_keys(&a.wrap_keys, &vk)?;
+    let (res, t) = timed(|| hekaton::wrap::prove::<Inner, Outer, _>(&pk, &vk, &x, &proof, &mut ChaCha20Rng::from_entropy()));
+    let fin = res.context("wrap")?;
+    eprintln!("wrapped in {}", secs(t));
+    let bytes = fin.to_bytes()?;
+    write_beside(&a.verify.dir, "final-key.bin", &key.to_bytes())?;
+    write_beside(&a.verify.dir, "final.bin", &bytes)?;
+    println!("wrote {} ({} bytes)", a.verify.dir.join("final.bin").display(), bytes.len());
+    println!("final key digest: {}", key.digest());
+    Ok(())
+}
+
+fn verify_final(a: &VerifyFinalArgs) -> anyhow::Result<()> {
+    use hekaton::wrap::{FinalKey, FinalProof};
+    let expected = VkDigest::from_str(&a.key_digest).context("--key-digest")?;
+    let key_at = |dir: &Path| a.key.clone().unwrap_or_else(|| dir.join("final-key.bin"));
+    let load = |path: &Path| -> anyhow::Result<FinalKey<Outer>> {
+        let key = FinalKey::<Outer>::from_bytes(&std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?)
+            .with_context(|| path.display().to_string())?;
+        key.check_digest(&expected).with_context(|| format!("{}: not the pinned final key", path.display()))?;
+        Ok(key)
+    };
+    let key = load(&key_at(&a.dirs[0]))?;
+    let pvk = key.wrap_vk.prepare()?;
+    let mut items = Vec::with_capacity(a.dirs.len());
+    for dir in &a.dirs {
+        if a.key.is_none() && dir != &a.dirs[0] {
+            load(&key_at(dir))?;
+        }
+        let fin = FinalProof::<Fr, Outer>::from_bytes(
+            &std::fs::read(dir.join("final.bin")).with_context(|| format!("{}: cannot read final.bin", dir.display()))?,
+        )
+        .with_context(|| format!("{}: final.bin", dir.display()))?;
+        items.push((read_public(dir)?, fin));
+    }
+    let t = std::time::Instant::now();
+    if items.len() == 1 {
+        hekaton::wrap::verify_final::<Inner, Outer>(&key, &pvk, &items[0].0, &items[0].1)
+            .with_context(|| format!("{}: the final proof does not verify", a.dirs[0].display()))?;
+    } else {
+        let bad = hekaton::wrap::batch_verify_final::<Inner, Outer, _>(&key, &pvk, &items, &mut ChaCha20Rng::from_entropy())?;
+        if !bad.is_empty() {
+            let names: Vec<String> = bad.iter().map(|&i| a.dirs[i].display().to_string()).collect();
+            bail!("{} of {} final proofs do not verify: {}", bad.len(), items.len(), names.join(", "));
+        }
+    }
+    eprintln!("checked in {}", secs(t.elapsed()));
+    println!("{} final proofs checked against final key {expected} (Hekaton key {})", items.len(), key.hekaton_vk_digest);
+    println!("verified");
+    Ok(())
 }
 
 fn check(a: &CircuitArgs) -> anyhow::Result<()> {
@@ -297,19 +441,26 @@ fn pinned_key(a: &VerifyArgs) -> anyhow::Result<(VerifyingKey<Bls12_381>, VkDige
     Ok((vk, digest))
 }
 
-fn verify(a: &VerifyArgs) -> anyhow::Result<(usize, VkDigest)> {
-    let (vk, digest) = pinned_key(a)?;
-    let dir = &a.dir;
-    let proof: HekatonProof<Bls12_381> = read(dir, "proof.bin")?;
+/// `public.json`: the public inputs, decimal.
+fn read_public(dir: &Path) -> anyhow::Result<Vec<Fr>> {
     let public: Vec<String> = serde_json::from_slice(
         &std::fs::read(dir.join("public.json")).with_context(|| format!("{}: cannot read public.json", dir.display()))?,
     )
     .with_context(|| format!("{}: public.json", dir.display()))?;
-    let x = public
+    public
         .iter()
         .enumerate()
-        .map(|(i, s)| Fr::from_str(s).map_err(|_| anyhow::anyhow!("public.json entry {i} is not a field element")))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+        .map(|(i, s)| Fr::from_str(s).map_err(|_| anyhow::anyhow!("{}: public.json entry {i} is not a field element", dir.display())))
+        .collect()
+}
+
+fn read_proof(dir: &Path) -> anyhow::Result<(HekatonProof<Bls12_381>, Vec<Fr>)> {
+    Ok((read(dir, "proof.bin")?, read_public(dir)?))
+}
+
+fn verify(a: &VerifyArgs) -> anyhow::Result<(usize, VkDigest)> {
+    let (vk, digest) = pinned_key(a)?;
+    let (proof, x) = read_proof(&a.dir)?;
     let (res, t) = timed(|| workflow::verify(&vk, &x, &proof, &mut ChaCha20Rng::from_entropy()));
     res.context("the proof does not verify")?;
     eprintln!("checked in {}", secs(t));

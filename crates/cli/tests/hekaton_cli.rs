@@ -159,3 +159,45 @@ fn hekaton_one_shot_prove_and_bad_parameters() {
     );
     assert!(!bad.exists());
 }
+
+/// `prover hekaton wrap` and `verify-final` (issue 15): two proofs of a one-subcircuit circuit
+/// wrapped with one set of wrap keys (made by the first wrap, reused by the second), verified
+/// in one batch against the pinned final key; a final proof with another public input is
+/// named; another key digest is refused.
+#[test]
+fn hekaton_wrap_and_verify_final() {
+    let tmp = tempfile::tempdir().unwrap();
+    let one = ["--circuit", "synthetic", "--subcircuits", "1", "--steps", "4", "--wires", "2"];
+    let keys = tmp.path().join("keys");
+    let o = prover(&[&["hekaton", "setup"][..], &one, &["--out", p(&keys)]].concat());
+    assert_ok(&o);
+    let digest = digest_of(&o);
+    let wrap_keys = tmp.path().join("wrap-keys");
+    let mut finals = Vec::new();
+    for seed in ["3", "4"] {
+        let dir = tmp.path().join(format!("proof-{seed}"));
+        assert_ok(&prover(&[&["hekaton", "prove"][..], &one, &["--seed", seed, "--keys", p(&keys), "--out", p(&dir)]].concat()));
+        let w = prover(&["hekaton", "wrap", p(&dir), "--vk-digest", &digest, "--wrap-keys", p(&wrap_keys)]);
+        assert_ok(&w);
+        assert_eq!(stderr(&w).contains("made the wrap keys"), seed == "3", "{}", stderr(&w));
+        let out = stdout(&w);
+        finals.push(out.lines().find_map(|l| l.strip_prefix("final key digest: ")).expect("final key digest").to_string());
+        assert!(dir.join("final.bin").exists() && dir.join("final-key.bin").exists());
+    }
+    assert_eq!(finals[0], finals[1], "the second wrap made other keys");
+    let (d3, d4) = (tmp.path().join("proof-3"), tmp.path().join("proof-4"));
+    let v = prover(&["hekaton", "verify-final", p(&d3), p(&d4), "--key-digest", &finals[0]]);
+    assert_ok(&v);
+    assert!(stdout(&v).contains("2 final proofs checked"), "{}", stdout(&v));
+    assert_fails_with(&prover(&["hekaton", "verify-final", p(&d3), "--key-digest", &digest]), "not the pinned final key");
+    // Another public input beside proof-4's final proof: named, the other still fine alone.
+    let lie = tmp.path().join("lie");
+    copy_dir(&d4, &lie);
+    let public: Vec<String> = serde_json::from_slice(&std::fs::read(lie.join("public.json")).unwrap()).unwrap();
+    let mut changed = public.clone();
+    changed[0] = if public[0] == "1" { "2".into() } else { "1".into() };
+    std::fs::write(lie.join("public.json"), serde_json::to_vec(&changed).unwrap()).unwrap();
+    assert_fails_with(&prover(&["hekaton", "verify-final", p(&d3), p(&lie), "--key-digest", &finals[0]]), "lie");
+    assert_fails_with(&prover(&["hekaton", "verify-final", p(&lie), "--key-digest", &finals[0]]), "does not verify");
+    assert_ok(&prover(&["hekaton", "verify-final", p(&d3), "--key-digest", &finals[0]]));
+}

@@ -3,6 +3,11 @@
 //! come from one honest three-subcircuit setup and proof. A decoded key or proof is also run
 //! through the verifier against the honest counterpart, so a decoder that lets something
 //! inconsistent through shows up as a panic there.
+//!
+//! The wrap's final key and final proof ([`hekaton::wrap`]) are seeded from a small stand-in
+//! (a Pari key and proof on BW6-767 of a four-input circuit, not a wrap proof, whose setup
+//! takes a minute): the decoders only check encodings, and a decoded proof goes through
+//! `verify_final` against the decoded seed key.
 
 use ark_bls12_381::{Bls12_381, Fr};
 use hekaton::circuits::bench_circuit;
@@ -11,11 +16,42 @@ use hekaton::workflow::{
     coordinator_challenge, coordinator_traces, prove, setup, verify, worker_commit, ChallengeRound, HekatonProof, ProveMessage,
     ProvingKey, VerifyingKey, WitnessShare,
 };
+use ark_bw6_767::BW6_767;
+use ark_r1cs_std::alloc::AllocVar;
+use ark_r1cs_std::eq::EqGadget;
+use ark_r1cs_std::fields::fp::FpVar;
+use ark_relations::gr1cs::{ConstraintSynthesizer, ConstraintSystemRef, SynthesisError};
+use hekaton::workflow::VkDigest;
+use hekaton::wrap::{verify_final, FinalKey, FinalProof};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use std::sync::Arc;
 
 use crate::engine::Target;
+
+/// `x_0·x_1 = x_2 + x_3` over BW6-767's scalar field: four public inputs, like a wrap
+/// statement with one `x` (digest limbs, `x`, `rt`).
+struct FourInputs(Option<[ark_bls12_381::Fq; 4]>);
+
+impl ConstraintSynthesizer<ark_bls12_381::Fq> for FourInputs {
+    fn generate_constraints(self, cs: ConstraintSystemRef<ark_bls12_381::Fq>) -> Result<(), SynthesisError> {
+        let v: Vec<FpVar<ark_bls12_381::Fq>> = (0..4)
+            .map(|j| FpVar::new_input(cs.clone(), || self.0.map(|a| a[j]).ok_or(SynthesisError::AssignmentMissing)))
+            .collect::<Result<_, _>>()?;
+        (&v[0] * &v[1]).enforce_equal(&(&v[2] + &v[3]))
+    }
+}
+
+/// Seeds for `hekaton.final_key` / `hekaton.final_proof`.
+fn final_seeds() -> (Vec<u8>, Vec<u8>) {
+    use ark_bls12_381::Fq;
+    let (pk, wrap_vk) = pari::setup::<BW6_767, _, _>(FourInputs(None), &mut rng(5)).expect("setup");
+    let key = FinalKey { wrap_vk, hekaton_vk_digest: VkDigest([7; 32]), tree_depth: 1, num_public_inputs: 1 };
+    let inputs = [Fq::from(3u64), Fq::from(5u64), Fq::from(7u64), Fq::from(8u64)];
+    let pari = pari::prove(&pk, FourInputs(Some(inputs)), &mut rng(6)).expect("prove");
+    let proof = FinalProof::<Fr, BW6_767> { pari, root: Fr::from(9u64), input_path: vec![Fr::from(10u64)] };
+    (key.to_bytes(), proof.to_bytes().expect("encode"))
+}
 
 type E = Bls12_381;
 
@@ -70,6 +106,24 @@ pub fn targets() -> Vec<Target> {
         run: Box::new(|b| from_bytes::<ProvingKey<E>>(b).is_ok_and(|k| k.check().is_ok())),
         // Thousands of points, each checked for the subgroup: about 0.7 s per decode.
         short_run: Some(12),
+    });
+    let (key_bytes, final_bytes) = final_seeds();
+    let key = Arc::new(FinalKey::<BW6_767>::from_bytes(&key_bytes).expect("seed key"));
+    let pvk = Arc::new(key.wrap_vk.prepare().expect("prepare"));
+    out.push(Target {
+        name: "hekaton.final_key",
+        seeds: vec![key_bytes],
+        run: Box::new(|b| FinalKey::<BW6_767>::from_bytes(b).is_ok_and(|k| k.wrap_vk.prepare().is_ok())),
+        short_run: None,
+    });
+    out.push(Target {
+        name: "hekaton.final_proof",
+        seeds: vec![final_bytes],
+        run: Box::new(move |b| match FinalProof::<Fr, BW6_767>::from_bytes(b) {
+            Ok(p) => verify_final::<ark_bls12_381::Config, BW6_767>(&key, &pvk, &[Fr::from(1u64)], &p).is_ok(),
+            Err(_) => false,
+        }),
+        short_run: None,
     });
     out.push(Target {
         name: "hekaton.share",

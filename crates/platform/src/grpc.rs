@@ -129,7 +129,7 @@ fn request_from_pb(req: pb::SubmitJobRequest) -> Result<JobRequest, Status> {
                 "merkle-update" => CircuitSpec::MerkleUpdate { depth: n(p.depth), updates: n(p.updates), parts: n(p.parts) },
                 other => return Err(Status::invalid_argument(format!("invalid circuit: {other:?}; use synthetic or merkle-update"))),
             };
-            Ok(JobRequest::Hekaton { circuit, seed: p.seed })
+            Ok(JobRequest::Hekaton { circuit, seed: p.seed, final_proof: p.final_proof })
         }
         Some(Params::PariBatch(p)) => {
             use pari::circuits::CircuitFamily;

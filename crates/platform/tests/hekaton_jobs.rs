@@ -52,11 +52,11 @@ async fn run(real: bool) {
     let Some((q, blobs, jobs, _dir)) = common::backends_in_db(real, cfg, 3).await else { return };
     let p = Platform::new(q, blobs, jobs);
     // Bad requests name the field.
-    let bad = JobRequest::Hekaton { circuit: CircuitSpec::MerkleUpdate { depth: 4, updates: 1, parts: 3 }, seed: 1 };
+    let bad = JobRequest::Hekaton { circuit: CircuitSpec::MerkleUpdate { depth: 4, updates: 1, parts: 3 }, seed: 1, final_proof: false };
     assert!(matches!(p.submit(bad, None).await, Err(PlatformError::InvalidJob { field: "circuit", .. })));
 
     let seed = rand::random::<u32>() as u64;
-    let (job, _) = p.submit(JobRequest::Hekaton { circuit: SPEC, seed }, None).await.unwrap();
+    let (job, _) = p.submit(JobRequest::Hekaton { circuit: SPEC, seed, final_proof: false }, None).await.unwrap();
     let rec = p.job_store().get(&job).await.unwrap().unwrap();
     assert_eq!((rec.tasks["hekaton.commit"].total, rec.tasks["hekaton.prove"].total), (8, 8));
     let (stop, rx) = watch::channel(false);
@@ -102,7 +102,7 @@ async fn run(real: bool) {
     assert!(workflow::verify(&vk, &[x[0] + Fr::from(1u64)], &proof, &mut rng).is_err(), "the proof verified for another input");
 
     // A second job of the same structure reuses the keys (one key directory for the spec).
-    let (job2, _) = p.submit(JobRequest::Hekaton { circuit: SPEC, seed: seed + 1 }, None).await.unwrap();
+    let (job2, _) = p.submit(JobRequest::Hekaton { circuit: SPEC, seed: seed + 1, final_proof: false }, None).await.unwrap();
     let outcome = tokio::time::timeout(Duration::from_secs(600), p.wait(&job2, |_| {})).await.unwrap();
     assert_eq!(outcome, JobOutcome::Done);
     let circuit2: serde_json::Value = serde_json::from_slice(&published(&p, &job2, "circuit.json").await).unwrap();
@@ -121,4 +121,55 @@ async fn embedded_hekaton_job() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn redis_s3_hekaton_job() {
     run(true).await;
+}
+
+/// The depth-1 wrap on the platform (issue 15 part 3): a one-subcircuit job asks for the final
+/// proof; the aggregator publishes `final.bin` and `final-key.bin`, which verify offline
+/// against the final key's digest and refuse another `x` or another root. A job too large to
+/// wrap is refused naming the field. (Key reuse and batches of final proofs: the CLI test.)
+async fn run_wrapped(real: bool) {
+    use ark_bw6_767::BW6_767;
+    use hekaton::wrap::{verify_final, FinalKey, FinalProof};
+    type Inner = ark_bls12_381::Config;
+    let cfg = QueueConfig { visibility_timeout: Duration::from_secs(5), ..QueueConfig::default() };
+    let Some((q, blobs, jobs, _dir)) = common::backends_in_db(real, cfg, 3).await else { return };
+    let p = Platform::new(q, blobs, jobs);
+    let too_big = JobRequest::Hekaton { circuit: SPEC, seed: 1, final_proof: true };
+    assert!(matches!(p.submit(too_big, None).await, Err(PlatformError::InvalidJob { field: "final_proof", .. })));
+
+    const ONE: CircuitSpec = CircuitSpec::Synthetic { subcircuits: 1, steps: 4, wires: 2 };
+    let (stop, rx) = watch::channel(false);
+    tokio::spawn(p.clone().run_executor("ex".into(), rx.clone()));
+    tokio::spawn(p.clone().run_aggregator("ag".into(), rx.clone()));
+    spawn_workers(&p, &["hekaton.setup", "hekaton.challenge", "hekaton.commit", "hekaton.prove"], 1, &rx);
+    let seed = rand::random::<u32>() as u64;
+    let (job, _) = p.submit(JobRequest::Hekaton { circuit: ONE, seed, final_proof: true }, None).await.unwrap();
+    let outcome = tokio::time::timeout(Duration::from_secs(900), p.wait(&job, |_| {})).await.unwrap();
+    assert_eq!(outcome, JobOutcome::Done, "{:?}", p.job_store().get(&job).await.unwrap().map(|r| r.message));
+    let key = FinalKey::<BW6_767>::from_bytes(&published(&p, &job, "final-key.bin").await).unwrap();
+    let fin = FinalProof::<Fr, BW6_767>::from_bytes(&published(&p, &job, "final.bin").await).unwrap();
+    let public: Vec<String> = serde_json::from_slice(&published(&p, &job, "public.json").await).unwrap();
+    let x: Vec<Fr> = public.iter().map(|v| v.parse().unwrap()).collect();
+    // The final key names the job's Hekaton key; a verifier pins the final key's digest.
+    let vk: VerifyingKey<Bls12_381> = hekaton::mirage::from_bytes(&published(&p, &job, "vk.bin").await).unwrap();
+    assert_eq!(key.hekaton_vk_digest, vk.digest().unwrap(), "the final key names another Hekaton key");
+    let circuit: serde_json::Value = serde_json::from_slice(&published(&p, &job, "circuit.json").await).unwrap();
+    let pinned: VkDigest = circuit["final_key_digest"].as_str().expect("circuit.json names the final key").parse().unwrap();
+    key.check_digest(&pinned).unwrap();
+    let pvk = key.wrap_vk.prepare().unwrap();
+    verify_final::<Inner, BW6_767>(&key, &pvk, &x, &fin).unwrap();
+    // Lies: another x, another root.
+    let mut other_x = x.clone();
+    other_x[0] += Fr::from(1u64);
+    assert!(verify_final::<Inner, BW6_767>(&key, &pvk, &other_x, &fin).is_err());
+    let mut moved = fin.clone();
+    moved.root += Fr::from(1u64);
+    assert!(verify_final::<Inner, BW6_767>(&key, &pvk, &x, &moved).is_err());
+    let _ = stop.send(true);
+    p.blobs().delete_prefix(&format!("jobs/{job}/")).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn redis_s3_wrapped_hekaton_job() {
+    run_wrapped(true).await;
 }

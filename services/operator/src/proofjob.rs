@@ -90,6 +90,7 @@ pub fn submit_request(spec: &ProofJobSpec, idempotency_key: &str) -> Result<pb::
                 updates: p.updates,
                 parts: p.parts,
                 seed: p.seed,
+                final_proof: false,
             })
         }
         JobKind::PariBatch => {

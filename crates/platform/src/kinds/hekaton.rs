@@ -34,12 +34,14 @@
 
 use std::collections::BTreeMap;
 
-use ark_bls12_381::{Bls12_381, Fr};
+use ark_bls12_381::{Bls12_381, Config, Fr};
+use ark_bw6_767::BW6_767;
 use async_trait::async_trait;
 use bytes::Bytes;
 use hekaton::mirage::{self, Commitment, Proof};
 use hekaton::spec::CircuitSpec;
 use hekaton::workflow::{self, ChallengeRound, ProveMessage, VerifyingKey, VkDigest, WitnessShare};
+use hekaton::wrap::FinalKey;
 use std::sync::{Arc, Mutex, OnceLock};
 use jobs::JobRecord;
 use queue::Lease;
@@ -69,25 +71,48 @@ pub const SECRET: &str = "hekaton-secret.bin";
 pub struct HekatonJobSpec {
     pub circuit: CircuitSpec,
     pub seed: u64,
+    /// Also publish the depth-1 wrap (`final.bin`, `final-key.bin`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub final_proof: bool,
 }
 
 #[derive(serde::Deserialize)]
 struct RawSpec {
     circuit: CircuitSpec,
     seed: u64,
+    #[serde(default)]
+    final_proof: bool,
 }
 
 impl TryFrom<RawSpec> for HekatonJobSpec {
     type Error = PlatformError;
     fn try_from(r: RawSpec) -> Result<Self, PlatformError> {
-        HekatonJobSpec::new(r.circuit, r.seed)
+        HekatonJobSpec::new(r.circuit, r.seed)?.with_final_proof(r.final_proof)
     }
 }
+
+/// The most subcircuits a wrapped job may have: the wrap circuit of 2 subcircuits (about
+/// 72k R1CS constraints) fills BW6-767's largest smooth evaluation domain (214,038 rows, see
+/// `pari::domain`); 3 do not fit.
+pub const MAX_WRAPPED_SUBCIRCUITS: usize = 2;
 
 impl HekatonJobSpec {
     pub fn new(circuit: CircuitSpec, seed: u64) -> Result<Self, PlatformError> {
         circuit.check().map_err(|e| invalid("circuit", e.to_string()))?;
-        Ok(Self { circuit, seed })
+        Ok(Self { circuit, seed, final_proof: false })
+    }
+
+    /// Asks for the final proof; refused (naming the field) for circuits whose wrap does not fit.
+    pub fn with_final_proof(mut self, final_proof: bool) -> Result<Self, PlatformError> {
+        let k = self.circuit.num_subcircuits();
+        if final_proof && k > MAX_WRAPPED_SUBCIRCUITS {
+            return Err(invalid(
+                "final_proof",
+                format!("the wrap of {k} subcircuits does not fit BW6-767's evaluation domains (at most {MAX_WRAPPED_SUBCIRCUITS} subcircuits)"),
+            ));
+        }
+        self.final_proof = final_proof;
+        Ok(self)
     }
 
     fn of(rec: &JobRecord) -> Result<Self, PlatformError> {
@@ -265,6 +290,73 @@ async fn live_spec(p: &Platform, job: &str) -> Result<Option<HekatonJobSpec>, Pl
     }
 }
 
+/// The wrap keys of the job's Hekaton key: made once (by the first wrapped job to finish, from
+/// its secret, so a redelivered task makes the same keys), stored content addressed under the
+/// Hekaton key's directory (`wrap/<final key digest>/`, the proving key's digest beside it,
+/// `final-key.bin` last) with a `wrap-current` pointer that later jobs reuse.
+async fn wrap_keys(
+    p: &Platform,
+    job: &str,
+    spec: &HekatonJobSpec,
+    digest: &VkDigest,
+    vk: &Arc<VerifyingKey<Bls12_381>>,
+) -> Result<(Arc<pari::ProvingKey<BW6_767>>, Arc<FinalKey<BW6_767>>), PlatformError> {
+    let (sd, d) = (spec.circuit.digest(), digest.to_string());
+    let current = layout::hekaton_key(&sd, &d, "wrap-current");
+    let file = |fd: &str, name: &str| layout::hekaton_key(&sd, &d, &format!("wrap/{fd}/{name}"));
+    let existing = match p.blobs().get(&current).await {
+        Ok(b) => Some(String::from_utf8_lossy(&b).trim().to_string()),
+        Err(blobstore::BlobError::NotFound(_)) => None,
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(fd) = existing {
+        if let Some(k) = wrap_cache().get(&fd) {
+            return Ok(k.as_ref().clone());
+        }
+        let key_bytes = p.blobs().get(&file(&fd, "final-key.bin")).await?;
+        let pk_digest = p.blobs().get(&file(&fd, "pk.digest")).await?;
+        let pk_bytes = p.blobs().get(&file(&fd, "pk.bin")).await?;
+        let (fd2, vk_digest) = (fd.clone(), *digest);
+        let keys = blocking("wrap keys", move || {
+            let key = FinalKey::<BW6_767>::from_bytes(&key_bytes)?;
+            let bad = |reason: String| hekaton::Error::Malformed { what: "wrap key", reason };
+            if key.digest().to_string() != fd2 || key.hekaton_vk_digest != vk_digest {
+                return Err(bad("final-key.bin is not the key wrap-current names".into()));
+            }
+            let pkd: pari::KeyDigest = String::from_utf8_lossy(&pk_digest).trim().parse().map_err(|e: pari::Error| bad(e.to_string()))?;
+            let pk = pari::ProvingKey::<BW6_767>::from_bytes_with_digest(&pk_bytes, &pkd).map_err(|e| bad(e.to_string()))?;
+            Ok((Arc::new(pk), Arc::new(key)))
+        })
+        .await?;
+        wrap_cache().put(fd, Arc::new(keys.clone()));
+        return Ok(keys);
+    }
+    let seed = derive_seed(&p.blobs().get(&layout::input(job, SECRET)).await?, "wrap-setup", 0)?;
+    let vk = vk.clone();
+    let (pk, key, pk_bytes) = blocking("wrap setup", move || {
+        let (pk, key) = hekaton::wrap::setup::<Config, BW6_767, _>(&vk, &mut rand_chacha::ChaCha20Rng::from_seed(seed))?;
+        let pk_bytes = pk.to_bytes_uncompressed();
+        Ok((pk, key, pk_bytes))
+    })
+    .await?;
+    let fd = key.digest().to_string();
+    p.blobs().put(&file(&fd, "pk.bin"), Bytes::from(pk_bytes.clone())).await?;
+    p.blobs().put(&file(&fd, "pk.digest"), Bytes::from(pari::KeyDigest::of_bytes(&pk_bytes).to_string())).await?;
+    p.blobs().put(&file(&fd, "final-key.bin"), Bytes::from(key.to_bytes())).await?;
+    p.blobs().put(&current, Bytes::from(fd.clone())).await?;
+    tracing::info!(job, vk = %d, final_key = %fd, "made the wrap keys of this Hekaton key");
+    let keys = (Arc::new(pk), Arc::new(key));
+    wrap_cache().put(fd, Arc::new(keys.clone()));
+    Ok(keys)
+}
+
+type WrapKeys = (Arc<pari::ProvingKey<BW6_767>>, Arc<FinalKey<BW6_767>>);
+
+fn wrap_cache() -> &'static KeyCache<WrapKeys> {
+    static C: KeyCache<WrapKeys> = KeyCache::new();
+    &C
+}
+
 /// `hekaton.prove`.
 pub struct Hekaton;
 
@@ -346,10 +438,10 @@ impl JobKind for Hekaton {
     }
 
     async fn validate(&self, _p: &Platform, request: JobRequest) -> Result<Validated, PlatformError> {
-        let JobRequest::Hekaton { circuit, seed } = request else {
+        let JobRequest::Hekaton { circuit, seed, final_proof } = request else {
             return Err(PlatformError::Config("hekaton.prove: not a Hekaton request".into()));
         };
-        let spec = HekatonJobSpec::new(circuit, seed)?;
+        let spec = HekatonJobSpec::new(circuit, seed)?.with_final_proof(final_proof)?;
         let k = spec.k();
         Ok(Validated {
             spec: serde_json::to_string(&spec).map_err(corrupt)?,
@@ -484,7 +576,7 @@ impl JobKind for Hekaton {
         let digest = t.digest()?;
         let vk_key = layout::hekaton_key(&spec.circuit.digest(), &digest.to_string(), "vk.bin");
         let vk_bytes = p.blobs().get(&vk_key).await?;
-        let vk: VerifyingKey<Bls12_381> = decode(&vk_key, vk_bytes.clone()).await?;
+        let vk: Arc<VerifyingKey<Bls12_381>> = Arc::new(decode(&vk_key, vk_bytes.clone()).await?);
         vk.check_digest(&digest).map_err(hek)?;
         let round: ChallengeRound<Fr> = get(p, &layout::hekaton_round(job)).await?;
         let (mut commitments, mut proofs) = (Vec::new(), Vec::new());
@@ -492,11 +584,11 @@ impl JobKind for Hekaton {
             commitments.push(get::<Commitment<Bls12_381>>(p, &layout::hekaton_file(job, "commit", i)).await?);
             proofs.push(get::<Proof<Bls12_381>>(p, &layout::hekaton_file(job, "proof", i)).await?);
         }
-        let (circuit, seed) = (spec.circuit, spec.seed);
+        let (circuit, seed, key) = (spec.circuit, spec.seed, vk.clone());
         let checked = blocking("verify", move || {
             let proof = workflow::coordinator_assemble(&round, commitments, proofs)?;
             let x = circuit.build::<Fr>(seed)?.public_inputs;
-            let verdict = workflow::verify(&vk, &x, &proof, &mut rand_chacha::ChaCha20Rng::from_entropy());
+            let verdict = workflow::verify(&key, &x, &proof, &mut rand_chacha::ChaCha20Rng::from_entropy());
             Ok((proof, x, verdict))
         })
         .await?;
@@ -504,19 +596,45 @@ impl JobKind for Hekaton {
         if let Err(e) = verdict {
             return p.fail_job(job, &format!("the assembled Hekaton proof does not verify: {e}")).await;
         }
-        // The directory `prover hekaton verify DIR --vk-digest HEX` reads.
-        let circuit_json = serde_json::json!({
+        // The wrap first (if asked for), so that circuit.json can name the final key.
+        let wrapped = if spec.final_proof {
+            let (pk, key) = wrap_keys(p, job, &spec, &digest, &vk).await?;
+            let (vk, x, proof, k2) = (vk.clone(), x.clone(), proof.clone(), key.clone());
+            let fin = blocking("wrap", move || {
+                let mut rng = rand_chacha::ChaCha20Rng::from_entropy();
+                let fin = hekaton::wrap::prove::<Config, BW6_767, _>(&pk, &vk, &x, &proof, &mut rng)?;
+                // Checked as a verifier will, before anything is published.
+                let pvk = k2.wrap_vk.prepare().map_err(|e| hekaton::Error::Malformed { what: "wrap key", reason: e.to_string() })?;
+                hekaton::wrap::verify_final::<Config, BW6_767>(&k2, &pvk, &x, &fin)?;
+                fin.to_bytes()
+            })
+            .await?;
+            Some((key, fin))
+        } else {
+            None
+        };
+        // The directory `prover hekaton verify DIR --vk-digest HEX` reads (and, wrapped,
+        // `prover hekaton verify-final DIR --key-digest HEX`).
+        let mut circuit_json = serde_json::json!({
             "curve": "bls12-381",
             "circuit": spec.circuit,
             "seed": spec.seed,
             "vk_digest": digest.to_string(),
         });
+        if let Some((key, _)) = &wrapped {
+            circuit_json["final_key_digest"] = serde_json::Value::String(key.digest().to_string());
+        }
         let public: Vec<String> = x.iter().map(|v| v.to_string()).collect();
         let out = |name: &str| layout::proof_file(job, name);
         p.blobs().put(&out("circuit.json"), Bytes::from(serde_json::to_vec_pretty(&circuit_json).map_err(corrupt)?)).await?;
         p.blobs().put(&out("vk.bin"), vk_bytes).await?;
         p.blobs().put(&out("public.json"), Bytes::from(serde_json::to_vec_pretty(&public).map_err(corrupt)?)).await?;
         put(p, &out("proof.bin"), &proof).await?;
+        if let Some((key, fin)) = wrapped {
+            p.blobs().put(&out("final-key.bin"), Bytes::from(key.to_bytes())).await?;
+            p.blobs().put(&out("final.bin"), Bytes::from(fin)).await?;
+            ::metrics::counter!("prover_proofs_total", "kind" => "hekaton.final").increment(1);
+        }
         p.report(lease, DONE).await
     }
 

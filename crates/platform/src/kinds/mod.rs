@@ -69,7 +69,7 @@ pub enum JobRequest {
     /// bundles of `bundle_size` (rounded up to whole prove tasks of `per_task` proofs).
     PariBatch { circuit: ::pari::circuits::CircuitFamily, seed_start: u64, count: u64, per_task: u64, bundle_size: u64 },
     /// A Hekaton proof of `circuit` with inputs from `seed`, by `k` workers.
-    Hekaton { circuit: ::hekaton::spec::CircuitSpec, seed: u64 },
+    Hekaton { circuit: ::hekaton::spec::CircuitSpec, seed: u64, final_proof: bool },
     /// `tasks` tasks that do nothing: measures the orchestration itself (not offered over gRPC).
     Noop { tasks: u64 },
 }
