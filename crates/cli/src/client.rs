@@ -60,7 +60,7 @@ pub struct SubmitHekaton {
     /// Seed of the circuit's inputs.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Also publish final.bin, one Pari proof on BW6-767 of the whole Hekaton proof (at most 2
+    /// Also publish final.bin, one Pari proof on BW6-767 of the whole Hekaton proof (at most 3
     /// subcircuits); check it with `prover hekaton verify-final DIR --key-digest HEX`.
     #[arg(long = "final")]
     pub final_proof: bool,

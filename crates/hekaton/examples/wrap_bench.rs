@@ -5,7 +5,7 @@
 //!
 //! For each k: a Hekaton proof of the synthetic circuit (k subcircuits of 4 steps, 2 wires),
 //! the number of distinct key shapes, the wrap circuit's R1CS constraints and the marginal
-//! constraints per subcircuit against the previous row, its Pari domain size; for k ≤ `--prove-max`
+//! constraints per subcircuit against the previous row, its SR1CS rows and the BW6-767 evaluation domain they need (if one fits); for k ≤ `--prove-max`
 //! (default 1) also the Pari setup, prove and verify times on BW6-767 and the final proof's
 //! size. Then, with `--batch N` (default 64), N final proofs under one key verified one by one
 //! and in one batch (every leaf-0 path natively plus one Pari batch check), median of 5 runs
@@ -47,8 +47,8 @@ fn main() {
     let distinct = std::env::args().any(|a| a == "--batch-distinct");
     let mut rng = ChaCha20Rng::seed_from_u64(1);
 
-    println!("| k | key shapes | wrap R1CS constraints | per subcircuit | domain | setup | prove | verify | final proof |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("| k | key shapes | wrap R1CS constraints | per subcircuit | SR1CS rows | BW6-767 domain | setup | prove | verify | final proof |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     let mut kept = None;
     let mut per_k: Vec<(usize, usize)> = Vec::new();
     for &k in &ks {
@@ -69,8 +69,10 @@ fn main() {
             Some(&(k0, n0)) if k0 < k => format!("{:.0}", (n - n0) as f64 / (k - k0) as f64),
             _ => "–".into(),
         };
+        let rows = pari::r1cs::synthesize_setup(WrapCircuit::<Config>::blank(&hvk).unwrap()).unwrap().num_rows();
+        let domain = pari::domain::Domain::<Fq>::new(rows).map_or("does not fit".to_string(), |d| d.size().to_string());
         if k > prove_max {
-            println!("| {k} | {} | {n} | {per} | – | – | – | – | – |", hvk.vks.len());
+            println!("| {k} | {} | {n} | {per} | {rows} | {domain} | – | – | – | – |", hvk.vks.len());
             continue;
         }
         let t = Instant::now();
@@ -83,10 +85,9 @@ fn main() {
         let t = Instant::now();
         wrap::verify_final::<Config, BW6_767>(&key, &pvk, &x, &fin).unwrap();
         let verify = t.elapsed().as_secs_f64();
-        let rows = key.wrap_vk.domain_size;
         let size = fin.to_bytes().unwrap().len();
         println!(
-            "| {k} | {} | {n} | {per} | {rows} | {setup:.1} s | {prove:.1} s | {:.2} ms | {size} B (Pari {} B) |",
+            "| {k} | {} | {n} | {per} | {rows} | {domain} | {setup:.1} s | {prove:.1} s | {:.2} ms | {size} B (Pari {} B) |",
             hvk.vks.len(),
             verify * 1e3,
             fin.pari.compressed_size()

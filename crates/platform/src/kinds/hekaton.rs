@@ -91,10 +91,11 @@ impl TryFrom<RawSpec> for HekatonJobSpec {
     }
 }
 
-/// The most subcircuits a wrapped job may have: the wrap circuit of 2 subcircuits (about
-/// 72k R1CS constraints) fills BW6-767's largest smooth evaluation domain (214,038 rows, see
-/// `pari::domain`); 3 do not fit.
-pub const MAX_WRAPPED_SUBCIRCUITS: usize = 2;
+/// The most subcircuits a wrapped job may have. The wrap circuit's size depends only on `k`
+/// and the number of key shapes (at most `k`): with 3 subcircuits of 3 shapes it has 190,440
+/// SR1CS rows, inside BW6-767's largest smooth evaluation domain (214,038 rows with radices up
+/// to 64, see `pari::domain`); 4 take 244,876 and do not fit (`wrap_bench`).
+pub const MAX_WRAPPED_SUBCIRCUITS: usize = 3;
 
 impl HekatonJobSpec {
     pub fn new(circuit: CircuitSpec, seed: u64) -> Result<Self, PlatformError> {
