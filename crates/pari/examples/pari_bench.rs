@@ -236,9 +236,15 @@ fn breakdown<E: Pairing>(
 ) {
     println!("\n#### {name}: breakdown, µs per proof, 1 thread, median of {} runs\n", o.runs);
     let m = entries.len().min(o.single_cap).min(1024);
-    let (mut parse, mut single, mut single_old) = (vec![], vec![], vec![]);
+    let (mut parse, mut single, mut single_old, mut pairing) = (vec![], vec![], vec![], vec![]);
     in_pool(1, || {
         for _ in 0..o.runs {
+            pairing.push(time(|| {
+                for (_, p) in &items[..m] {
+                    let out = E::multi_pairing([p.t, p.u, p.t], [pvk.delta_h_prep.clone(), pvk.tau_h_prep.clone(), pvk.h_prep.clone()]);
+                    let _ = std::hint::black_box(out);
+                }
+            }) / m as f64);
             parse.push(time(|| {
                 for (p, x) in &entries[..m] {
                     parse_entry::<E>(p, x).expect("valid");
@@ -256,9 +262,25 @@ fn breakdown<E: Pairing>(
             }) / m as f64);
         }
     });
-    println!("| parse with validation | single check, tuned (parsed) | single check, before (parsed) |");
+    println!("| parse with validation | single check, tuned (parsed) | single check, before (parsed) | its 3-pair multi-pairing alone |");
+    println!("|---|---|---|---|");
+    println!("| {} | {} | {} | {} |\n", us(median(parse)), us(median(single)), us(median(single_old)), us(median(pairing)));
+    println!("| N | batch check of parsed proofs, tuned | before |");
     println!("|---|---|---|");
-    println!("| {} | {} | {} |\n", us(median(parse)), us(median(single)), us(median(single_old)));
+    for &n in &o.sizes {
+        let refs: Vec<(&[E::ScalarField], &Proof<E>)> = items[..n].iter().map(|(x, p)| (x.as_slice(), p)).collect();
+        let (mut new, mut old) = (vec![], vec![]);
+        in_pool(1, || {
+            for rep in 0..o.runs {
+                let mut rng = ChaCha20Rng::seed_from_u64(rep as u64);
+                new.push(time(|| pari::batch_verify(pvk, &refs, &mut rng).expect("valid")) / n as f64);
+                old.push(time(|| baseline::batch_verify(pvk, &refs, &mut rng).expect("valid")) / n as f64);
+            }
+        });
+        println!("| {n} | {} | {} |", us(median(new)), us(median(old)));
+    }
+    println!();
+    println!("Batch MSMs, µs per point (batch-affine falls back to projective below {} points):\n", Pippenger::BATCH_AFFINE_MIN);
     println!("| N | MSM | arkworks (before) | Pippenger, projective buckets | Pippenger, batch-affine buckets |");
     println!("|---|---|---|---|---|");
     let mut rng = ChaCha20Rng::seed_from_u64(5);
@@ -270,11 +292,11 @@ fn breakdown<E: Pairing>(
         in_pool(1, || {
             for _ in 0..o.runs {
                 a.push(time(|| { std::hint::black_box(msm_u128::<E::G1>(&bases, &small)); }) / n as f64);
-                p.push(time(|| { std::hint::black_box(Pippenger::from_u128(&small, Accumulation::Projective).run::<E::G1>(&bases, Accumulation::Projective)); }) / n as f64);
-                b.push(time(|| { std::hint::black_box(Pippenger::from_u128(&small, Accumulation::BatchAffine).run::<E::G1>(&bases, Accumulation::BatchAffine)); }) / n as f64);
+                p.push(time(|| { std::hint::black_box(Pippenger::from_u128(&small, Accumulation::Projective).run::<E::G1>(&bases)); }) / n as f64);
+                b.push(time(|| { std::hint::black_box(Pippenger::from_u128(&small, Accumulation::BatchAffine).run::<E::G1>(&bases)); }) / n as f64);
                 fa.push(time(|| { std::hint::black_box(msm::<E::G1>(&bases, &full)); }) / n as f64);
-                fp.push(time(|| { std::hint::black_box(Pippenger::from_field(&full, Accumulation::Projective).run::<E::G1>(&bases, Accumulation::Projective)); }) / n as f64);
-                fb.push(time(|| { std::hint::black_box(Pippenger::from_field(&full, Accumulation::BatchAffine).run::<E::G1>(&bases, Accumulation::BatchAffine)); }) / n as f64);
+                fp.push(time(|| { std::hint::black_box(Pippenger::from_field(&full, Accumulation::Projective).run::<E::G1>(&bases)); }) / n as f64);
+                fb.push(time(|| { std::hint::black_box(Pippenger::from_field(&full, Accumulation::BatchAffine).run::<E::G1>(&bases)); }) / n as f64);
             }
         });
         println!("| {n} | 128-bit | {} | {} | {} |", us(median(a)), us(median(p)), us(median(b)));
