@@ -12,7 +12,9 @@
 //!   curve and in the subgroup, canonical field elements) and verified by `verify`. Batch:
 //!   `batch::verify_bytes` (parse with the same validation, batch check, bisection on failure)
 //!   and its report must say every entry verified. Each side runs `--runs` times (default 5;
-//!   the four measurements of one repetition are interleaved), the median is reported, per proof.
+//!   the four measurements of one repetition are interleaved), the median is reported, per proof;
+//!   every run covers at least 512 proofs on each side (a batch smaller than that is checked
+//!   several times per run, single verification takes the first 512 proofs).
 //!   The rayon pool has `--threads` threads (default 1). Single verification costs the same per
 //!   proof at any N, so it is timed on the first `--single-cap` proofs (marked `*` when that is
 //!   fewer than N). N = 65,536 is added by `--large` (proofs are generated once, in parallel,
@@ -194,13 +196,21 @@ where
     for &n in &o.sizes {
         for &threads in &o.threads {
             let m = n.min(o.single_cap);
+            // A small batch is checked several times per run, so that each run covers at least
+            // 512 proofs on both sides (a run of 32 batched proofs lasts a few milliseconds).
+            let inner = 512usize.div_ceil(n).max(1);
+            let m = if m < 512 { entries.len().min(512).max(m) } else { m };
             let (mut s_new, mut s_old, mut b_new, mut b_old) = (vec![], vec![], vec![], vec![]);
             in_pool(threads, || {
                 for rep in 0..o.runs {
                     s_new.push(time(|| single_side(&pvk, &entries[..m], true)) / m as f64);
                     s_old.push(time(|| single_side(&pvk, &entries[..m], false)) / m as f64);
-                    b_new.push(time(|| batch_side(&pvk, &entries[..n], true, rep as u64)) / n as f64);
-                    b_old.push(time(|| batch_side(&pvk, &entries[..n], false, rep as u64)) / n as f64);
+                    let batch = |tuned: bool| {
+                        time(|| (0..inner).for_each(|i| batch_side(&pvk, &entries[..n], tuned, (rep * inner + i) as u64)))
+                            / (inner * n) as f64
+                    };
+                    b_new.push(batch(true));
+                    b_old.push(batch(false));
                 }
             });
             let (s_new, s_old, b_new, b_old) = (median(s_new), median(s_old), median(b_new), median(b_old));

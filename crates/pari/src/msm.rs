@@ -7,8 +7,9 @@
 //!   scalars' bit length (128-bit batch weights need half the windows of full-width scalars).
 //!   On BLS12-381 and BN254 G1 the buckets are filled in affine coordinates with one batch
 //!   inversion per round of pairwise additions ("batch-affine" accumulation, about 5M + 1S per
-//!   addition instead of 7M + 4S for a mixed Jacobian addition); on other curves, and when
-//!   asked ([`Accumulation::Projective`]), in projective coordinates.
+//!   addition instead of 8M for a mixed addition in arkworks' `XYZZ` bucket coordinates); on
+//!   other curves, below [`Pippenger::BATCH_AFFINE_MIN`] points, and when asked
+//!   ([`Accumulation::Projective`]), in `XYZZ` coordinates.
 //! * [`FixedBaseTable`]: precomputed multiples of a few fixed points (the verifying key's G1
 //!   points), so that a combination of them costs one mixed addition per signed window digit and
 //!   no doubling.
@@ -16,7 +17,7 @@
 use std::any::Any;
 
 use ark_ec::short_weierstrass::{Affine, Projective, SWCurveConfig};
-use ark_ec::{AffineRepr, CurveGroup};
+use ark_ec::{AffineRepr, CurveGroup, VariableBaseMSM};
 use ark_ff::{batch_inversion, AdditiveGroup, Field, PrimeField, Zero};
 #[cfg(feature = "parallel")]
 use rayon::prelude::*;
@@ -147,8 +148,10 @@ impl Pippenger {
         &self.digits[w * self.n..(w + 1) * self.n]
     }
 
+    /// One window with buckets in arkworks' bucket representation (extended Jacobian `XYZZ`
+    /// coordinates for short Weierstrass curves: 8M per mixed addition).
     fn window_projective<G: CurveGroup>(&self, bases: &[G::Affine], w: usize) -> G {
-        let mut buckets = vec![G::zero(); 1 << (self.c - 1)];
+        let mut buckets = vec![G::ZERO_BUCKET; 1 << (self.c - 1)];
         for (&d, b) in self.window_digits(w).iter().zip(bases) {
             if d > 0 {
                 buckets[(d - 1) as usize] += b;
@@ -156,7 +159,13 @@ impl Pippenger {
                 buckets[(-d - 1) as usize] -= b;
             }
         }
-        bucket_sum(buckets.into_iter().rev())
+        let mut running = G::ZERO_BUCKET;
+        let mut res = G::ZERO_BUCKET;
+        for b in buckets.iter().rev() {
+            running += b;
+            res += &running;
+        }
+        res.into()
     }
 
     /// One window with affine buckets: the points are sorted by bucket (counting sort), then
@@ -243,25 +252,18 @@ impl Pippenger {
             }
             active.retain(|&k| len[k] >= 2);
         }
-        bucket_sum((0..nb).rev().map(|k| {
+        // Σ_k (k+1)·bucket_k by running sums, in XYZZ coordinates (mixed additions of the
+        // affine bucket sums).
+        let mut running = <Projective<P> as VariableBaseMSM>::ZERO_BUCKET;
+        let mut res = <Projective<P> as VariableBaseMSM>::ZERO_BUCKET;
+        for k in (0..nb).rev() {
             if len[k] == 1 {
-                Projective::<P>::from(Affine::new_unchecked(xs[start[k]], ys[start[k]]))
-            } else {
-                Projective::<P>::zero()
+                running += Affine::<P>::new_unchecked(xs[start[k]], ys[start[k]]);
             }
-        }))
+            res += &running;
+        }
+        res.into()
     }
-}
-
-/// `Σ_b (b+1)·bucket_b` given the buckets from the highest to the lowest, by running sums.
-fn bucket_sum<G: CurveGroup>(buckets_high_to_low: impl Iterator<Item = G>) -> G {
-    let mut running = G::zero();
-    let mut res = G::zero();
-    for b in buckets_high_to_low {
-        running += b;
-        res += running;
-    }
-    res
 }
 
 /// `c` bits of `limbs` starting at bit `start` (zero past the end).
@@ -280,17 +282,17 @@ fn bits_at(limbs: &[u64], start: usize, c: usize) -> u64 {
 }
 
 /// The window width minimising `windows · (n·add + 2^{c−1}·reduce)`, with costs in field
-/// multiplications: a batch-affine bucket addition ≈ 6, a mixed projective one ≈ 11, and the
-/// two projective additions per bucket of the running sums ≈ 27.
+/// multiplications: a batch-affine bucket addition ≈ 6, a mixed XYZZ one ≈ 8, and the two
+/// additions per bucket of the running sums ≈ 22 (affine buckets) or 28 (XYZZ buckets).
 fn window_width(n: usize, bits: usize, acc: Accumulation) -> usize {
-    let add = match acc {
-        Accumulation::BatchAffine => 6.0,
-        Accumulation::Projective => 11.0,
+    let (add, reduce) = match acc {
+        Accumulation::BatchAffine => (6.0, 22.0),
+        Accumulation::Projective => (8.0, 28.0),
     };
     (2..=16usize)
         .map(|c| {
             let windows = (bits + 1).div_ceil(c) as f64;
-            (c, windows * (n as f64 * add + (1u64 << (c - 1)) as f64 * 27.0))
+            (c, windows * (n as f64 * add + (1u64 << (c - 1)) as f64 * reduce))
         })
         .min_by(|a, b| a.1.total_cmp(&b.1))
         .map(|(c, _)| c)
