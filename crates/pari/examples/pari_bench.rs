@@ -1,16 +1,29 @@
 //! Pari benchmark: prints markdown tables.
 //!
 //! ```text
-//! cargo run --release -p pari --example pari_bench -- [--batch-sizes 2,32,512,4096,65536]
-//!     [--individual-cap 4096] [--prove-logs 12,14,16] [--curves bls12-381,bn254]
+//! cargo run --release -p pari --example pari_bench -- [--batch-sizes 32,512,4096] [--large]
+//!     [--runs 5] [--threads 1] [--single-cap 4096] [--curves bls12-381,bn254] [--breakdown]
+//!     [--prove-logs 12,14,16]
 //! ```
 //!
-//! * Individual vs batch verification under one key, 1 thread and all threads, with the
-//!   speed-up. Proofs (of a 1-step chain circuit) are generated once and cached under
-//!   `$CARGO_TARGET_DIR/pari-bench/`. Individual verification is linear in N, so for N above
-//!   `--individual-cap` it is timed on the first `cap` proofs and scaled (marked `*`).
-//! * Prove time of Pari vs ark-groth16 on the same R1CS (chain circuit, 2^k constraints).
-//! * Proof sizes.
+//! * **Verification, bytes → verdict, both sides.** Every proof and public input is handed over
+//!   as bytes (`Proof::to_bytes`, `batch::public_inputs_to_bytes`), as a verifier receives them.
+//!   Single: each entry is parsed with full validation (`batch::parse_entry`: points on the
+//!   curve and in the subgroup, canonical field elements) and verified by `verify`. Batch:
+//!   `batch::verify_bytes` (parse with the same validation, batch check, bisection on failure)
+//!   and its report must say every entry verified. Each side runs `--runs` times (default 5;
+//!   the four measurements of one repetition are interleaved), the median is reported, per proof;
+//!   every run covers at least 512 proofs on each side (a batch smaller than that is checked
+//!   several times per run, single verification takes the first 512 proofs).
+//!   The rayon pool has `--threads` threads (default 1). Single verification costs the same per
+//!   proof at any N, so it is timed on the first `--single-cap` proofs (marked `*` when that is
+//!   fewer than N). N = 65,536 is added by `--large` (proofs are generated once, in parallel,
+//!   and cached under `$CARGO_TARGET_DIR/pari-bench/`).
+//! * The same run also measures the code before the tuning (`verifier::baseline`,
+//!   `batch::verify_bytes_baseline`: arkworks MSMs, untuned single check, serial parsing) so
+//!   every ratio is between numbers measured together.
+//! * `--breakdown`: per-proof cost of parsing, and the batch MSMs by strategy.
+//! * `--prove-logs`: prove time of Pari vs ark-groth16 on the same R1CS (none by default).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -19,11 +32,13 @@ use ark_crypto_primitives::sponge::Absorb;
 use ark_ec::pairing::Pairing;
 use ark_serialize::CanonicalSerialize;
 use ark_snark::SNARK;
+use pari::batch::{parse_entry, public_inputs_to_bytes, verify_bytes, verify_bytes_baseline};
 use pari::circuits::CircuitFamily;
-use pari::{batch_verify, prove, setup, verify, Proof, ProvingKey, VerifyingKey};
-use rand::SeedableRng;
+use pari::msm::{msm, msm_u128, Accumulation, Pippenger};
+use pari::verifier::baseline;
+use pari::{prove, setup, verify, PreparedVerifyingKey, Proof, ProvingKey, VerifyingKey};
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use rayon::prelude::*;
 
 fn arg(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
@@ -121,55 +136,181 @@ fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
     rayon::ThreadPoolBuilder::new().num_threads(threads).stack_size(64 << 20).build().unwrap().install(f)
 }
 
-fn verification_table<E: Pairing>(name: &str, sizes: &[usize], cap: usize)
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn time(f: impl FnOnce()) -> f64 {
+    let t = Instant::now();
+    f();
+    t.elapsed().as_secs_f64()
+}
+
+/// Bytes → verdict for each entry on its own.
+fn single_side<E: Pairing>(pvk: &PreparedVerifyingKey<E>, entries: &[(&[u8], &[u8])], tuned: bool) {
+    for (p, x) in entries {
+        let (x, proof) = parse_entry::<E>(p, x).expect("valid entry");
+        let ok = if tuned { verify(pvk, &x, &proof) } else { baseline::verify(pvk, &x, &proof) };
+        ok.expect("valid proof");
+    }
+}
+
+/// Bytes → verdict for the whole batch.
+fn batch_side<E: Pairing>(pvk: &PreparedVerifyingKey<E>, entries: &[(&[u8], &[u8])], tuned: bool, seed: u64) {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let report =
+        if tuned { verify_bytes(pvk, entries, &mut rng) } else { verify_bytes_baseline(pvk, entries, &mut rng) };
+    assert!(report.all_verified() && report.total == entries.len(), "batch refused: {:?}", report.bad);
+}
+
+fn us(t: f64) -> String {
+    if t < 1e-3 {
+        format!("{:.1}", t * 1e6)
+    } else {
+        format!("{:.0}", t * 1e6)
+    }
+}
+
+struct Opts {
+    sizes: Vec<usize>,
+    runs: usize,
+    threads: Vec<usize>,
+    single_cap: usize,
+    breakdown: bool,
+}
+
+fn verification_table<E: Pairing>(name: &str, o: &Opts)
 where
     E::ScalarField: Absorb,
 {
-    let max_n = *sizes.iter().max().unwrap();
+    let max_n = *o.sizes.iter().max().unwrap();
     let (vk, items) = proofs::<E>(name, max_n);
     let pvk = vk.prepare().unwrap();
-    let all = rayon::current_num_threads();
-    let mut rng = ChaCha20Rng::seed_from_u64(7);
-    println!("\n### {name}: verification of N proofs under one key\n");
-    println!("| N | threads | individual (total) | batch (total) | batch per proof | speed-up |");
-    println!("|---|---|---|---|---|---|");
-    for &n in sizes {
-        for threads in [1, all] {
-            let refs: Vec<(&[E::ScalarField], &Proof<E>)> = items[..n].iter().map(|(x, p)| (x.as_slice(), p)).collect();
-            let measured = n.min(cap);
-            let (indiv, scaled) = in_pool(threads, || {
-                let t = Instant::now();
-                // One contiguous chunk per thread: a par_iter over single proofs would let a
-                // worker waiting inside arkworks' parallel pairing steal more proofs, nesting
-                // stacks thousands deep.
-                let chunk = measured.div_ceil(threads);
-                refs[..measured].par_chunks(chunk).for_each(|c| {
-                    for (x, p) in c {
-                        verify(&pvk, x, p).unwrap();
-                    }
-                });
-                (t.elapsed().as_secs_f64() * n as f64 / measured as f64, measured < n)
+    let raw: Vec<(Vec<u8>, Vec<u8>)> = items.iter().map(|(x, p)| (p.to_bytes(), public_inputs_to_bytes::<E>(x))).collect();
+    let entries: Vec<(&[u8], &[u8])> = raw.iter().map(|(p, x)| (p.as_slice(), x.as_slice())).collect();
+    println!("\n### {name}: verification of N proofs under one key, bytes → verdict, median of {} runs\n", o.runs);
+    println!("Per proof, in µs. Single: parse with validation + `verify`. Batch: `batch::verify_bytes`. Before: the untuned code (`verifier::baseline`, `batch::verify_bytes_baseline`), measured in the same run.\n");
+    println!("| N | threads | single, tuned | batch | **batch vs tuned single** | single, before | batch, before | before: batch vs single | single speed-up | batch speed-up |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for &n in &o.sizes {
+        for &threads in &o.threads {
+            let m = n.min(o.single_cap);
+            // A small batch is checked several times per run, so that each run covers at least
+            // 512 proofs on both sides (a run of 32 batched proofs lasts a few milliseconds).
+            let inner = 512usize.div_ceil(n).max(1);
+            let m = if m < 512 { entries.len().min(512).max(m) } else { m };
+            let (mut s_new, mut s_old, mut b_new, mut b_old) = (vec![], vec![], vec![], vec![]);
+            in_pool(threads, || {
+                for rep in 0..o.runs {
+                    s_new.push(time(|| single_side(&pvk, &entries[..m], true)) / m as f64);
+                    s_old.push(time(|| single_side(&pvk, &entries[..m], false)) / m as f64);
+                    let batch = |tuned: bool| {
+                        time(|| (0..inner).for_each(|i| batch_side(&pvk, &entries[..n], tuned, (rep * inner + i) as u64)))
+                            / (inner * n) as f64
+                    };
+                    b_new.push(batch(true));
+                    b_old.push(batch(false));
+                }
             });
-            let batch = in_pool(threads, || {
-                // Best of 3 for small batches, 1 run for large ones.
-                let runs = if n <= 4096 { 3 } else { 1 };
-                (0..runs)
-                    .map(|_| {
-                        let t = Instant::now();
-                        batch_verify(&pvk, &refs, &mut rng).unwrap();
-                        t.elapsed().as_secs_f64()
-                    })
-                    .fold(f64::INFINITY, f64::min)
-            });
+            let (s_new, s_old, b_new, b_old) = (median(s_new), median(s_old), median(b_new), median(b_old));
+            let star = if m < n { "*" } else { "" };
             println!(
-                "| {n} | {threads} | {}{} | {} | {} | {:.1}× |",
-                fmt(indiv),
-                if scaled { "*" } else { "" },
-                fmt(batch),
-                fmt(batch / n as f64),
-                indiv / batch
+                "| {n} | {threads} | {}{star} | {} | **{:.1}×** | {}{star} | {} | {:.1}× | {:.2}× | {:.2}× |",
+                us(s_new),
+                us(b_new),
+                s_new / b_new,
+                us(s_old),
+                us(b_old),
+                s_old / b_old,
+                s_old / s_new,
+                b_old / b_new,
             );
         }
+    }
+    if o.sizes.iter().any(|&n| n > o.single_cap) {
+        println!("\n`*`: single verification timed on the first {} proofs (its cost per proof does not depend on N).", o.single_cap);
+    }
+    if o.breakdown {
+        breakdown::<E>(name, &pvk, &items, &entries, o);
+    }
+}
+
+/// Where the per-proof time goes: parsing, single check, and the batch MSMs by strategy.
+fn breakdown<E: Pairing>(
+    name: &str,
+    pvk: &PreparedVerifyingKey<E>,
+    items: &[(Vec<E::ScalarField>, Proof<E>)],
+    entries: &[(&[u8], &[u8])],
+    o: &Opts,
+) {
+    println!("\n#### {name}: breakdown, µs per proof, 1 thread, median of {} runs\n", o.runs);
+    let m = entries.len().min(o.single_cap).min(1024);
+    let (mut parse, mut single, mut single_old, mut pairing) = (vec![], vec![], vec![], vec![]);
+    in_pool(1, || {
+        for _ in 0..o.runs {
+            pairing.push(time(|| {
+                for (_, p) in &items[..m] {
+                    let out = E::multi_pairing([p.t, p.u, p.t], [pvk.delta_h_prep.clone(), pvk.tau_h_prep.clone(), pvk.h_prep.clone()]);
+                    let _ = std::hint::black_box(out);
+                }
+            }) / m as f64);
+            parse.push(time(|| {
+                for (p, x) in &entries[..m] {
+                    parse_entry::<E>(p, x).expect("valid");
+                }
+            }) / m as f64);
+            single.push(time(|| {
+                for (x, p) in &items[..m] {
+                    verify(pvk, x, p).expect("valid");
+                }
+            }) / m as f64);
+            single_old.push(time(|| {
+                for (x, p) in &items[..m] {
+                    baseline::verify(pvk, x, p).expect("valid");
+                }
+            }) / m as f64);
+        }
+    });
+    println!("| parse with validation | single check, tuned (parsed) | single check, before (parsed) | its 3-pair multi-pairing alone |");
+    println!("|---|---|---|---|");
+    println!("| {} | {} | {} | {} |\n", us(median(parse)), us(median(single)), us(median(single_old)), us(median(pairing)));
+    println!("| N | batch check of parsed proofs, tuned | before |");
+    println!("|---|---|---|");
+    for &n in &o.sizes {
+        let refs: Vec<(&[E::ScalarField], &Proof<E>)> = items[..n].iter().map(|(x, p)| (x.as_slice(), p)).collect();
+        let (mut new, mut old) = (vec![], vec![]);
+        in_pool(1, || {
+            for rep in 0..o.runs {
+                let mut rng = ChaCha20Rng::seed_from_u64(rep as u64);
+                new.push(time(|| pari::batch_verify(pvk, &refs, &mut rng).expect("valid")) / n as f64);
+                old.push(time(|| baseline::batch_verify(pvk, &refs, &mut rng).expect("valid")) / n as f64);
+            }
+        });
+        println!("| {n} | {} | {} |", us(median(new)), us(median(old)));
+    }
+    println!();
+    println!("Batch MSMs, µs per point (batch-affine falls back to projective below {} points):\n", Pippenger::BATCH_AFFINE_MIN);
+    println!("| N | MSM | arkworks (before) | Pippenger, projective buckets | Pippenger, batch-affine buckets |");
+    println!("|---|---|---|---|---|");
+    let mut rng = ChaCha20Rng::seed_from_u64(5);
+    for &n in &o.sizes {
+        let bases: Vec<E::G1Affine> = items[..n].iter().map(|(_, p)| p.u).collect();
+        let small: Vec<u128> = (0..n).map(|_| rng.gen()).collect();
+        let full: Vec<E::ScalarField> = (0..n).map(|_| E::ScalarField::from(rng.gen::<u128>()) * E::ScalarField::from(rng.gen::<u128>()) + E::ScalarField::from(rng.gen::<u64>())).collect();
+        let (mut a, mut p, mut b, mut fa, mut fp, mut fb) = (vec![], vec![], vec![], vec![], vec![], vec![]);
+        in_pool(1, || {
+            for _ in 0..o.runs {
+                a.push(time(|| { std::hint::black_box(msm_u128::<E::G1>(&bases, &small)); }) / n as f64);
+                p.push(time(|| { std::hint::black_box(Pippenger::from_u128(&small, Accumulation::Projective).run::<E::G1>(&bases)); }) / n as f64);
+                b.push(time(|| { std::hint::black_box(Pippenger::from_u128(&small, Accumulation::BatchAffine).run::<E::G1>(&bases)); }) / n as f64);
+                fa.push(time(|| { std::hint::black_box(msm::<E::G1>(&bases, &full)); }) / n as f64);
+                fp.push(time(|| { std::hint::black_box(Pippenger::from_field(&full, Accumulation::Projective).run::<E::G1>(&bases)); }) / n as f64);
+                fb.push(time(|| { std::hint::black_box(Pippenger::from_field(&full, Accumulation::BatchAffine).run::<E::G1>(&bases)); }) / n as f64);
+            }
+        });
+        println!("| {n} | 128-bit | {} | {} | {} |", us(median(a)), us(median(p)), us(median(b)));
+        println!("| {n} | full width | {} | {} | {} |", us(median(fa)), us(median(fp)), us(median(fb)));
     }
 }
 
@@ -233,10 +374,19 @@ where
 
 fn main() {
     let curves = list("--curves", "bls12-381,bn254");
-    let batch_sizes: Vec<usize> = list("--batch-sizes", "2,32,512,4096,65536").iter().map(|s| s.parse().unwrap()).collect();
-    let cap: usize = arg("--individual-cap").map(|s| s.parse().unwrap()).unwrap_or(4096);
-    let logs: Vec<u32> = list("--prove-logs", "12,14,16").iter().map(|s| s.parse().unwrap()).collect();
-    println!("threads available: {}", rayon::current_num_threads());
+    let mut batch_sizes: Vec<usize> = list("--batch-sizes", "32,512,4096").iter().map(|s| s.parse().unwrap()).collect();
+    if std::env::args().any(|a| a == "--large") && !batch_sizes.contains(&65536) {
+        batch_sizes.push(65536);
+    }
+    let opts = Opts {
+        sizes: batch_sizes,
+        runs: arg("--runs").map(|s| s.parse().unwrap()).unwrap_or(5),
+        threads: list("--threads", "1").iter().map(|s| s.parse().unwrap()).collect(),
+        single_cap: arg("--single-cap").map(|s| s.parse().unwrap()).unwrap_or(4096),
+        breakdown: std::env::args().any(|a| a == "--breakdown"),
+    };
+    let logs: Vec<u32> = list("--prove-logs", "").iter().map(|s| s.parse().unwrap()).collect();
+    println!("threads available: {}", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     println!("\n### Proof sizes (compressed)\n");
     println!("| curve | Pari proof | Pari on the wire (with 5-byte tag) | Groth16 proof |");
     println!("|---|---|---|---|");
@@ -248,12 +398,12 @@ fn main() {
         }
     }
     for c in &curves {
-        if batch_sizes.is_empty() {
+        if opts.sizes.is_empty() {
             break;
         }
         match c.as_str() {
-            "bls12-381" => verification_table::<ark_bls12_381::Bls12_381>("BLS12-381", &batch_sizes, cap),
-            _ => verification_table::<ark_bn254::Bn254>("BN254", &batch_sizes, cap),
+            "bls12-381" => verification_table::<ark_bls12_381::Bls12_381>("BLS12-381", &opts),
+            _ => verification_table::<ark_bn254::Bn254>("BN254", &opts),
         }
     }
     for c in &curves {

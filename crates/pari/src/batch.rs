@@ -10,6 +10,8 @@
 use ark_ec::pairing::Pairing;
 use ark_serialize::CanonicalSerialize;
 use rand::{CryptoRng, RngCore};
+#[cfg(feature = "parallel")]
+use rayon::prelude::*;
 
 use crate::data_structures::{decode, encode};
 use crate::{batch_verify_locate, Error, PreparedVerifyingKey, Proof};
@@ -98,8 +100,20 @@ pub fn verify_bytes<E: Pairing, R: RngCore + CryptoRng>(
     entries: &[(&[u8], &[u8])],
     rng: &mut R,
 ) -> Report {
-    let parsed: Vec<Entry<E>> = entries.iter().map(|(p, x)| parse_entry::<E>(p, x)).collect();
+    let parsed: Vec<Entry<E>> = ark_std::cfg_iter!(entries).map(|(p, x)| parse_entry::<E>(p, x)).collect();
     verify_entries(pvk, &parsed, rng)
+}
+
+/// [`verify_bytes`] as it was before the tuning (serial parsing, [`crate::verifier::baseline`]
+/// batch check and bisection): for the bench's old-against-new comparison.
+#[doc(hidden)]
+pub fn verify_bytes_baseline<E: Pairing, R: RngCore + CryptoRng>(
+    pvk: &PreparedVerifyingKey<E>,
+    entries: &[(&[u8], &[u8])],
+    rng: &mut R,
+) -> Report {
+    let parsed: Vec<Entry<E>> = entries.iter().map(|(p, x)| parse_entry::<E>(p, x)).collect();
+    verify_entries_with(pvk, &parsed, rng, crate::verifier::baseline::batch_verify_locate)
 }
 
 /// Verifies the parsed entries together: entries already bad and entries with a wrong
@@ -109,6 +123,17 @@ pub fn verify_entries<E: Pairing, R: RngCore + CryptoRng>(
     pvk: &PreparedVerifyingKey<E>,
     entries: &[Entry<E>],
     rng: &mut R,
+) -> Report {
+    verify_entries_with(pvk, entries, rng, batch_verify_locate)
+}
+
+type Locate<E, R> = fn(&PreparedVerifyingKey<E>, &[(&[<E as Pairing>::ScalarField], &Proof<E>)], &mut R) -> Result<(), Vec<usize>>;
+
+fn verify_entries_with<E: Pairing, R: RngCore + CryptoRng>(
+    pvk: &PreparedVerifyingKey<E>,
+    entries: &[Entry<E>],
+    rng: &mut R,
+    locate: Locate<E, R>,
 ) -> Report {
     let expected = pvk.vk.num_public_inputs();
     let mut bad = Vec::new();
@@ -126,7 +151,7 @@ pub fn verify_entries<E: Pairing, R: RngCore + CryptoRng>(
             }
         }
     }
-    if let Err(failing) = batch_verify_locate(pvk, &items, rng) {
+    if let Err(failing) = locate(pvk, &items, rng) {
         bad.extend(failing.into_iter().map(|i| BadEntry { index: index[i], reason: BadReason::FailsCheck }));
     }
     bad.sort_by_key(|b| b.index);

@@ -6,6 +6,7 @@ use ark_ff::Field;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize, Compress, Read, SerializationError, Valid, Validate};
 
 use crate::domain::Domain;
+use crate::msm::FixedBaseTable;
 use crate::r1cs::Sr1cs;
 use crate::transcript::digest_of;
 use crate::Error;
@@ -71,7 +72,9 @@ pub struct ProvingKey<E: Pairing> {
     pub zk_b_tau: E::G1Affine,
 }
 
-/// A verifying key ready for use: G2 elements prepared, domain and key digest computed once.
+/// A verifying key ready for use: everything that depends only on the key computed once — G2
+/// elements prepared for the Miller loop, domain, key digest, and a fixed-base table of the G1
+/// points `αG, βG, G` (in that order) for the single and combined checks.
 #[derive(Clone, Debug)]
 pub struct PreparedVerifyingKey<E: Pairing> {
     pub vk: VerifyingKey<E>,
@@ -80,6 +83,7 @@ pub struct PreparedVerifyingKey<E: Pairing> {
     pub h_prep: E::G2Prepared,
     pub delta_h_prep: E::G2Prepared,
     pub tau_h_prep: E::G2Prepared,
+    pub g1_table: FixedBaseTable<E::G1>,
 }
 
 /// A key digest: BLAKE2b-512 of the key's encoding `magic ‖ version ‖ compressed body` (for a
@@ -279,7 +283,8 @@ impl<E: Pairing> VerifyingKey<E> {
     }
 
     /// Prepares the key for (batch) verification; checks the shape first (a key built by hand
-    /// or read without validation gets an error, never a panic).
+    /// or read without validation gets an error, never a panic). Costs a few milliseconds (the
+    /// fixed-base table); prepare once per key and reuse.
     pub fn prepare(&self) -> Result<PreparedVerifyingKey<E>, Error> {
         self.check()?;
         let domain = Domain::new(self.domain_size as usize)
@@ -291,6 +296,7 @@ impl<E: Pairing> VerifyingKey<E> {
             h_prep: self.h.into(),
             delta_h_prep: self.delta_h.into(),
             tau_h_prep: self.tau_h.into(),
+            g1_table: FixedBaseTable::new(&[self.alpha_g, self.beta_g, self.g]),
         })
     }
 

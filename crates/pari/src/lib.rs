@@ -39,7 +39,16 @@
 //!   `T̃ = Σρ_k T_k`, `Ũ = Σρ_k U_k`, `Ṽ = Σρ_k r_k U_k`, `ṽ_{a,b,q} = Σρ_k v_{a,b,q}^k`, and one
 //!   check `e(T̃, δH)·e(Ũ, τH)·e(ṽ_a αG + ṽ_b βG + ṽ_q G − Ṽ, H) = 1`; every G2 element is fixed by
 //!   the key, which is what makes this possible. A failing batch is bisected to find the bad
-//!   proofs.
+//!   proofs; the per-proof work (`r_k`, `x_A(r_k)`, `v_q^k`) is done once and reused by every
+//!   sub-check.
+//! * **Verifier cost.** [`VerifyingKey::prepare`] computes what depends only on the key once:
+//!   the prepared G2 elements and a fixed-base table of `αG, βG, G`
+//!   ([`msm::FixedBaseTable`]). A single check is then one 3-pair multi-pairing, one GLV scalar
+//!   multiplication `r·U` and a few table additions. The batch check's MSMs (`T̃`, `Ũ` with
+//!   128-bit weights, `Ṽ` full width) use [`msm::Pippenger`], with batch-affine buckets on
+//!   BLS12-381 and BN254. Parsing a proof with validation (two G1 decompressions; on
+//!   BLS12-381 also two subgroup checks) is part of every verifier's cost and is the floor of
+//!   the batch cost per proof; `examples/pari_bench.rs` measures bytes → verdict on both sides.
 //!
 //! ## What a verifier must pin
 //!

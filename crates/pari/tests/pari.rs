@@ -2,7 +2,7 @@
 
 use ark_ec::pairing::Pairing;
 use ark_ec::{AffineRepr, CurveGroup};
-use ark_ff::{One, UniformRand};
+use ark_ff::{One, UniformRand, Zero};
 use ark_std::rand::{Rng, SeedableRng};
 use pari::circuits::CircuitFamily;
 use pari::{batch_verify, batch_verify_locate, prove, setup, verify, Proof, ProvingKey, VerifyingKey};
@@ -234,4 +234,109 @@ fn bundles_round_trip_verify_and_reject_tampering() {
         }
     }
     assert!(Bundle::<E>::from_bytes(&bytes[..bytes.len() - 1]).is_err());
+}
+
+/// The tuned single verifier (fixed-base table, GLV `r·U`) against the untuned one kept in
+/// `verifier::baseline`: both accept honest proofs, and both reject a tampered proof (each
+/// component) and a changed public input.
+fn tuned_verifier_rejects_tampering<E: Pairing>()
+where
+    E::ScalarField: ark_crypto_primitives::sponge::Absorb,
+{
+    use pari::verifier::baseline;
+    type F<E> = <E as Pairing>::ScalarField;
+    let family = CircuitFamily::Poseidon { inputs: 2 };
+    let (pk, vk) = keys::<E>(family);
+    let pvk = vk.prepare().unwrap();
+    let mut r = rng();
+    let g = E::G1Affine::generator();
+    for seed in 0..3u64 {
+        let (c, x) = family.instance::<F<E>>(seed);
+        let proof = prove(&pk, c, &mut r).unwrap();
+        verify(&pvk, &x, &proof).unwrap();
+        baseline::verify(&pvk, &x, &proof).unwrap();
+        let k = F::<E>::rand(&mut r);
+        let tampered = [
+            Proof { t: (proof.t + g).into_affine(), ..proof.clone() },
+            Proof { u: (proof.u + g).into_affine(), ..proof.clone() },
+            Proof { u: (proof.u + g * k).into_affine(), ..proof.clone() },
+            Proof { t: proof.u, u: proof.t, ..proof.clone() },
+            Proof { v_a: proof.v_a + F::<E>::one(), ..proof.clone() },
+            Proof { v_b: proof.v_b + k, ..proof.clone() },
+            Proof { v_a: proof.v_b, v_b: proof.v_a, ..proof.clone() },
+            Proof { t: <E::G1Affine as AffineRepr>::zero(), u: <E::G1Affine as AffineRepr>::zero(), v_a: F::<E>::zero(), v_b: F::<E>::zero() },
+        ];
+        for (i, p) in tampered.iter().enumerate() {
+            assert!(verify(&pvk, &x, p).is_err(), "seed {seed}: tampered proof {i} accepted");
+            assert!(baseline::verify(&pvk, &x, p).is_err(), "seed {seed}: tampered proof {i} accepted (baseline)");
+        }
+        for j in 0..x.len() {
+            let mut changed = x.clone();
+            changed[j] += F::<E>::one();
+            assert!(verify(&pvk, &changed, &proof).is_err(), "seed {seed}: changed input {j} accepted");
+            changed[j] = k;
+            assert!(verify(&pvk, &changed, &proof).is_err(), "seed {seed}: random input {j} accepted");
+            assert!(baseline::verify(&pvk, &changed, &proof).is_err());
+        }
+        let mut longer = x.clone();
+        longer.push(F::<E>::one());
+        assert!(matches!(verify(&pvk, &longer, &proof), Err(pari::Error::PublicInput(_))));
+    }
+}
+
+#[test]
+fn tuned_verifier_rejects_tampering_bls12_381() {
+    tuned_verifier_rejects_tampering::<Bls>();
+}
+
+#[test]
+fn tuned_verifier_rejects_tampering_bn254() {
+    tuned_verifier_rejects_tampering::<Bn>();
+}
+
+/// The tuned batch verifier (own MSMs, openings reused by the bisection) names the same bad
+/// proofs as the untuned one, on a batch with bad proofs of every kind.
+fn tuned_batch_locates_like_baseline<E: Pairing>()
+where
+    E::ScalarField: ark_crypto_primitives::sponge::Absorb,
+{
+    use pari::verifier::baseline;
+    type F<E> = <E as Pairing>::ScalarField;
+    let family = CircuitFamily::Chain { steps: 2 };
+    let (pk, vk) = keys::<E>(family);
+    let pvk = vk.prepare().unwrap();
+    let mut r = rng();
+    let mut xs: Vec<Vec<F<E>>> = Vec::new();
+    let mut proofs: Vec<Proof<E>> = Vec::new();
+    for seed in 0..70u64 {
+        let (c, x) = family.instance::<F<E>>(seed);
+        proofs.push(prove(&pk, c, &mut r).unwrap());
+        xs.push(x);
+    }
+    let items: Vec<(&[F<E>], &Proof<E>)> = xs.iter().map(|x| x.as_slice()).zip(proofs.iter()).collect();
+    batch_verify(&pvk, &items, &mut r).unwrap();
+    assert_eq!(batch_verify_locate(&pvk, &items, &mut r), Ok(()));
+    let g = E::G1Affine::generator();
+    proofs[0].t = (proofs[0].t + g).into_affine();
+    proofs[17].v_a += F::<E>::one();
+    proofs[18] = proofs[19].clone();
+    proofs[69].u = (proofs[69].u + g).into_affine();
+    xs[40][0] += F::<E>::one();
+    let empty: Vec<F<E>> = Vec::new();
+    let mut items: Vec<(&[F<E>], &Proof<E>)> = xs.iter().map(|x| x.as_slice()).zip(proofs.iter()).collect();
+    items[55].0 = &empty;
+    let expected = vec![0, 17, 18, 40, 55, 69];
+    assert!(batch_verify(&pvk, &items, &mut r).is_err());
+    assert_eq!(batch_verify_locate(&pvk, &items, &mut r), Err(expected.clone()));
+    assert_eq!(baseline::batch_verify_locate(&pvk, &items, &mut r), Err(expected));
+}
+
+#[test]
+fn tuned_batch_locates_like_baseline_bls12_381() {
+    tuned_batch_locates_like_baseline::<Bls>();
+}
+
+#[test]
+fn tuned_batch_locates_like_baseline_bn254() {
+    tuned_batch_locates_like_baseline::<Bn>();
 }
