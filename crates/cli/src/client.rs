@@ -382,6 +382,9 @@ pub fn fetch(ep: Endpoint, job: String, out: PathBuf) -> anyhow::Result<()> {
                     let verify = if files.iter().any(|(n, _, _)| n == "proof.bin") { "hekaton verify" } else { "pari verify-bundles" };
                     println!("vk digest = {d} (verify with: prover {verify} {} --vk-digest {d})", out.display());
                 }
+                if let Some(f) = json().and_then(|v| v.get("final_key_digest").and_then(|r| r.as_str().map(String::from))) {
+                    println!("final key digest = {f} (verify with: prover hekaton verify-final {} --key-digest {f})", out.display());
+                }
             }
             _ => {}
         }
