@@ -186,24 +186,12 @@ pub fn public_inputs<P: Bls12Config>(digest: &VkDigest, x: &[Fr<P>], root: &Fr<P
 fn psi_coefficients<P: Bls12Config>() -> Result<(Fq2<P>, Fq2<P>), SynthesisError> {
     use ark_ff::fields::models::fp6_3over2::Fp6Config;
     let xi = <P::Fp6Config as Fp6Config>::NONRESIDUE;
-    let q_minus_1 = {
-        let mut m = Fq::<P>::MODULUS;
-        ark_ff::BigInteger::sub_with_borrow(&mut m, &1u64.into());
-        m
-    };
-    let div = |d: u64| {
-        // Long division of q − 1 by a small d (exact for d = 2, 3).
-        let limbs = q_minus_1.as_ref();
-        let mut out = vec![0u64; limbs.len()];
-        let mut rem: u128 = 0;
-        for j in (0..limbs.len()).rev() {
-            let cur = (rem << 64) | limbs[j] as u128;
-            out[j] = (cur / d as u128) as u64;
-            rem = cur % d as u128;
-        }
-        out
-    };
-    let (e3, e2) = (div(3), div(2));
+    // (q − 1)/3 and (q − 1)/2: exact, since q ≡ 1 (mod 6) for BLS12 base fields.
+    let q_minus_1 = pari::domain::order_of_group::<Fq<P>>();
+    let (e3, e2) = (
+        pari::domain::div_small(&q_minus_1, 3).0,
+        pari::domain::div_small(&q_minus_1, 2).0,
+    );
     let g: Affine<P::G2Config> = P::G2Config::GENERATOR;
     let ug = {
         let mut t = g.mul_bigint(P::X);

@@ -38,16 +38,16 @@ pub enum Domain<F: FftField> {
     Smooth(SmoothDomain<F>),
 }
 
-/// `q − 1` of the field, as little-endian limbs.
-fn order_of_group<F: PrimeField>() -> Vec<u64> {
+/// `q − 1`, the order of `F*`, as little-endian limbs.
+pub fn order_of_group<F: PrimeField>() -> Vec<u64> {
     let mut m: Vec<u64> = F::MODULUS.as_ref().to_vec();
     // q is odd, so subtracting 1 only clears the lowest bit.
     m[0] -= 1;
     m
 }
 
-/// `(quotient, remainder)` of little-endian limbs by a small divisor.
-fn div_small(limbs: &[u64], d: u64) -> (Vec<u64>, u64) {
+/// `(quotient, remainder)` of little-endian limbs by a small nonzero divisor.
+pub fn div_small(limbs: &[u64], d: u64) -> (Vec<u64>, u64) {
     let mut out = vec![0u64; limbs.len()];
     let mut rem: u128 = 0;
     for j in (0..limbs.len()).rev() {
