@@ -328,7 +328,10 @@ fn planner_with_require_auth_serves_only_token_holders() {
 
 /// A Hekaton job proved by separate worker processes over Redis and MinIO (8 subcircuits, one
 /// worker SIGKILLed while it holds a lease), fetched and verified offline against the key
-/// digest the platform published; a wrong digest and a tampered proof are refused.
+/// digest the platform published; a wrong digest and a tampered proof are refused. Beside it a
+/// one-subcircuit job asks for the final proof (issue 15): the aggregator process wraps it into
+/// one Pari proof on BW6-767, which verifies offline against the final key digest that fetch
+/// prints; a tampered final proof and another pinned digest are refused.
 #[test]
 fn hekaton_job_across_worker_processes() {
     let Some(svc) = Services::from_env() else { return };
@@ -348,6 +351,15 @@ fn hekaton_job_across_worker_processes() {
     let job = ok(prover(&[
         "submit", "hekaton", "--circuit", "synthetic", "--subcircuits", "8", "--steps", "4", "--wires", "1", "--seed", "3", "--endpoint", &ep,
     ]));
+    fails_with(
+        prover(&[
+            "submit", "hekaton", "--circuit", "synthetic", "--subcircuits", "8", "--steps", "4", "--wires", "1", "--final", "--endpoint", &ep,
+        ]),
+        &["InvalidArgument", "final_proof"],
+    );
+    let final_job = ok(prover(&[
+        "submit", "hekaton", "--circuit", "synthetic", "--subcircuits", "1", "--steps", "4", "--wires", "2", "--seed", "5", "--final", "--endpoint", &ep,
+    ]));
     // Kill a worker while it holds a lease: its task is redelivered to another.
     let deadline = Instant::now() + Duration::from_secs(300);
     let victim = loop {
@@ -362,15 +374,18 @@ fn hekaton_job_across_worker_processes() {
     let _ = dead.child.wait();
     // Polled with a generous bound (not a performance claim: a hung job must fail the test, not
     // hang the test command).
-    let deadline = Instant::now() + Duration::from_secs(900);
-    loop {
-        let s = status(&ep, &job);
-        if s.contains(" done") {
-            break;
+    let wait_done = |job: &str| {
+        let deadline = Instant::now() + Duration::from_secs(900);
+        loop {
+            let s = status(&ep, job);
+            if s.contains(" done") {
+                break;
+            }
+            assert!(!s.contains(" failed") && Instant::now() < deadline, "job did not finish: {s}\n{}", svc.log("hk-aggregator"));
+            std::thread::sleep(Duration::from_millis(200));
         }
-        assert!(!s.contains(" failed") && Instant::now() < deadline, "job did not finish: {s}\n{}", svc.log("hk-worker-1"));
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    };
+    wait_done(&job);
 
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("proof");
@@ -388,4 +403,29 @@ fn hekaton_job_across_worker_processes() {
     bytes[n - 40] ^= 1;
     std::fs::write(&proof, bytes).unwrap();
     assert!(!prover(&["hekaton", "verify", dir.to_str().unwrap(), "--vk-digest", &digest]).status.success(), "a tampered proof verified");
+
+    // The final proof, made by the aggregator process.
+    wait_done(&final_job);
+    let fdir = tmp.path().join("final");
+    let fetched = ok(prover(&["fetch", &final_job, "--out", fdir.to_str().unwrap(), "--endpoint", &ep]));
+    let fdigest = fetched
+        .split("final key digest = ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .expect("fetch prints the final key digest")
+        .to_string();
+    let out = ok(prover(&["hekaton", "verify-final", fdir.to_str().unwrap(), "--key-digest", &fdigest]));
+    assert!(out.contains("1 final proofs checked"), "{out}");
+    // The Hekaton key digest is not the final key's: refused.
+    let vk_digest = fetched.split("vk digest = ").nth(1).and_then(|r| r.split_whitespace().next()).unwrap().to_string();
+    fails_with(prover(&["hekaton", "verify-final", fdir.to_str().unwrap(), "--key-digest", &vk_digest]), &["not the pinned final key"]);
+    let fin = fdir.join("final.bin");
+    let good = std::fs::read(&fin).unwrap();
+    let mut bad = good.clone();
+    let n = bad.len();
+    bad[n - 1] ^= 1;
+    std::fs::write(&fin, &bad).unwrap();
+    assert!(!prover(&["hekaton", "verify-final", fdir.to_str().unwrap(), "--key-digest", &fdigest]).status.success(), "a tampered final proof verified");
+    std::fs::write(&fin, &good).unwrap();
+    ok(prover(&["hekaton", "verify-final", fdir.to_str().unwrap(), "--key-digest", &fdigest]));
 }

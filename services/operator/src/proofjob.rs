@@ -90,7 +90,7 @@ pub fn submit_request(spec: &ProofJobSpec, idempotency_key: &str) -> Result<pb::
                 updates: p.updates,
                 parts: p.parts,
                 seed: p.seed,
-                final_proof: false,
+                final_proof: p.final_proof,
             })
         }
         JobKind::PariBatch => {
@@ -323,12 +323,12 @@ mod tests {
     fn hekaton_request_carries_params() {
         let spec = ProofJobSpec {
             kind: JobKind::Hekaton,
-            hekaton: Some(crate::crd::Hekaton { circuit: "synthetic".into(), subcircuits: 8, steps: 4, wires: 1, seed: 2, ..Default::default() }),
+            hekaton: Some(crate::crd::Hekaton { circuit: "synthetic".into(), subcircuits: 2, steps: 4, wires: 1, seed: 2, final_proof: true, ..Default::default() }),
             ..Default::default()
         };
         let req = submit_request(&spec, "k").unwrap();
         let Some(pb::submit_job_request::Params::Hekaton(p)) = req.params else { panic!("{req:?}") };
-        assert_eq!((p.circuit.as_str(), p.subcircuits, p.steps, p.wires, p.seed), ("synthetic", 8, 4, 1, 2));
+        assert_eq!((p.circuit.as_str(), p.subcircuits, p.steps, p.wires, p.seed, p.final_proof), ("synthetic", 2, 4, 1, 2, true));
         let wrong = ProofJobSpec { kind: JobKind::PariBatch, ..spec };
         assert!(submit_request(&wrong, "k").unwrap_err().contains("pariBatch"));
     }
