@@ -20,6 +20,7 @@
 //! its final state first (so no role dispatches for it any more), then purges its waiting tasks
 //! and deletes its intermediate objects; a late report of a cancelled job deletes them again.
 
+pub mod cache;
 pub mod error;
 pub mod grpc;
 pub mod kinds;
@@ -65,6 +66,8 @@ pub struct PlatformConfig {
     pub drain_timeout: Duration,
     /// How long a finished job's record, task state and idempotency key stay in the job store.
     pub retention: Duration,
+    /// Budget of the process's cache of decoded objects (job trees and plans, keys).
+    pub cache_bytes: u64,
 }
 
 impl Default for PlatformConfig {
@@ -77,9 +80,13 @@ impl Default for PlatformConfig {
             reconcile_batch: 1000,
             drain_timeout: Duration::from_secs(300),
             retention: Duration::from_secs(7 * 24 * 3600),
+            cache_bytes: cache::DEFAULT_CACHE_BYTES,
         }
     }
 }
+
+/// Reckle circuit sets `(ℓ, q)` a process keeps built.
+const CIRCUIT_SETS_KEPT: usize = 4;
 
 /// Shared state of one process running any of the roles.
 pub struct Platform {
@@ -90,8 +97,8 @@ pub struct Platform {
     drain_timeout: Mutex<Duration>,
     circuits: Arc<Mutex<HashMap<Params, Arc<Circuits>>>>,
     building: Arc<tokio::sync::Mutex<()>>,
-    /// Reckle jobs loaded by this process (spec, tree, plan).
-    pub(crate) loaded: Mutex<HashMap<String, Arc<kinds::reckle::LoadedJob>>>,
+    /// Decoded objects (Reckle trees and plans, Hekaton keys), bounded by bytes.
+    cache: cache::ObjectCache,
 }
 
 impl Platform {
@@ -106,10 +113,10 @@ impl Platform {
             blobs,
             jobs,
             drain_timeout: Mutex::new(config.drain_timeout),
-            config,
             circuits: Arc::new(Mutex::new(HashMap::new())),
             building: Arc::new(tokio::sync::Mutex::new(())),
-            loaded: Mutex::new(HashMap::new()),
+            cache: cache::ObjectCache::new(config.cache_bytes),
+            config,
         })
     }
 
@@ -136,6 +143,10 @@ impl Platform {
     }
     pub fn config(&self) -> &PlatformConfig {
         &self.config
+    }
+    /// The process's byte-bounded cache of decoded objects.
+    pub fn cache(&self) -> &cache::ObjectCache {
+        &self.cache
     }
 
     /// Every task kind served (queue names), for purges and queue metrics.
@@ -168,7 +179,14 @@ impl Platform {
                 return Ok(c.clone());
             }
             let built = Arc::new(tokio::task::spawn_blocking(move || Circuits::build(params)).await.map_err(error::corrupt)??);
-            cache.lock().expect("mutex").entry(params).or_insert(built.clone());
+            let mut c = cache.lock().expect("mutex");
+            // Circuit data cannot be sized cheaply: a process keeps a few parameter sets and
+            // drops one of them (any) to make room.
+            if c.len() >= CIRCUIT_SETS_KEPT {
+                let victim = *c.keys().next().expect("not empty");
+                c.remove(&victim);
+            }
+            c.entry(params).or_insert(built.clone());
             Ok(built)
         })
         .await

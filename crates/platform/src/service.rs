@@ -78,6 +78,11 @@ pub struct ServiceConfig {
     /// Seconds a finished job's record and task state stay in Redis (listable, fetchable).
     #[arg(long, env = "PROVER_RETENTION_SECS", default_value_t = 7 * 24 * 3600)]
     pub retention_secs: u64,
+    /// Bytes of decoded objects (Reckle job trees and plans, Hekaton keys) a process keeps
+    /// between tasks, least recently used evicted first; a tree larger than this is rebuilt by
+    /// each task that needs it. Set it well under the container's memory limit.
+    #[arg(long, env = "PROVER_CACHE_BYTES", default_value_t = crate::cache::DEFAULT_CACHE_BYTES)]
+    pub cache_bytes: u64,
     /// Seconds one object-store operation may take before it fails (and is retried).
     #[arg(long, env = "PROVER_S3_TIMEOUT_SECS", default_value_t = 120)]
     pub s3_timeout_secs: u64,
@@ -111,6 +116,7 @@ impl ServiceConfig {
             reconcile_grace: Duration::from_secs(self.reconcile_grace_secs.max(1)),
             drain_timeout: Duration::from_secs(self.drain_timeout_secs),
             retention: Duration::from_secs(self.retention_secs.max(1)),
+            cache_bytes: self.cache_bytes,
             ..PlatformConfig::default()
         };
         for d in &self.task_deadlines {

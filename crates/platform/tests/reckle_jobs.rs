@@ -166,3 +166,29 @@ async fn embedded_reckle_jobs() {
 async fn redis_s3_reckle_jobs() {
     run_jobs(true).await;
 }
+
+/// Bounded memory (issue 11 item 6): each role in a process of its own (one `Platform` each
+/// over the shared backends). Executors work from the job's plan and never build its tree; a
+/// worker whose cache budget is smaller than the tree still proves its tasks and keeps nothing
+/// over the budget; the aggregator, with room, keeps the tree it built.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn executors_never_build_trees_and_caches_stay_in_budget() {
+    use platform::PlatformConfig;
+    let Some((q, blobs, store, _dir)) = backends(false).await else { return };
+    let role = |cache_bytes: u64| Platform::with_config(q.clone(), blobs.clone(), store.clone(), PlatformConfig { cache_bytes, ..PlatformConfig::default() });
+    // A tree of 2^4 leaves is estimated at 16 × 72 = 1,152 bytes.
+    let (executor, aggregator, worker) = (role(1 << 20), role(1 << 20), role(1_000));
+    let values: Vec<u64> = (0..16).map(|i| i * 7 + 1).collect();
+    let (job, _) = executor.submit(batch_request(vec![0, 9], &values), None).await.unwrap();
+    let (tx, rx) = watch::channel(false);
+    tokio::spawn(executor.clone().run_executor("executor-mem".into(), rx.clone()));
+    tokio::spawn(aggregator.clone().run_aggregator("aggregator-mem".into(), rx.clone()));
+    tokio::spawn(worker.clone().run_worker("worker-mem".into(), rx.clone()));
+    let outcome = tokio::time::timeout(Duration::from_secs(600), executor.wait(&job, |_| {})).await.expect("job finished");
+    assert_eq!(outcome, JobOutcome::Done);
+    let _ = tx.send(true);
+    assert_eq!(executor.cache().keys_with_prefix("reckle/"), [format!("reckle/plan/{job}")], "the executor built more than the plan");
+    assert!(worker.cache().keys_with_prefix("reckle/tree/").is_empty(), "a tree over the budget was kept");
+    assert!(worker.cache().bytes() <= 1_000);
+    assert_eq!(aggregator.cache().keys_with_prefix("reckle/tree/"), [format!("reckle/tree/{job}")]);
+}

@@ -29,8 +29,9 @@
 //! `jobs/<id>/hekaton/{share,commit,message,proof}-<i>.bin` and `round.bin`.
 //!
 //! A worker fetches the verifying key and **its own shape's** proving key only, never the
-//! whole proving key, and keeps the last few it decoded ([`KeyCache`]): decoding a key runs the
-//! curve and subgroup checks of every point, which costs more than a small subcircuit's proof.
+//! whole proving key, and keeps what it decoded in the process's byte-bounded cache
+//! ([`crate::cache`]): decoding a key runs the curve and subgroup checks of every point, which
+//! costs more than a small subcircuit's proof.
 
 use std::collections::BTreeMap;
 
@@ -42,7 +43,7 @@ use hekaton::mirage::{self, Commitment, Proof};
 use hekaton::spec::CircuitSpec;
 use hekaton::workflow::{self, ChallengeRound, ProveMessage, VerifyingKey, VkDigest, WitnessShare};
 use hekaton::wrap::FinalKey;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 use jobs::JobRecord;
 use queue::Lease;
 use rand::SeedableRng;
@@ -206,58 +207,25 @@ async fn put<T: ark_serialize::CanonicalSerialize>(p: &Platform, key: &str, valu
     Ok(p.blobs().put(key, Bytes::from(mirage::to_bytes(value).map_err(hek)?)).await?)
 }
 
-/// The last few keys this process decoded, by object key (a small LRU: keys are large).
-struct KeyCache<T> {
-    entries: Mutex<Vec<(String, Arc<T>)>>,
-}
-
-/// Keys kept per process, of each type.
-const KEYS_KEPT: usize = 4;
-
-impl<T> KeyCache<T> {
-    const fn new() -> Self {
-        Self { entries: Mutex::new(Vec::new()) }
-    }
-
-    fn get(&self, key: &str) -> Option<Arc<T>> {
-        let mut e = self.entries.lock().expect("key cache");
-        let i = e.iter().position(|(k, _)| k == key)?;
-        let hit = e.remove(i);
-        let v = hit.1.clone();
-        e.push(hit);
-        Some(v)
-    }
-
-    fn put(&self, key: String, v: Arc<T>) {
-        let mut e = self.entries.lock().expect("key cache");
-        e.retain(|(k, _)| *k != key);
-        if e.len() >= KEYS_KEPT {
-            e.remove(0);
-        }
-        e.push((key, v));
-    }
-}
-
-fn vk_cache() -> &'static KeyCache<VerifyingKey<Bls12_381>> {
-    static C: OnceLock<KeyCache<VerifyingKey<Bls12_381>>> = OnceLock::new();
-    C.get_or_init(KeyCache::new)
-}
-
-fn pk_cache() -> &'static KeyCache<mirage::ProvingKey<Bls12_381>> {
-    static C: OnceLock<KeyCache<mirage::ProvingKey<Bls12_381>>> = OnceLock::new();
-    C.get_or_init(KeyCache::new)
+/// Estimated heap of a key decoded from `stored` compressed bytes: affine points take about
+/// twice their compressed size once decoded.
+fn decoded_bytes(stored: usize) -> u64 {
+    2 * stored as u64
 }
 
 /// The verifying key with digest `vk` for `spec`, checked against that digest.
 async fn verifying_key(p: &Platform, spec: &HekatonJobSpec, vk: &VkDigest) -> Result<Arc<VerifyingKey<Bls12_381>>, PlatformError> {
     let key = layout::hekaton_key(&spec.circuit.digest(), &vk.to_string(), "vk.bin");
-    if let Some(v) = vk_cache().get(&key) {
+    let name = format!("hekaton/{key}");
+    if let Some(v) = p.cache().get::<VerifyingKey<Bls12_381>>(&name) {
         return Ok(v);
     }
-    let v: VerifyingKey<Bls12_381> = get(p, &key).await?;
+    let bytes = p.blobs().get(&key).await?;
+    let size = decoded_bytes(bytes.len());
+    let v: VerifyingKey<Bls12_381> = decode(&key, bytes).await?;
     v.check_digest(vk).map_err(hek)?;
     let v = Arc::new(v);
-    vk_cache().put(key, v.clone());
+    p.cache().put(&name, v.clone(), size);
     Ok(v)
 }
 
@@ -271,15 +239,18 @@ async fn shape_key(
 ) -> Result<Arc<mirage::ProvingKey<Bls12_381>>, PlatformError> {
     let shape = *vk.shape_of.get(i as usize).ok_or_else(|| corrupt(format!("subcircuit {i} out of range")))?;
     let key = layout::hekaton_key(&spec.circuit.digest(), &digest.to_string(), &format!("pk-{shape}.bin"));
-    if let Some(k) = pk_cache().get(&key) {
+    let name = format!("hekaton/{key}");
+    if let Some(k) = p.cache().get::<mirage::ProvingKey<Bls12_381>>(&name) {
         return Ok(k);
     }
-    let k: mirage::ProvingKey<Bls12_381> = get(p, &key).await?;
+    let bytes = p.blobs().get(&key).await?;
+    let size = decoded_bytes(bytes.len());
+    let k: mirage::ProvingKey<Bls12_381> = decode(&key, bytes).await?;
     if vk.vks.get(shape as usize) != Some(&k.vk) {
         return Err(corrupt(format!("{key}: not the shape key the verifying key {digest} names")));
     }
     let k = Arc::new(k);
-    pk_cache().put(key, k.clone());
+    p.cache().put(&name, k.clone(), size);
     Ok(k)
 }
 
@@ -311,12 +282,14 @@ async fn wrap_keys(
         Err(e) => return Err(e.into()),
     };
     if let Some(fd) = existing {
-        if let Some(k) = wrap_cache().get(&fd) {
+        if let Some(k) = p.cache().get::<WrapKeys>(&wrap_name(&fd)) {
             return Ok(k.as_ref().clone());
         }
         let key_bytes = p.blobs().get(&file(&fd, "final-key.bin")).await?;
         let pk_digest = p.blobs().get(&file(&fd, "pk.digest")).await?;
         let pk_bytes = p.blobs().get(&file(&fd, "pk.bin")).await?;
+        // The proving key is stored uncompressed: its decoded size is about its stored size.
+        let size = (pk_bytes.len() + key_bytes.len()) as u64;
         let (fd2, vk_digest) = (fd.clone(), *digest);
         let keys = blocking("wrap keys", move || {
             let key = FinalKey::<BW6_767>::from_bytes(&key_bytes)?;
@@ -329,7 +302,7 @@ async fn wrap_keys(
             Ok((Arc::new(pk), Arc::new(key)))
         })
         .await?;
-        wrap_cache().put(fd, Arc::new(keys.clone()));
+        p.cache().put(&wrap_name(&fd), Arc::new(keys.clone()), size);
         return Ok(keys);
     }
     let seed = derive_seed(&p.blobs().get(&layout::input(job, SECRET)).await?, "wrap-setup", 0)?;
@@ -347,15 +320,15 @@ async fn wrap_keys(
     p.blobs().put(&current, Bytes::from(fd.clone())).await?;
     tracing::info!(job, vk = %d, final_key = %fd, "made the wrap keys of this Hekaton key");
     let keys = (Arc::new(pk), Arc::new(key));
-    wrap_cache().put(fd, Arc::new(keys.clone()));
+    p.cache().put(&wrap_name(&fd), Arc::new(keys.clone()), pk_bytes.len() as u64);
     Ok(keys)
 }
 
 type WrapKeys = (Arc<pari::ProvingKey<BW6_767>>, Arc<FinalKey<BW6_767>>);
 
-fn wrap_cache() -> &'static KeyCache<WrapKeys> {
-    static C: KeyCache<WrapKeys> = KeyCache::new();
-    &C
+/// The cache name of the wrap keys with final key digest `fd`.
+fn wrap_name(fd: &str) -> String {
+    format!("hekaton/wrap/{fd}")
 }
 
 /// `hekaton.prove`.

@@ -84,13 +84,32 @@ impl ReckleJobSpec {
     }
 }
 
-/// A job loaded once per process: spec, tree and plan.
-pub(crate) struct LoadedJob {
+/// What every task of a job needs, derived from its spec alone (node ids: kilobytes to a few
+/// megabytes), cached per process. Executors need no more than this.
+pub(crate) struct JobPlan {
     spec: ReckleJobSpec,
     params: Params,
-    tree: Tree,
     plan: BTreeSet<NodeId>,
     todo: BTreeSet<NodeId>,
+}
+
+/// What workers and the aggregator also need: the whole tree (about 72 bytes a leaf: the
+/// values and every level's digests). Cached within the process's byte budget.
+pub(crate) struct LoadedJob {
+    job: Arc<JobPlan>,
+    tree: Tree,
+}
+
+impl std::ops::Deref for LoadedJob {
+    type Target = JobPlan;
+    fn deref(&self) -> &JobPlan {
+        &self.job
+    }
+}
+
+/// Estimated heap of a tree of `2^ℓ` leaves: a `u64` value and two 32-byte digests a leaf.
+fn tree_bytes(params: Params) -> u64 {
+    params.num_leaves().saturating_mul(8 + 2 * 32)
 }
 
 fn task_kind(params: Params, id: NodeId) -> TaskKind {
@@ -275,17 +294,33 @@ async fn plan(p: &Platform, rec: &JobRecord) -> Result<(), PlatformError> {
     Ok(())
 }
 
-async fn load(p: &Platform, job: &str) -> Result<Arc<LoadedJob>, PlatformError> {
-    if let Some(j) = p.loaded.lock().expect("mutex").get(job) {
-        return Ok(j.clone());
+/// The job's plan, from its spec (no leaves read, no tree built).
+async fn job_plan(p: &Platform, job: &str) -> Result<Arc<JobPlan>, PlatformError> {
+    let key = format!("reckle/plan/{job}");
+    if let Some(j) = p.cache().get::<JobPlan>(&key) {
+        return Ok(j);
     }
-    let rec = p.record(job).await?;
-    let spec = ReckleJobSpec::of(&rec)?;
+    let spec = ReckleJobSpec::of(&p.record(job).await?)?;
+    let j = Arc::new(JobPlan { params: spec.params()?, plan: spec.plan()?, todo: spec.todo()?, spec });
+    // A BTreeSet entry is about 16 bytes of key plus its share of a node.
+    let bytes = 48 * (j.plan.len() + j.todo.len()) as u64 + 16 * j.spec.batch.len() as u64 + 1024;
+    p.cache().put(&key, j.clone(), bytes);
+    Ok(j)
+}
+
+/// The job's plan and tree: the tree is built from the job's leaves, and kept only while the
+/// process's cache budget allows.
+async fn load(p: &Platform, job: &str) -> Result<Arc<LoadedJob>, PlatformError> {
+    let key = format!("reckle/tree/{job}");
+    if let Some(j) = p.cache().get::<LoadedJob>(&key) {
+        return Ok(j);
+    }
+    let plan = job_plan(p, job).await?;
     let values = reckle::decode_values(&p.blobs().get(&layout::reckle_leaves(job)).await?)?;
-    let params = spec.params()?;
+    let params = plan.params;
     let tree = tokio::task::spawn_blocking(move || Tree::build(params, values)).await.map_err(corrupt)??;
-    let j = Arc::new(LoadedJob { plan: spec.plan()?, todo: spec.todo()?, params, spec, tree });
-    p.loaded.lock().expect("mutex").insert(job.to_string(), j.clone());
+    let j = Arc::new(LoadedJob { job: plan, tree });
+    p.cache().put(&key, j.clone(), tree_bytes(params));
     Ok(j)
 }
 
@@ -322,14 +357,15 @@ async fn work(p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), Platfo
     report_node(p, lease).await
 }
 
-/// Executor: records a proven node and dispatches its parent if that was the last child.
+/// Executor: records a proven node and dispatches its parent if that was the last child. It
+/// works from the job's plan only: an executor's memory does not grow with the tree.
 async fn on_done(p: &Platform, lease: &Lease) -> Result<(), PlatformError> {
     let job = &lease.task.job_id;
     let id = node_of(lease)?;
     if !p.live(job).await? {
         return Ok(());
     }
-    let j = load(p, job).await?;
+    let j = job_plan(p, job).await?;
     p.job_store().task_done(job, task_kind(j.params, id).name, &id.to_string()).await?;
     if id.level == j.params.log_n {
         dispatch_node(p, job, id, FINISH).await?;
