@@ -1,5 +1,5 @@
-//! `prover admin`: operator commands that talk to the platform's Redis directly (not through the
-//! API): API tokens for tenants.
+//! `prover admin`: operator commands that talk to the platform's Redis (and S3) directly, not
+//! through the API: API tokens for tenants, dead letters, garbage collection of old jobs.
 
 use anyhow::Context;
 use auth::{RedisTokenStore, TokenStore};
@@ -14,6 +14,27 @@ pub enum AdminCommand {
     /// the newest 10,000 per kind are kept).
     #[command(subcommand)]
     Dlq(DlqCommand),
+    /// Delete the objects of jobs finished more than --older-than ago (each job's record is
+    /// removed first, so the API never serves a job whose proof is gone) and of job ids that
+    /// have objects but no record; shared Hekaton keys stay. Run it from a CronJob, or use an
+    /// S3 lifecycle rule on `jobs/` (README, "Retention").
+    Gc(GcArgs),
+}
+
+#[derive(Args)]
+pub struct GcArgs {
+    /// Collect jobs finished longer ago than this (e.g. 7d, 12h, 30m, 90s).
+    #[arg(long, value_parser = platform::gc::parse_duration)]
+    older_than: std::time::Duration,
+    /// An id with objects but no record is deleted only if it still has no record after this
+    /// long (a submission stores its inputs a moment before it records the job).
+    #[arg(long, default_value = "60s", value_parser = platform::gc::parse_duration)]
+    grace: std::time::Duration,
+    /// Print what would be collected; change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    #[command(flatten)]
+    service: platform::service::ServiceConfig,
 }
 
 #[derive(Subcommand)]
@@ -76,6 +97,7 @@ pub fn run(cmd: AdminCommand) -> anyhow::Result<()> {
         let cmd = match cmd {
             AdminCommand::Token(cmd) => cmd,
             AdminCommand::Dlq(cmd) => return dlq(cmd).await,
+            AdminCommand::Gc(args) => return gc(args).await,
         };
         let url = match &cmd {
             TokenCommand::Create { redis, .. } | TokenCommand::List { redis } | TokenCommand::Revoke { redis, .. } => redis.url.clone(),
@@ -149,5 +171,25 @@ async fn dlq(cmd: DlqCommand) -> anyhow::Result<()> {
             println!("cleared {total} dead letters");
         }
     }
+    Ok(())
+}
+
+async fn gc(a: GcArgs) -> anyhow::Result<()> {
+    let p = platform::service::connect(&a.service).await.context("connecting to Redis and S3")?;
+    let r = p.gc(a.older_than, a.grace, a.dry_run).await?;
+    let verb = if a.dry_run { "would collect" } else { "collected" };
+    for id in &r.expired_jobs {
+        println!("{verb} finished job {id}");
+    }
+    for id in &r.orphans {
+        println!("{verb} orphaned objects of {id} (no job record)");
+    }
+    println!(
+        "{verb} {} finished jobs and {} orphans ({} objects deleted); {} jobs kept",
+        r.expired_jobs.len(),
+        r.orphans.len(),
+        r.objects_deleted,
+        r.kept
+    );
     Ok(())
 }

@@ -52,3 +52,44 @@ async fn dead_letters_are_listed_and_cleared() {
     let (ok, text) = prover(&["admin", "dlq", "clear", "--redis", &url]);
     assert!(!ok && text.contains("--kind"), "{text}");
 }
+
+/// `prover admin gc` (the collection itself is tested in platform/tests/gc.rs): a bad duration
+/// is named; against real Redis and S3 an orphaned object is reported by a dry run, kept by it,
+/// and deleted by a real run once past the grace period.
+#[tokio::test]
+async fn gc_collects_orphans() {
+    let (ok, text) = prover(&["admin", "gc", "--older-than", "7w", "--redis", "redis://127.0.0.1:1/"]);
+    assert!(!ok && text.contains("--older-than") && text.contains("unit"), "{text}");
+    let Some(url) = redis_url() else { return };
+    let Ok(endpoint) = std::env::var("PROVER_TEST_S3_ENDPOINT") else { return };
+    let bucket = "prover-test-gc-cli";
+    let s3 = blobstore::S3Store::connect(blobstore::S3Config {
+        endpoint: endpoint.clone(),
+        bucket: bucket.into(),
+        region: "us-east-1".into(),
+        access_key: std::env::var("AWS_ACCESS_KEY_ID").unwrap(),
+        secret_key: std::env::var("AWS_SECRET_ACCESS_KEY").unwrap(),
+    })
+    .await
+    .unwrap();
+    use blobstore::BlobStore;
+    let key = format!("jobs/orphan-{}/inputs/leaves.bin", std::process::id());
+    s3.put(&key, bytes::Bytes::from_static(b"x")).await.unwrap();
+    let args = |dry: bool| {
+        let mut a = vec!["admin", "gc", "--older-than", "7d", "--grace", "0s", "--redis", &url, "--s3-endpoint", &endpoint, "--bucket", bucket];
+        if dry {
+            a.push("--dry-run");
+        }
+        a.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let run = |dry: bool| {
+        let a = args(dry);
+        prover(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let (ok, text) = run(true);
+    assert!(ok && text.contains("would collect orphaned objects of orphan-"), "{text}");
+    assert!(s3.exists(&key).await.unwrap(), "a dry run deleted");
+    let (ok, text) = run(false);
+    assert!(ok && text.contains("collected orphaned objects of orphan-"), "{text}");
+    assert!(!s3.exists(&key).await.unwrap());
+}

@@ -22,6 +22,7 @@
 
 pub mod cache;
 pub mod error;
+pub mod gc;
 pub mod grpc;
 pub mod kinds;
 pub mod layout;

@@ -24,6 +24,14 @@ pub async fn backends(real: bool, cfg: QueueConfig) -> Option<Backends> {
 /// leases), so a test whose queue settings differ from the others' takes a database of its own.
 #[allow(dead_code)]
 pub async fn backends_in_db(real: bool, cfg: QueueConfig, db: u8) -> Option<Backends> {
+    let bucket = std::env::var("PROVER_TEST_S3_BUCKET").unwrap_or_else(|_| "prover-test".into());
+    backends_in(real, cfg, db, &bucket).await
+}
+
+/// Like [`backends_in_db`], with the objects in bucket `bucket` of the test S3 server (created
+/// if missing), for a test that lists or deletes across the whole store.
+#[allow(dead_code)]
+pub async fn backends_in(real: bool, cfg: QueueConfig, db: u8, bucket: &str) -> Option<Backends> {
     if !real {
         let dir = tempfile::tempdir().unwrap();
         let fs = FsStore::new(dir.path()).unwrap();
@@ -39,7 +47,7 @@ pub async fn backends_in_db(real: bool, cfg: QueueConfig, db: u8) -> Option<Back
     let j = RedisJobStore::connect(&redis).await.unwrap();
     let s3 = S3Store::connect(S3Config {
         endpoint,
-        bucket: std::env::var("PROVER_TEST_S3_BUCKET").unwrap_or_else(|_| "prover-test".into()),
+        bucket: bucket.to_string(),
         region: "us-east-1".into(),
         access_key: std::env::var("AWS_ACCESS_KEY_ID").unwrap(),
         secret_key: std::env::var("AWS_SECRET_ACCESS_KEY").unwrap(),

@@ -1,0 +1,90 @@
+//! `Platform::gc` (`prover admin gc`, issue 11 item 7), in process and against real Redis and
+//! S3 (MinIO; a bucket and a Redis database of its own, as it lists the whole store): a finished
+//! job past the cut-off loses its record first and then its objects; a running job, a recent
+//! job and Hekaton's shared keys are kept; an orphan (objects, no record) is collected only if
+//! it still has no record after the grace period; a dry run changes nothing.
+
+use std::time::Duration;
+
+mod common;
+
+use bytes::Bytes;
+use platform::{JobOutcome, JobRequest, Platform};
+use queue::QueueConfig;
+use tokio::sync::watch;
+
+async fn collects(real: bool) {
+    let Some((q, blobs, store, _dir)) = common::backends_in(real, QueueConfig::default(), 6, "prover-test-gc").await else { return };
+    let p = Platform::new(q.clone(), blobs.clone(), store.clone());
+    // Leftovers of an earlier run of this test: collect them all first.
+    p.gc(Duration::ZERO, Duration::ZERO, false).await.unwrap();
+    let put = |key: String| {
+        let b = blobs.clone();
+        async move { b.put(&key, Bytes::from_static(b"x")).await.unwrap() }
+    };
+
+    // A finished job with outputs, a job still running, an orphan, a shared key.
+    let (done, _) = p.submit(JobRequest::Noop { tasks: 1 }, None).await.unwrap();
+    let (tx, rx) = watch::channel(false);
+    tokio::spawn(p.clone().run_executor("gc-executor".into(), rx.clone()));
+    tokio::spawn(p.clone().run_worker("gc-worker".into(), rx.clone()));
+    let outcome = tokio::time::timeout(Duration::from_secs(120), p.wait(&done, |_| {})).await.expect("job finished");
+    assert_eq!(outcome, JobOutcome::Done);
+    let _ = tx.send(true);
+    // Let the roles' blocking claims (up to 500 ms) run out before the next job is queued.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    put(format!("jobs/{done}/proof/out.bin")).await;
+    put(format!("jobs/{done}/inputs/in.bin")).await;
+    let (running, _) = p.submit(JobRequest::Noop { tasks: 1 }, None).await.unwrap();
+    put(format!("jobs/{running}/inputs/in.bin")).await;
+    put("jobs/orphan-0001/inputs/in.bin".into()).await;
+    put("hekaton/keys/spec/digest/vk.bin".into()).await;
+
+    // A cut-off of an hour: only the orphan.
+    let r = p.gc(Duration::from_secs(3600), Duration::from_millis(50), true).await.unwrap();
+    assert_eq!((r.expired_jobs.len(), r.orphans.as_slice(), r.objects_deleted, r.kept), (0, &["orphan-0001".to_string()][..], 0, 2));
+    // Dry run: nothing changed.
+    assert_eq!(blobs.list("jobs/").await.unwrap().len(), 4);
+
+    // An orphan whose record appears during the grace period is kept: a submission in flight.
+    let r = {
+        let (p2, store2) = (p.clone(), store.clone());
+        let gc = tokio::spawn(async move { p2.gc(Duration::ZERO, Duration::from_millis(1500), true).await.unwrap() });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let rec = jobs::JobRecord::new("orphan-0001", platform::kinds::noop::JOB, "{}");
+        store2.create(&rec, None).await.unwrap();
+        gc.await.unwrap()
+    };
+    assert!(r.orphans.is_empty(), "{r:?}");
+    assert!(r.expired_jobs.contains(&done), "{r:?}");
+
+    // Collect for real with no cut-off: the finished job and the (again) orphaned id go; the
+    // running job and the shared key stay.
+    store.expire("orphan-0001", Duration::from_millis(1)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let r = p.gc(Duration::ZERO, Duration::from_millis(50), false).await.unwrap();
+    assert_eq!(r.expired_jobs, [done.clone()]);
+    assert_eq!(r.orphans, ["orphan-0001"]);
+    assert_eq!((r.objects_deleted, r.kept), (3, 1));
+    assert!(store.get(&done).await.unwrap().is_none(), "the record of a collected job is still served");
+    assert_eq!(blobs.list("jobs/").await.unwrap(), [format!("jobs/{running}/inputs/in.bin")]);
+    assert!(blobs.exists("hekaton/keys/spec/digest/vk.bin").await.unwrap());
+    assert!(p.job_store().get(&running).await.unwrap().is_some());
+
+    // Once cancelled it is finished too: nothing of the jobs is left (and a rerun of this test
+    // against the same servers starts clean).
+    p.cancel(&running).await.unwrap();
+    let r = p.gc(Duration::ZERO, Duration::ZERO, false).await.unwrap();
+    assert_eq!(r.expired_jobs, [running]);
+    assert!(blobs.list("jobs/").await.unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn embedded_gc() {
+    collects(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn redis_s3_gc() {
+    collects(true).await;
+}
