@@ -480,10 +480,12 @@ impl JobKind for Hekaton {
                 return Err(corrupt(format!("subcircuit {}: the stored commitment is not the one the job's secret gives", t.index)));
             }
             let (circuit, seed, i) = (spec.circuit, spec.seed, t.index as usize);
+            // Randomness from the job's secret: a rerun of this task writes the same proof.
+            let rseed = derive_seed(&p.blobs().get(&layout::input(job, SECRET)).await?, "prove", t.index)?;
             let proof = blocking("prove", move || {
                 let c = circuit.build::<Fr>(seed)?;
                 let sub = c.subcircuits.get(i).ok_or(hekaton::Error::ShapeMismatch { what: "subcircuit index", expected: c.subcircuits.len(), got: i })?;
-                workflow::worker_prove_with_key(&vk, &key, sub, &c.public_inputs, &share, &d, &r, &message, &mut rand_chacha::ChaCha20Rng::from_entropy())
+                workflow::worker_prove_with_key(&vk, &key, sub, &c.public_inputs, &share, &d, &r, &message, &mut rand_chacha::ChaCha20Rng::from_seed(rseed))
             })
             .await?;
             ::metrics::counter!("prover_proofs_total", "kind" => "hekaton.subcircuit").increment(1);
@@ -574,8 +576,9 @@ impl JobKind for Hekaton {
         let wrapped = if spec.final_proof {
             let (pk, key) = wrap_keys(p, job, &spec, &digest, &vk).await?;
             let (vk, x, proof, k2) = (vk.clone(), x.clone(), proof.clone(), key.clone());
+            let wseed = derive_seed(&p.blobs().get(&layout::input(job, SECRET)).await?, "wrap", 0)?;
             let fin = blocking("wrap", move || {
-                let mut rng = rand_chacha::ChaCha20Rng::from_entropy();
+                let mut rng = rand_chacha::ChaCha20Rng::from_seed(wseed);
                 let fin = hekaton::wrap::prove::<Config, BW6_767, _>(&pk, &vk, &x, &proof, &mut rng)?;
                 // Checked as a verifier will, before anything is published.
                 let pvk = k2.wrap_vk.prepare().map_err(|e| hekaton::Error::Malformed { what: "wrap key", reason: e.to_string() })?;

@@ -159,16 +159,47 @@ pub const SETUP_SECRET: &str = "pari-setup-secret.bin";
 
 /// The ChaCha20 seed of a job's setup: BLAKE2b-256 of a domain tag and the job's secret.
 fn setup_seed(secret: &[u8]) -> Result<[u8; 32], PlatformError> {
+    job_seed(secret, b"prover/pari.setup/v1", None)
+}
+
+/// The randomness of prove task `index` (every proof of its list draws from one stream): a
+/// redelivered or duplicated prove task writes byte-identical proofs, so whichever copy's
+/// object a bundle reads, it is the same.
+fn prove_seed(secret: &[u8], index: u64) -> Result<[u8; 32], PlatformError> {
+    job_seed(secret, b"prover/pari.prove/v1", Some(index))
+}
+
+/// BLAKE2b-256 of a domain tag, the task index (if any) and the job's 32-byte secret.
+fn job_seed(secret: &[u8], tag: &[u8], index: Option<u64>) -> Result<[u8; 32], PlatformError> {
     use blake2::digest::{Update, VariableOutput};
     if secret.len() != 32 {
         return Err(corrupt(format!("{SETUP_SECRET}: {} bytes, expected 32", secret.len())));
     }
     let mut h = blake2::Blake2bVar::new(32).map_err(corrupt)?;
-    h.update(b"prover/pari.setup/v1");
+    h.update(tag);
+    if let Some(i) = index {
+        h.update(&i.to_le_bytes());
+    }
     h.update(secret);
     let mut seed = [0u8; 32];
     h.finalize_variable(&mut seed).map_err(corrupt)?;
     Ok(seed)
+}
+
+/// The proofs of one prove task: instances `seeds` of `circuit`, randomness from `seed`.
+fn prove_list(
+    pk: &ProvingKey<Bls12_381>,
+    circuit: CircuitFamily,
+    seeds: std::ops::Range<u64>,
+    seed: [u8; 32],
+) -> Result<ProofList<Bls12_381>, ::pari::Error> {
+    let mut rng = rand_chacha::ChaCha20Rng::from_seed(seed);
+    let mut items = Vec::with_capacity(seeds.end.saturating_sub(seeds.start) as usize);
+    for s in seeds {
+        let (c, x) = circuit.instance::<Fr>(s);
+        items.push((x, ::pari::prove(pk, c, &mut rng)?));
+    }
+    Ok(ProofList { items })
 }
 
 fn pari_err(e: ::pari::Error) -> PlatformError {
@@ -252,15 +283,8 @@ impl JobKind for PariBatch {
             }
             let pk = ProvingKey::<Bls12_381>::from_bytes(&p.blobs().get(&layout::pari_key(job, "pk.bin")).await?).map_err(pari_err)?;
             let (circuit, seeds) = (spec.circuit, spec.seeds(t.index));
-            let list = tokio::task::spawn_blocking(move || -> Result<ProofList<Bls12_381>, ::pari::Error> {
-                let mut rng = rand_chacha::ChaCha20Rng::from_entropy();
-                let mut items = Vec::with_capacity(seeds.end.saturating_sub(seeds.start) as usize);
-                for seed in seeds {
-                    let (c, x) = circuit.instance::<Fr>(seed);
-                    items.push((x, ::pari::prove(&pk, c, &mut rng)?));
-                }
-                Ok(ProofList { items })
-            })
+            let seed = prove_seed(&p.blobs().get(&layout::input(job, SETUP_SECRET)).await?, t.index)?;
+            let list = tokio::task::spawn_blocking(move || prove_list(&pk, circuit, seeds, seed))
             .await
             .map_err(corrupt)?
             .map_err(pari_err)?;
@@ -426,5 +450,18 @@ mod tests {
         assert_eq!(keys([7; 32]), first, "a second setup of the same job made another key");
         assert_ne!(keys([8; 32]).1, first.1, "two jobs share a key");
         assert!(setup_seed(&[7; 31]).is_err(), "a damaged secret must be refused");
+    }
+
+    /// A redelivered (or duplicated) prove task writes the same bytes: outputs are
+    /// deterministic in the job's secret and the task index, and differ between tasks.
+    #[test]
+    fn prove_tasks_are_deterministic() {
+        let circuit = CircuitFamily::Chain { steps: 8 };
+        let mut rng = rand_chacha::ChaCha20Rng::from_seed(setup_seed(&[7; 32]).unwrap());
+        let (pk, _) = ::pari::setup::<Bls12_381, _, _>(circuit.blank::<Fr>(), &mut rng).unwrap();
+        let list = |index: u64| prove_list(&pk, circuit, 0..2, prove_seed(&[7; 32], index).unwrap()).unwrap().to_bytes();
+        assert_eq!(list(0), list(0), "a rerun of a prove task wrote other proofs");
+        assert_ne!(list(0), list(1), "two prove tasks share their randomness");
+        assert_ne!(prove_seed(&[7; 32], 0).unwrap(), setup_seed(&[7; 32]).unwrap());
     }
 }
