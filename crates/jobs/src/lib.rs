@@ -159,8 +159,10 @@ pub enum JobError {
     Backend(String),
 }
 
-/// Largest spec accepted (bulk data belongs in the blob store).
-pub const MAX_SPEC_BYTES: usize = 16 * 1024;
+/// Largest spec accepted (bulk data belongs in the blob store). Sized for the largest request
+/// the job kinds accept: a Reckle update of a 4,096-index batch at ℓ = 24 by 1,024 changes
+/// records both batches and the changes, about 140 KB of JSON (checked by the kinds' tests).
+pub const MAX_SPEC_BYTES: usize = 256 * 1024;
 
 pub(crate) fn check_record(rec: &JobRecord) -> Result<(), JobError> {
     check_id(&rec.id)?;

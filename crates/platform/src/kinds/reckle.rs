@@ -412,3 +412,30 @@ async fn finish(p: &Platform, lease: &Lease) -> Result<(), PlatformError> {
     put(files::STATEMENT, serde_json::to_vec_pretty(&statement).map_err(corrupt)?).await?;
     p.job_done(job).await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The job store's spec limit admits the largest request the limits here accept (a
+    /// 4,096-index batch at ℓ = 24 was once refused as an oversized spec).
+    #[test]
+    fn the_largest_specs_fit_the_job_store() {
+        let top = (1u64 << MAX_LOG_N) - 1;
+        let batch: Vec<u64> = (0..MAX_BATCH as u64).map(|i| top - i).collect();
+        let spec = ReckleJobSpec { log_n: MAX_LOG_N, log_bucket: 3, batch: batch.clone(), update: None };
+        let len = serde_json::to_string(&spec).unwrap().len();
+        assert!(len <= jobs::MAX_SPEC_BYTES, "batch spec of {len} bytes");
+        let changes: Vec<Change> = (0..MAX_CHANGES as u64).map(|i| Change::Set { index: top - i, value: u64::MAX }).collect();
+        let mut after = batch.clone();
+        after.extend((0..MAX_CHANGES as u64).map(|i| top - MAX_BATCH as u64 - i));
+        let update = ReckleJobSpec {
+            log_n: MAX_LOG_N,
+            log_bucket: 3,
+            batch: after,
+            update: Some(UpdateSpec { base_job: "f".repeat(64), base_batch: batch, changes }),
+        };
+        let len = serde_json::to_string(&update).unwrap().len();
+        assert!(len <= jobs::MAX_SPEC_BYTES, "update spec of {len} bytes");
+    }
+}
