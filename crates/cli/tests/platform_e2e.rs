@@ -256,6 +256,12 @@ fn separate_processes_survive_a_killed_worker_and_a_restarted_executor() {
     assert!(m.contains("prover_jobs_submitted_total") && m.contains(r#"outcome="rejected""#), "{m}");
     let w = workers.iter().flatten().filter_map(|w| http_get(w.metrics, "/metrics")).collect::<String>();
     assert!(w.contains("prover_tasks_total") && w.contains("prover_s3_bytes_total"), "{w}");
+    // The executors' reconciler exports each job kind's oldest job and expected time (the
+    // ProverJobOverdue alert), and the object cache's size.
+    let e = executors.iter().filter_map(|e| http_get(e.metrics, "/metrics")).collect::<String>();
+    assert!(e.contains(r#"prover_job_expected_seconds{kind="reckle.batch"} 3600"#), "{e}");
+    assert!(e.contains(r#"prover_oldest_active_job_age_seconds{kind="hekaton.prove"}"#), "{e}");
+    assert!(e.contains("prover_cache_bytes"), "{e}");
 }
 
 #[test]

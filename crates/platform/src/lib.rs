@@ -69,6 +69,9 @@ pub struct PlatformConfig {
     pub retention: Duration,
     /// Budget of the process's cache of decoded objects (job trees and plans, keys).
     pub cache_bytes: u64,
+    /// Expected job durations by job kind, overriding each kind's default
+    /// ([`kinds::JobKind::expected_secs`]).
+    pub expected: BTreeMap<String, Duration>,
 }
 
 impl Default for PlatformConfig {
@@ -82,6 +85,7 @@ impl Default for PlatformConfig {
             drain_timeout: Duration::from_secs(300),
             retention: Duration::from_secs(7 * 24 * 3600),
             cache_bytes: cache::DEFAULT_CACHE_BYTES,
+            expected: BTreeMap::new(),
         }
     }
 }

@@ -8,7 +8,7 @@
 //! `queue_oldest_age_seconds{kind}`, `s3_bytes_total{direction}` (get, put),
 //! `s3_request_duration_seconds{op}` (histogram), `s3_errors_total{op}`,
 //! `backend_errors_total{role}` (Redis/S3 errors a loop waited out), `jobs_redriven_total{kind}`,
-//! `job_duration_seconds{kind}` (submit → done, histogram), `oldest_active_job_age_seconds`,
+//! `job_duration_seconds{kind}` (submit → done, histogram), `oldest_active_job_age_seconds{kind}`, `job_expected_seconds{kind}`,
 //! `cache_bytes`, `cache_evictions_total`, `cache_oversize_total`, `gc_objects_deleted_total`;
 //! `tasks_total` outcomes also count `fatal`, `deadline` and `lease_lost`.
 

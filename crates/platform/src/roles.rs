@@ -423,8 +423,14 @@ impl Platform {
         let now = jobs::now_ms();
         let grace = self.config.reconcile_grace.as_millis() as u64;
         let active = self.job_store().list_active(self.config.reconcile_batch).await?;
-        let oldest = active.iter().map(|r| now.saturating_sub(r.created_ms)).max().unwrap_or(0);
-        ::metrics::gauge!("prover_oldest_active_job_age_seconds").set(oldest as f64 / 1e3);
+        // Per job kind: the oldest job not ended, and how long one is expected to take (the
+        // ProverJobOverdue alert compares the two).
+        for k in self.registry().job_kinds() {
+            let oldest = active.iter().filter(|r| r.kind == k.name()).map(|r| now.saturating_sub(r.created_ms)).max().unwrap_or(0);
+            ::metrics::gauge!("prover_oldest_active_job_age_seconds", "kind" => k.name()).set(oldest as f64 / 1e3);
+            let expected = self.config.expected.get(k.name()).map(|d| d.as_secs()).unwrap_or_else(|| k.expected_secs());
+            ::metrics::gauge!("prover_job_expected_seconds", "kind" => k.name()).set(expected as f64);
+        }
         let mut suspects = HashMap::new();
         for rec in active {
             if now.saturating_sub(rec.updated_ms) < grace || self.registry().job_kind(&rec.kind).is_none() {

@@ -68,6 +68,10 @@ pub struct ServiceConfig {
     /// running longer is abandoned and retried.
     #[arg(long = "task-deadline", env = "PROVER_TASK_DEADLINES", value_delimiter = ',')]
     pub task_deadlines: Vec<String>,
+    /// Expected job durations overriding the kinds' defaults, as `KIND=SECONDS` (comma list;
+    /// e.g. `reckle.batch=7200`): the ProverJobOverdue alert fires for a job older than this.
+    #[arg(long = "job-expected", env = "PROVER_JOB_EXPECTED", value_delimiter = ',')]
+    pub job_expected: Vec<String>,
     /// Seconds between reconciler rounds (executor role).
     #[arg(long, env = "PROVER_RECONCILE_EVERY_SECS", default_value_t = 2)]
     pub reconcile_every_secs: u64,
@@ -127,6 +131,15 @@ impl ServiceConfig {
                 return Err(ServiceError::Config(format!("--task-deadline {d:?}: unknown task kind or zero seconds")));
             }
             c.deadlines.insert(kind.trim().to_string(), Duration::from_secs(secs));
+        }
+        for d in &self.job_expected {
+            let bad = || ServiceError::Config(format!("--job-expected {d:?}: use KIND=SECONDS"));
+            let (kind, secs) = d.split_once('=').ok_or_else(bad)?;
+            let secs: u64 = secs.trim().parse().map_err(|_| bad())?;
+            if c.registry.job_kind(kind.trim()).is_none() || secs == 0 {
+                return Err(ServiceError::Config(format!("--job-expected {d:?}: unknown job kind or zero seconds")));
+            }
+            c.expected.insert(kind.trim().to_string(), Duration::from_secs(secs));
         }
         Ok(c)
     }

@@ -618,6 +618,9 @@ impl JobKind for Hekaton {
     fn scratch_prefixes(&self, job: &str) -> Vec<String> {
         vec![layout::hekaton_prefix(job), layout::inputs_prefix(job)]
     }
+    fn expected_secs(&self) -> u64 {
+        7200
+    }
 }
 
 #[cfg(test)]

@@ -125,6 +125,12 @@ pub trait JobKind: Send + Sync + 'static {
     }
     /// Object prefixes of a job's intermediate data (deleted on cancellation).
     fn scratch_prefixes(&self, job: &str) -> Vec<String>;
+    /// How long a job of this kind is expected to take at most, submit to end (seconds): the
+    /// `ProverJobOverdue` alert fires for a job older than this
+    /// (`prover_job_expected_seconds{kind}`; `--job-expected KIND=SECONDS` overrides it).
+    fn expected_secs(&self) -> u64 {
+        3600
+    }
 }
 
 /// The job kinds a platform serves, by name, and their task kinds.
@@ -182,6 +188,11 @@ impl Registry {
     /// The task kinds one role serves.
     pub fn served_by(&self, role: Served) -> Vec<TaskKind> {
         self.task_kinds().into_iter().filter(|t| t.served_by == role).collect()
+    }
+
+    /// The job kinds served.
+    pub fn job_kinds(&self) -> &[Arc<dyn JobKind>] {
+        &self.kinds
     }
 
     /// The task kinds of job kind `name` (with [`PLAN`]), for purges and the reconciler.

@@ -96,4 +96,7 @@ impl JobKind for Noop {
     fn scratch_prefixes(&self, _job: &str) -> Vec<String> {
         Vec::new()
     }
+    fn expected_secs(&self) -> u64 {
+        60
+    }
 }
