@@ -4,8 +4,9 @@
 //! blobs) and distributed (Redis and S3), with any number of processes per role.
 //!
 //! * **Job kinds** ([`kinds`]): one trait, one file per kind (`reckle.batch` and
-//!   `reckle.update`, `pari.batch`, `noop`), found by name in a [`Registry`]; each names its
-//!   typed task kinds and the role that serves each.
+//!   `reckle.update`, `pari.batch`, `hekaton.prove`, `noop`), found by name in a [`Registry`];
+//!   each names its typed task kinds and the role that serves each, and owns what only it uses
+//!   (Reckle's circuit sets, Pari's output check, the no-op latencies).
 //! * **Planner** ([`planner`]): `SubmitJob` validates, stores the inputs, records the job and
 //!   enqueues one durable `plan` task; the plan task (on an executor) dispatches the first tasks,
 //!   at most once each, however often it runs.
@@ -13,7 +14,9 @@
 //!   task runs under a heartbeat and a per-kind deadline; fatal errors fail the job at once,
 //!   retryable ones are retried until dead-lettered, which fails the job; backend errors are
 //!   waited out, never fatal to a process.
-//! * **Object layout** ([`layout`]): `jobs/<id>/{inputs,nodes,pari,proof}/…`.
+//! * **Object layout** ([`layout`]): `jobs/<id>/{inputs,nodes,pari,hekaton,proof}/…`.
+//! * **Memory** ([`cache`]): one byte-bounded cache of decoded objects per process.
+//! * **Retention** ([`gc`]): finished jobs' objects, and orphans, collected.
 //!
 //! Every job ends: done, failed with a reason (a fatal error, a dead-lettered task, tasks lost
 //! with nothing left to run), or cancelled. Cancellation ([`Platform::cancel`]) moves the job to
@@ -40,14 +43,13 @@ pub use layout::proof_prefix;
 pub use planner::JobOutcome;
 pub use roles::{ReconcileState, Reconciled};
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use blobstore::BlobStore;
 use jobs::JobStore;
 use queue::Queue;
-use reckle::{Circuits, Params};
 
 /// How a platform process behaves (the service flags map onto this).
 #[derive(Clone)]
@@ -90,9 +92,6 @@ impl Default for PlatformConfig {
     }
 }
 
-/// Reckle circuit sets `(ℓ, q)` a process keeps built.
-const CIRCUIT_SETS_KEPT: usize = 4;
-
 /// Shared state of one process running any of the roles.
 pub struct Platform {
     queue: Arc<dyn Queue>,
@@ -100,8 +99,8 @@ pub struct Platform {
     jobs: Arc<dyn JobStore>,
     config: PlatformConfig,
     drain_timeout: Mutex<Duration>,
-    circuits: Arc<Mutex<HashMap<Params, Arc<Circuits>>>>,
-    building: Arc<tokio::sync::Mutex<()>>,
+    /// Reckle circuit data per `(ℓ, q)` ([`Platform::circuits`]).
+    pub(crate) circuits: kinds::reckle::CircuitSets,
     /// Decoded objects (Reckle trees and plans, Hekaton keys), bounded by bytes.
     cache: cache::ObjectCache,
 }
@@ -118,8 +117,7 @@ impl Platform {
             blobs,
             jobs,
             drain_timeout: Mutex::new(config.drain_timeout),
-            circuits: Arc::new(Mutex::new(HashMap::new())),
-            building: Arc::new(tokio::sync::Mutex::new(())),
+            circuits: kinds::reckle::CircuitSets::default(),
             cache: cache::ObjectCache::new(config.cache_bytes),
             config,
         })
@@ -157,44 +155,5 @@ impl Platform {
     /// Every task kind served (queue names), for purges and queue metrics.
     pub fn task_kinds(&self) -> Vec<&'static str> {
         self.registry().task_kinds().iter().map(|t| t.name).collect()
-    }
-
-    /// `(enqueued, reported)` times in µs of the no-op tasks this process's executors have seen
-    /// since the last call (orchestration benchmarks).
-    pub fn take_noop_latencies() -> Vec<(u64, u64)> {
-        kinds::noop::take_latencies()
-    }
-
-    /// Verifies a Pari job's published bundles. `Err(reason)` if any fails.
-    pub async fn verify_pari_outputs(&self, job: &str, expected_vk: Option<&::pari::KeyDigest>) -> Result<String, String> {
-        kinds::pari::verify_outputs(self, job, expected_vk).await
-    }
-
-    /// Circuit data per `(ℓ, q)`, built once per process. The build runs detached: a task
-    /// abandoned while it waits (deadline, lost lease) does not waste it.
-    pub async fn circuits(&self, params: Params) -> Result<Arc<Circuits>, PlatformError> {
-        if let Some(c) = self.circuits.lock().expect("mutex").get(&params) {
-            return Ok(c.clone());
-        }
-        let (cache, building) = (self.circuits.clone(), self.building.clone());
-        tokio::spawn(async move {
-            // One build at a time: concurrent tasks wait for the first instead of building again.
-            let _building = building.lock_owned().await;
-            if let Some(c) = cache.lock().expect("mutex").get(&params) {
-                return Ok(c.clone());
-            }
-            let built = Arc::new(tokio::task::spawn_blocking(move || Circuits::build(params)).await.map_err(error::corrupt)??);
-            let mut c = cache.lock().expect("mutex");
-            // Circuit data cannot be sized cheaply: a process keeps a few parameter sets and
-            // drops one of them (any) to make room.
-            if c.len() >= CIRCUIT_SETS_KEPT {
-                let victim = *c.keys().next().expect("not empty");
-                c.remove(&victim);
-            }
-            c.entry(params).or_insert(built.clone());
-            Ok(built)
-        })
-        .await
-        .map_err(error::corrupt)?
     }
 }

@@ -20,6 +20,14 @@ const TASKS: &[TaskKind] = &[NOOP, DONE];
 /// Most tasks in one job.
 pub const MAX_TASKS: u64 = 1_000_000;
 
+impl crate::Platform {
+    /// `(enqueued, reported)` times in µs of the no-op tasks this process's executors have seen
+    /// since the last call (orchestration benchmarks).
+    pub fn take_noop_latencies() -> Vec<(u64, u64)> {
+        take_latencies()
+    }
+}
+
 static LATENCIES: Mutex<Vec<(u64, u64)>> = Mutex::new(Vec::new());
 
 fn now_us() -> u64 {

@@ -417,6 +417,13 @@ pub async fn verify_outputs(p: &Platform, job: &str, expected_vk: Option<&::pari
     .map_err(|e| e.to_string())?
 }
 
+impl Platform {
+    /// Verifies a Pari job's published bundles. `Err(reason)` if any fails.
+    pub async fn verify_pari_outputs(&self, job: &str, expected_vk: Option<&::pari::KeyDigest>) -> Result<String, String> {
+        verify_outputs(self, job, expected_vk).await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

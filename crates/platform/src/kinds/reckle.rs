@@ -20,7 +20,7 @@ use blobstore::BlobError;
 use bytes::Bytes;
 use jobs::{JobRecord, JobState};
 use queue::Lease;
-use reckle::{files, BatchProof, Change, Child, NodeId, NodeProof, Params, Statement, Tree};
+use reckle::{files, BatchProof, Change, Child, Circuits, NodeId, NodeProof, Params, Statement, Tree};
 
 use super::{JobKind, JobRequest, Leaves, Served, TaskKind, Validated};
 use crate::error::{corrupt, invalid};
@@ -81,6 +81,46 @@ impl ReckleJobSpec {
 
     fn of(rec: &JobRecord) -> Result<Self, PlatformError> {
         serde_json::from_str(&rec.spec).map_err(|e| PlatformError::Corrupt(format!("job {} spec: {e}", rec.id)))
+    }
+}
+
+/// Reckle circuit sets `(ℓ, q)` a process keeps built.
+const CIRCUIT_SETS_KEPT: usize = 4;
+
+/// The circuit data a process has built, per `(ℓ, q)`, and the lock that makes concurrent tasks
+/// wait for one build instead of building again.
+#[derive(Default)]
+pub(crate) struct CircuitSets {
+    built: Arc<std::sync::Mutex<std::collections::HashMap<Params, Arc<Circuits>>>>,
+    building: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl Platform {
+    /// Circuit data per `(ℓ, q)`, built once per process (at most [`CIRCUIT_SETS_KEPT`] sets:
+    /// circuit data cannot be sized cheaply, so one of them, any, is dropped to make room). The
+    /// build runs detached: a task abandoned while it waits (deadline, lost lease) does not
+    /// waste it.
+    pub async fn circuits(&self, params: Params) -> Result<Arc<Circuits>, PlatformError> {
+        if let Some(c) = self.circuits.built.lock().expect("mutex").get(&params) {
+            return Ok(c.clone());
+        }
+        let (cache, building) = (self.circuits.built.clone(), self.circuits.building.clone());
+        tokio::spawn(async move {
+            let _building = building.lock_owned().await;
+            if let Some(c) = cache.lock().expect("mutex").get(&params) {
+                return Ok(c.clone());
+            }
+            let built = Arc::new(tokio::task::spawn_blocking(move || Circuits::build(params)).await.map_err(corrupt)??);
+            let mut c = cache.lock().expect("mutex");
+            if c.len() >= CIRCUIT_SETS_KEPT {
+                let victim = *c.keys().next().expect("not empty");
+                c.remove(&victim);
+            }
+            c.entry(params).or_insert(built.clone());
+            Ok(built)
+        })
+        .await
+        .map_err(corrupt)?
     }
 }
 
