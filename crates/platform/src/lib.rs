@@ -74,6 +74,9 @@ pub struct PlatformConfig {
     /// Expected job durations by job kind, overriding each kind's default
     /// ([`kinds::JobKind::expected_secs`]).
     pub expected: BTreeMap<String, Duration>,
+    /// Tasks of one job a kind keeps queued or running at once (fair share across jobs; Pari
+    /// prove tasks), recorded with each job at submission.
+    pub job_window: u64,
 }
 
 impl Default for PlatformConfig {
@@ -88,6 +91,7 @@ impl Default for PlatformConfig {
             retention: Duration::from_secs(7 * 24 * 3600),
             cache_bytes: cache::DEFAULT_CACHE_BYTES,
             expected: BTreeMap::new(),
+            job_window: kinds::pari::DEFAULT_WINDOW,
         }
     }
 }

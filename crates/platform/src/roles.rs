@@ -114,9 +114,13 @@ impl Platform {
     }
 
     async fn serve(self: Arc<Self>, role: &'static str, name: String, kinds: Vec<TaskKind>, mut stop: watch::Receiver<bool>) -> Result<(), PlatformError> {
-        let names: Vec<&'static str> = kinds.iter().map(|k| k.name).collect();
+        let mut names: Vec<&'static str> = kinds.iter().map(|k| k.name).collect();
         let mut pause = Duration::ZERO;
         while !*stop.borrow() {
+            // Round-robin over the kinds: each claim asks a different kind first. With a fixed
+            // order a kind that is never empty (a large job's prove tasks) starved the kinds
+            // after it (a small job's setup): found by pari_jobs' fairness test.
+            names.rotate_left(1);
             let r = match self.claim_any(&names, &name, &mut stop).await {
                 Ok(Some(lease)) => self.run_task(lease, &stop).await,
                 Ok(None) => Ok(()),
@@ -139,7 +143,7 @@ impl Platform {
         Ok(())
     }
 
-    /// Claims the first available task of `kinds`, or waits up to [`IDLE_WAIT`] for one: the
+    /// Claims the first available task of `kinds` (in the order given), or waits up to [`IDLE_WAIT`] for one: the
     /// queue wakes an idle loop when a task is enqueued (a blocking read over all the kinds'
     /// streams on Redis), so nothing polls. The wait is not cut short by `stop` (a read cut
     /// half-way could leave a message delivered to nobody); the loop sees `stop` after it.

@@ -72,6 +72,11 @@ pub struct ServiceConfig {
     /// e.g. `reckle.batch=7200`): the ProverJobOverdue alert fires for a job older than this.
     #[arg(long = "job-expected", env = "PROVER_JOB_EXPECTED", value_delimiter = ',')]
     pub job_expected: Vec<String>,
+    /// Prove tasks of one Pari job queued or running at once (fair share: a large job holds at
+    /// most this many places, so a small one submitted later is not starved behind it). Keep it
+    /// above the number of workers; recorded with each job at submission (planner role).
+    #[arg(long, env = "PROVER_JOB_WINDOW", default_value_t = crate::kinds::pari::DEFAULT_WINDOW)]
+    pub job_window: u64,
     /// Seconds between reconciler rounds (executor role).
     #[arg(long, env = "PROVER_RECONCILE_EVERY_SECS", default_value_t = 2)]
     pub reconcile_every_secs: u64,
@@ -121,6 +126,7 @@ impl ServiceConfig {
             drain_timeout: Duration::from_secs(self.drain_timeout_secs),
             retention: Duration::from_secs(self.retention_secs.max(1)),
             cache_bytes: self.cache_bytes,
+            job_window: self.job_window.max(1),
             ..PlatformConfig::default()
         };
         for d in &self.task_deadlines {

@@ -58,6 +58,10 @@ pub struct PariJobSpec {
     pub per_task: u64,
     /// Prove tasks per bundle.
     pub tasks_per_bundle: u64,
+    /// Prove tasks queued or running at once (fair share: a large job holds at most this many
+    /// places in the prove queue, so a small job submitted later is not starved). Recorded
+    /// with the job, so every executor slides the same window.
+    pub window: u64,
 }
 
 /// [`PariJobSpec`] as decoded, before its bounds are checked.
@@ -68,12 +72,29 @@ struct RawPariJobSpec {
     count: u64,
     per_task: u64,
     tasks_per_bundle: u64,
+    /// Absent in specs recorded before the window: all tasks at once.
+    #[serde(default = "unbounded")]
+    window: u64,
 }
+
+fn unbounded() -> u64 {
+    u64::MAX
+}
+
+/// Default of [`PariJobSpec::window`] (`--job-window`).
+pub const DEFAULT_WINDOW: u64 = 64;
 
 impl TryFrom<RawPariJobSpec> for PariJobSpec {
     type Error = PlatformError;
     fn try_from(r: RawPariJobSpec) -> Result<Self, PlatformError> {
-        let spec = PariJobSpec { circuit: r.circuit, seed_start: r.seed_start, count: r.count, per_task: r.per_task, tasks_per_bundle: r.tasks_per_bundle };
+        let spec = PariJobSpec {
+            circuit: r.circuit,
+            seed_start: r.seed_start,
+            count: r.count,
+            per_task: r.per_task,
+            tasks_per_bundle: r.tasks_per_bundle,
+            window: r.window,
+        };
         spec.check()?;
         Ok(spec)
     }
@@ -85,6 +106,9 @@ impl PariJobSpec {
         Self::check_request(self.circuit, self.seed_start, self.count, self.per_task)?;
         if self.tasks_per_bundle == 0 || self.tasks_per_bundle > MAX_PROOFS {
             return Err(invalid("tasks_per_bundle", format!("must be in 1..={MAX_PROOFS}, got {}", self.tasks_per_bundle)));
+        }
+        if self.window == 0 {
+            return Err(invalid("window", "must be at least 1"));
         }
         Ok(())
     }
@@ -114,7 +138,13 @@ impl PariJobSpec {
         if per_bundle == 0 || per_bundle > MAX_PROOFS {
             return Err(invalid("bundle_size", format!("must be in 1..={MAX_PROOFS}, got {per_bundle}")));
         }
-        Ok(Self { circuit, seed_start, count, per_task, tasks_per_bundle: per_bundle.div_ceil(per_task) })
+        Ok(Self { circuit, seed_start, count, per_task, tasks_per_bundle: per_bundle.div_ceil(per_task), window: DEFAULT_WINDOW })
+    }
+
+    /// The same spec with prove tasks dispatched `window` at a time (at least 1).
+    pub fn with_window(mut self, window: u64) -> Self {
+        self.window = window.max(1);
+        self
     }
 
     pub fn prove_tasks(&self) -> u64 {
@@ -235,11 +265,11 @@ impl JobKind for PariBatch {
         TASKS
     }
 
-    async fn validate(&self, _p: &Platform, request: JobRequest) -> Result<Validated, PlatformError> {
+    async fn validate(&self, p: &Platform, request: JobRequest) -> Result<Validated, PlatformError> {
         let JobRequest::PariBatch { circuit, seed_start, count, per_task, bundle_size } = request else {
             return Err(PlatformError::Config("pari.batch: not a Pari request".into()));
         };
-        let spec = PariJobSpec::new(circuit, seed_start, count, per_task, bundle_size)?;
+        let spec = PariJobSpec::new(circuit, seed_start, count, per_task, bundle_size)?.with_window(p.config().job_window);
         Ok(Validated {
             spec: serde_json::to_string(&spec).map_err(corrupt)?,
             inputs: Vec::new(),
@@ -306,12 +336,17 @@ impl JobKind for PariBatch {
         match t.step.as_str() {
             "setup" => {
                 store.task_done(job, SETUP.name, &task_id("setup", 0)).await?;
-                for i in 0..spec.prove_tasks() {
+                // The first window of prove tasks; each one done releases the task a window
+                // after it (dispatches are at most once per task id, so a rerun adds nothing).
+                for i in 0..spec.prove_tasks().min(spec.window) {
                     dispatch(p, job, PROVE, "prove", i).await?;
                 }
             }
             "prove" => {
                 store.task_done(job, PROVE.name, &task_id("prove", t.index)).await?;
+                if let Some(next) = t.index.checked_add(spec.window).filter(|n| *n < spec.prove_tasks()) {
+                    dispatch(p, job, PROVE, "prove", next).await?;
+                }
                 let k = t.index / spec.tasks_per_bundle;
                 for i in spec.bundle_tasks(k) {
                     if !store.is_done(job, &task_id("prove", i)).await? {

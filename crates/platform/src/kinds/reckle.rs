@@ -33,7 +33,8 @@ pub const LEAF: TaskKind = TaskKind::new("reckle.leaf", Served::Worker, 1800);
 pub const NODE: TaskKind = TaskKind::new("reckle.node", Served::Worker, 1800);
 pub const DONE: TaskKind = TaskKind::new("reckle.done", Served::Executor, 300);
 pub const FINISH: TaskKind = TaskKind::new("reckle.finish", Served::Aggregator, 1800);
-/// Root side first: a worker takes a node before a bucket.
+/// Root side first when a worker's turn asks for nodes (role loops rotate which kind they ask
+/// first, so neither kind starves the other).
 const TASKS: &[TaskKind] = &[NODE, LEAF, DONE, FINISH];
 
 /// Largest tree a job may ask for (2^24 leaves, 128 MiB of values).
