@@ -75,8 +75,10 @@ pub struct PlatformConfig {
     /// ([`kinds::JobKind::expected_secs`]).
     pub expected: BTreeMap<String, Duration>,
     /// Tasks of one job a kind keeps queued or running at once (fair share across jobs; Pari
-    /// prove tasks), recorded with each job at submission.
+    /// prove tasks, Reckle buckets), recorded with each job at submission.
     pub job_window: u64,
+    /// Task loops of the executor role in one process (reports and plan tasks).
+    pub executor_loops: usize,
 }
 
 impl Default for PlatformConfig {
@@ -92,6 +94,7 @@ impl Default for PlatformConfig {
             cache_bytes: cache::DEFAULT_CACHE_BYTES,
             expected: BTreeMap::new(),
             job_window: kinds::pari::DEFAULT_WINDOW,
+            executor_loops: 4,
         }
     }
 }

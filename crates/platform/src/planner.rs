@@ -139,13 +139,23 @@ impl Platform {
     pub async fn report_with(&self, lease: &Lease, kind: TaskKind, payload: String) -> Result<(), PlatformError> {
         let t = &lease.task;
         let m = TaskMessage { job_id: t.job_id.clone(), task_id: t.task_id.clone(), payload, failures: 0 };
-        Ok(self.queue().enqueue(kind.name, m).await?)
+        // Inside a role loop the report waits in the task's outbox and is enqueued by the
+        // same atomic step that completes the task (`Queue::complete_with`).
+        match crate::roles::OUTBOX.try_with(|o| o.lock().expect("outbox").push((kind.name, m.clone()))) {
+            Ok(()) => Ok(()),
+            Err(_) => Ok(self.queue().enqueue(kind.name, m).await?),
+        }
     }
 
     pub async fn report(&self, lease: &Lease, kind: TaskKind) -> Result<(), PlatformError> {
-        let t = &lease.task;
-        let m = TaskMessage { job_id: t.job_id.clone(), task_id: t.task_id.clone(), payload: t.payload.clone(), failures: 0 };
-        Ok(self.queue().enqueue(kind.name, m).await?)
+        self.report_with(lease, kind, lease.task.payload.clone()).await
+    }
+
+    /// [`Platform::dispatch`] for many tasks of one kind and job, in few round trips. Returns
+    /// how many were enqueued now.
+    pub async fn dispatch_many(&self, job: &str, kind: TaskKind, tasks: impl IntoIterator<Item = (String, String)>) -> Result<u64, PlatformError> {
+        let m = tasks.into_iter().map(|(task_id, payload)| TaskMessage { job_id: job.into(), task_id, payload, failures: 0 }).collect();
+        Ok(self.queue().enqueue_once_many(kind.name, m).await?)
     }
 
     /// Cancels a job: final state first, then its waiting tasks and intermediate objects go.

@@ -50,12 +50,18 @@ const BACKEND_PROBE: &str = "health/probe";
 /// How long an idle role loop waits in one claim before it looks at its stop signal again.
 const IDLE_WAIT: Duration = Duration::from_millis(500);
 
+tokio::task_local! {
+    /// The reports of the task in hand ([`Platform::report`]): enqueued with its completion.
+    pub(crate) static OUTBOX: std::sync::Mutex<Vec<(&'static str, queue::TaskMessage)>>;
+}
+
 /// Tasks running in this process (all roles), for the busy/in-flight gauges.
 static IN_FLIGHT: AtomicI64 = AtomicI64::new(0);
 
 /// How a task in hand ended.
 enum End {
-    Finished(Result<(), PlatformError>),
+    /// The work's result: the reports to send with the completion.
+    Finished(Result<Vec<(&'static str, queue::TaskMessage)>, PlatformError>),
     /// The heartbeat lost the lease: another worker holds the task (or will).
     Lost(String),
     Deadline(Duration),
@@ -102,7 +108,18 @@ impl Platform {
     pub async fn run_executor(self: Arc<Self>, name: String, stop: watch::Receiver<bool>) -> Result<(), PlatformError> {
         let reconciler = tokio::spawn(self.clone().run_reconciler(stop.clone()));
         let kinds = self.registry().served_by(Served::Executor);
-        let r = self.serve("executor", name, kinds, stop).await;
+        // Reports are short and wait on Redis, not on the CPU: several loops keep one executor
+        // busy (everything they do is idempotent and safe beside other executors anyway).
+        let mut loops = tokio::task::JoinSet::new();
+        for i in 1..self.config.executor_loops.max(1) {
+            loops.spawn(self.clone().serve("executor", format!("{name}-{i}"), kinds.clone(), stop.clone()));
+        }
+        let mut r = self.clone().serve("executor", name, kinds, stop).await;
+        while let Some(other) = loops.join_next().await {
+            if let (Ok(()), Ok(Err(e))) = (&r, other) {
+                r = Err(e);
+            }
+        }
         reconciler.abort();
         r
     }
@@ -214,15 +231,15 @@ impl Platform {
             tokio::time::sleep(drain).await;
         };
         let deadline = self.deadline(task);
-        let work = async {
+        let work = OUTBOX.scope(Default::default(), async {
             let r = self.task_work(&kind, task, &lease).await;
             if let Err(e) = &r {
                 if e.is_transient() {
                     self.wait_for_backends(&lease.kind, e).await;
                 }
             }
-            r
-        };
+            r.map(|()| OUTBOX.with(|o| std::mem::take(&mut *o.lock().expect("outbox"))))
+        });
         let end = tokio::select! {
             r = work.instrument(span.clone()) => End::Finished(r),
             Ok(why) = lost_rx => End::Lost(why),
@@ -255,22 +272,19 @@ impl Platform {
                 outcome("deadline");
                 Err(format!("deadline of {} s exceeded", d.as_secs_f64()))
             }
-            End::Finished(Ok(())) => Ok(()),
+            End::Finished(Ok(reports)) => Ok(reports),
             End::Finished(Err(e)) if e.is_fatal() => {
                 tracing::warn!(error = %e, "task failed for good");
                 outcome("fatal");
                 self.fail_job(&lease.task.job_id, &format!("task {} ({}): {e}", lease.task.task_id, task.name)).await?;
-                Ok(())
+                Ok(Vec::new())
             }
             End::Finished(Err(e)) => Err(e.to_string()),
         };
         ::metrics::histogram!("prover_task_duration_seconds", "kind" => task.name).record(took.as_secs_f64());
         match result {
-            Ok(()) => match self.queue().complete(&lease).await {
-                Ok(()) => {
-                    outcome("ok");
-                    self.queue().record_throughput(task.name, took).await?;
-                }
+            Ok(reports) => match self.queue().complete_with(&lease, &reports, took).await {
+                Ok(()) => outcome("ok"),
                 Err(QueueError::StaleLease) => tracing::warn!("lease lost before completion; the redelivered task wins"),
                 Err(e) => return Err(e.into()),
             },

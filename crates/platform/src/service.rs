@@ -72,11 +72,15 @@ pub struct ServiceConfig {
     /// e.g. `reckle.batch=7200`): the ProverJobOverdue alert fires for a job older than this.
     #[arg(long = "job-expected", env = "PROVER_JOB_EXPECTED", value_delimiter = ',')]
     pub job_expected: Vec<String>,
-    /// Prove tasks of one Pari job queued or running at once (fair share: a large job holds at
-    /// most this many places, so a small one submitted later is not starved behind it). Keep it
-    /// above the number of workers; recorded with each job at submission (planner role).
+    /// Prove tasks of one Pari job, or first tasks (buckets) of one Reckle job, queued or
+    /// running at once (fair share: a large job holds at most this many places, so a small one
+    /// submitted later is not starved behind it). Keep it above the number of workers; recorded
+    /// with each job at submission (planner role).
     #[arg(long, env = "PROVER_JOB_WINDOW", default_value_t = crate::kinds::pari::DEFAULT_WINDOW)]
     pub job_window: u64,
+    /// Task loops of the executor role in this process (plan tasks and reports).
+    #[arg(long, env = "PROVER_EXECUTOR_LOOPS", default_value_t = 4)]
+    pub executor_loops: usize,
     /// Seconds between reconciler rounds (executor role).
     #[arg(long, env = "PROVER_RECONCILE_EVERY_SECS", default_value_t = 2)]
     pub reconcile_every_secs: u64,
@@ -127,6 +131,7 @@ impl ServiceConfig {
             retention: Duration::from_secs(self.retention_secs.max(1)),
             cache_bytes: self.cache_bytes,
             job_window: self.job_window.max(1),
+            executor_loops: self.executor_loops.max(1),
             ..PlatformConfig::default()
         };
         for d in &self.task_deadlines {

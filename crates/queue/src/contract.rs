@@ -294,3 +294,52 @@ pub async fn job_tasks_counts_waiting_running_and_delayed(q: &dyn Queue, kind: &
     let left = q.job_tasks(kind, "ja").await.unwrap();
     assert_eq!(left, 0, "waiting and delayed purged");
 }
+
+/// `complete_with` acknowledges the task, enqueues its reports and records its throughput in
+/// one step; a stale lease does none of it.
+pub async fn complete_with_reports_atomically(q: &dyn Queue, kind: &str) {
+    let reports = format!("{kind}.r");
+    q.enqueue(kind, task("jc", 1)).await.unwrap();
+    q.enqueue(kind, task("jc", 2)).await.unwrap();
+    let a = q.claim(kind, "w1", SHORT).await.unwrap().expect("t1");
+    let report = TaskMessage { payload: "done".into(), ..task("jc", 1) };
+    q.complete_with(&a, &[(reports.as_str(), report.clone())], Duration::from_millis(1500)).await.unwrap();
+    let s = q.stats(kind).await.unwrap();
+    assert_eq!((s.pending, s.running, s.completed, s.busy), (1, 0, 1, Duration::from_millis(1500)), "{s:?}");
+    let r = q.claim(&reports, "executor", SHORT).await.unwrap().expect("the report");
+    assert_eq!(r.task, report);
+    q.complete(&r).await.unwrap();
+    // A holder whose lease expired and was redelivered reports nothing.
+    let stale = q.claim(kind, "w1", SHORT).await.unwrap().expect("t2");
+    tokio::time::sleep(contract_config().visibility_timeout + Duration::from_millis(100)).await;
+    let fresh = q.claim(kind, "w2", SHORT).await.unwrap().expect("t2 redelivered");
+    assert!(matches!(q.complete_with(&stale, &[(reports.as_str(), task("jc", 2))], Duration::ZERO).await, Err(QueueError::StaleLease)));
+    assert!(q.claim(&reports, "executor", SHORT).await.unwrap().is_none(), "a stale lease enqueued a report");
+    assert_eq!(q.stats(kind).await.unwrap().completed, 1);
+    // Bad reports are refused before anything happens.
+    assert!(matches!(q.complete_with(&fresh, &[("bad kind", task("jc", 2))], Duration::ZERO).await, Err(QueueError::InvalidKind(_))));
+    q.complete_with(&fresh, &[], Duration::ZERO).await.unwrap();
+    let s = q.stats(kind).await.unwrap();
+    assert_eq!((s.pending, s.running, s.completed), (0, 0, 2), "{s:?}");
+}
+
+/// `enqueue_once_many` is `enqueue_once` per task: duplicates within the call and across calls
+/// are dropped, per job.
+pub async fn enqueue_once_many_does_not_duplicate(q: &dyn Queue, kind: &str) {
+    let (j1, j2) = (format!("many-{kind}"), format!("many2-{kind}"));
+    let batch: Vec<TaskMessage> = (0..700).map(|n| task(&j1, n)).chain([task(&j1, 3), task(&j2, 3)]).collect();
+    assert_eq!(q.enqueue_once_many(kind, batch).await.unwrap(), 701);
+    assert_eq!(q.enqueue_once_many(kind, vec![task(&j1, 699), task(&j1, 700)]).await.unwrap(), 1);
+    assert!(!q.enqueue_once(kind, task(&j2, 3)).await.unwrap());
+    assert_eq!(q.stats(kind).await.unwrap().pending, 702);
+    let first = q.claim(kind, "w", SHORT).await.unwrap().expect("first");
+    assert_eq!(first.task.task_id, "t0", "FIFO order");
+    q.release(&first).await.unwrap();
+    let big = TaskMessage { payload: "x".repeat(MAX_PAYLOAD + 1), ..task(&j1, 900) };
+    assert!(matches!(q.enqueue_once_many(kind, vec![task(&j1, 901), big]).await, Err(QueueError::PayloadTooLarge(_))));
+    assert!(q.enqueue_once(kind, task(&j1, 901)).await.unwrap(), "a refused call enqueued part of its tasks");
+    for j in [&j1, &j2] {
+        q.purge_job(kind, j).await.unwrap();
+        q.forget_job(j).await.unwrap();
+    }
+}

@@ -33,6 +33,12 @@
 //! so **waiting work = `XLEN` − the group's `pending`** and **running work = `pending`**
 //! (`XINFO GROUPS`); the group's `lag` is not reliable after deletions. All state changes that
 //! must be atomic run as Lua scripts.
+//!
+//! Round trips: a consumer whose last claim found work claims with one script (read, fencing
+//! token, lease); an idle one blocks in `XREADGROUP` over all its kinds' streams, so idle loops
+//! poll nothing. [`Queue::complete_with`] acknowledges a task, enqueues its reports and records
+//! its throughput in one script, and [`Queue::enqueue_once_many`] dispatches up to 500 tasks of
+//! a job per script.
 
 use std::time::Duration;
 
@@ -201,6 +207,19 @@ pub trait Queue: Send + Sync {
         }
     }
     async fn complete(&self, lease: &Lease) -> Result<(), QueueError>;
+    /// Completes `lease`, enqueues `then` (the task's reports: `(kind, message)`) and records
+    /// the task's throughput (`busy`, as [`Queue::record_throughput`]), as one step: a report
+    /// is enqueued exactly when its task is acknowledged, and a stale lease
+    /// ([`QueueError::StaleLease`]) enqueues nothing. One round trip on Redis. The default
+    /// enqueues first and completes after, so a crash in between can only repeat a report,
+    /// never lose one.
+    async fn complete_with(&self, lease: &Lease, then: &[(&str, TaskMessage)], busy: Duration) -> Result<(), QueueError> {
+        for (kind, m) in then {
+            self.enqueue(kind, m.clone()).await?;
+        }
+        self.complete(lease).await?;
+        self.record_throughput(&lease.kind, busy).await
+    }
     /// Keeps a lease alive for another visibility timeout (a worker's heartbeat during a long
     /// task). [`QueueError::StaleLease`] if the lease was lost meanwhile: the worker should
     /// stop, another holds the task.
@@ -225,6 +244,19 @@ pub trait Queue: Send + Sync {
     /// this method before (since the last [`Queue::forget_job`]); the check and the enqueue are
     /// one atomic step. True if it was enqueued now.
     async fn enqueue_once(&self, kind: &str, task: TaskMessage) -> Result<bool, QueueError>;
+    /// [`Queue::enqueue_once`] for each of `tasks`, in as few round trips as the backend allows
+    /// (each task's check and enqueue stay one atomic step). Returns how many were enqueued now.
+    async fn enqueue_once_many(&self, kind: &str, tasks: Vec<TaskMessage>) -> Result<u64, QueueError> {
+        check_kind(kind)?;
+        for t in &tasks {
+            check_payload(t)?;
+        }
+        let mut n = 0;
+        for t in tasks {
+            n += self.enqueue_once(kind, t).await? as u64;
+        }
+        Ok(n)
+    }
     /// Forgets which tasks of `job_id` were enqueued once (the job has ended).
     async fn forget_job(&self, job_id: &str) -> Result<(), QueueError>;
     /// Messages of `job_id` in `kind` that are waiting, running (leased) or delayed.

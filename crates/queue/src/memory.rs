@@ -152,6 +152,27 @@ impl Queue for MemoryQueue {
         self.take_held(&mut st, lease).map(|_| ())
     }
 
+    async fn complete_with(&self, lease: &Lease, then: &[(&str, TaskMessage)], busy: Duration) -> Result<(), QueueError> {
+        for (kind, m) in then {
+            check_kind(kind)?;
+            check_payload(m)?;
+        }
+        {
+            let mut st = self.state.lock().expect("queue mutex");
+            self.take_held(&mut st, lease)?;
+            let k = st.kinds.entry(lease.kind.clone()).or_default();
+            k.completed += 1;
+            k.busy += busy;
+            for (kind, m) in then {
+                st.kinds.entry(kind.to_string()).or_default().ready.push_back((u64::MAX, Instant::now(), 0, m.clone()));
+            }
+        }
+        if !then.is_empty() {
+            self.notify.notify_waiters();
+        }
+        Ok(())
+    }
+
     fn visibility_timeout(&self) -> Duration {
         self.config.visibility_timeout
     }

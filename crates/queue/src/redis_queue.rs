@@ -59,16 +59,68 @@ redis.call('HSET', KEYS[2], ARGV[2], ARGV[3] .. ':' .. t)
 return {t, p[1][4]}
 "#;
 
-/// Ends lease ARGV[2] held as ARGV[3] ('consumer:token'): only if the token is current and the
-/// group still assigns the message to that consumer. ARGV[4]: 'ack' | 'dead' | 'delay' | 'requeue'
-/// | 'extend' (keeps the lease: resets the message's idle time, without counting a delivery),
-/// ARGV[5]: message JSON for dead/delay/requeue, ARGV[6]: due ms or reason.
-const FINISH: &str = r#"
+/// The start of [`FINISH`] and [`COMPLETE`]: returns 0 unless lease ARGV[2] of stream KEYS[1]
+/// (lease hash KEYS[2], group ARGV[1]) is held as ARGV[3] ('consumer:token'): the token is
+/// current and the group still assigns the message to that consumer. Sets `consumer`.
+const HELD: &str = r#"
 local cur = redis.call('HGET', KEYS[2], ARGV[2])
 if cur ~= ARGV[3] then return 0 end
 local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1)
 local consumer = string.sub(ARGV[3], 1, string.find(ARGV[3], ':[^:]*$') - 1)
 if #p == 0 or p[1][2] ~= consumer then return 0 end
+"#;
+
+/// After [`HELD`]: acknowledges and deletes the message, adds its throughput (ARGV[4]: busy
+/// ms) to stats hash KEYS[3], and appends each report ARGV[4 + i] to stream KEYS[3 + i].
+const COMPLETE: &str = r#"
+redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
+redis.call('XDEL', KEYS[1], ARGV[2])
+redis.call('HDEL', KEYS[2], ARGV[2])
+redis.call('HINCRBY', KEYS[3], 'completed', 1)
+redis.call('HINCRBY', KEYS[3], 'busy_ms', ARGV[4])
+for i = 5, #ARGV do
+  redis.call('XADD', KEYS[i - 1], '*', 'm', ARGV[i])
+end
+return 1
+"#;
+
+/// A claim without blocking, in one round trip: the first new message of streams KEYS[1..n]
+/// (in that order; lease hashes KEYS[n+1..2n], fencing counter KEYS[2n+1]; ARGV: group,
+/// consumer, n) is read for the consumer and given a fencing token. Returns
+/// `{kind number, id, fields, token}` or nil. A fresh read is the message's first delivery.
+const CLAIM: &str = r#"
+local n = tonumber(ARGV[3])
+for i = 1, n do
+  local r = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', 1, 'STREAMS', KEYS[i], '>')
+  if r and r[1] and r[1][2][1] then
+    local e = r[1][2][1]
+    local t = redis.call('INCR', KEYS[2 * n + 1])
+    redis.call('HSET', KEYS[n + i], e[1], ARGV[2] .. ':' .. t)
+    return {i, e[1], e[2], t}
+  end
+end
+return nil
+"#;
+
+/// [`ENQUEUE_ONCE`] for many tasks of one job: ARGV[1] the set's TTL, then pairs (member, JSON).
+/// Returns how many were enqueued.
+const ENQUEUE_ONCE_MANY: &str = r#"
+local added = 0
+for i = 2, #ARGV, 2 do
+  if redis.call('SADD', KEYS[2], ARGV[i]) == 1 then
+    redis.call('XADD', KEYS[1], '*', 'm', ARGV[i + 1])
+    added = added + 1
+  end
+end
+redis.call('EXPIRE', KEYS[2], ARGV[1])
+return added
+"#;
+
+/// Ends lease ARGV[2] held as ARGV[3] ('consumer:token'): only if the token is current and the
+/// group still assigns the message to that consumer. ARGV[4]: 'ack' | 'dead' | 'delay' | 'requeue'
+/// | 'extend' (keeps the lease: resets the message's idle time, without counting a delivery),
+/// ARGV[5]: message JSON for dead/delay/requeue, ARGV[6]: due ms or reason.
+const FINISH: &str = r#"
 if ARGV[4] == 'extend' then
   redis.call('XCLAIM', KEYS[1], ARGV[1], consumer, 0, ARGV[2], 'JUSTID')
   return 1
@@ -123,6 +175,9 @@ end
 return nil
 "#;
 
+/// Tasks per [`ENQUEUE_ONCE_MANY`] call: bounds how long one script holds the server.
+const ENQUEUE_CHUNK: usize = 500;
+
 /// Hash of `XAUTOCLAIM` cursors by kind, shared by every consumer.
 const CURSORS: &str = "prover:autoclaim";
 
@@ -149,6 +204,13 @@ pub struct RedisQueue {
     maintain: Script,
     bury: Script,
     enqueue_once: Script,
+    enqueue_once_many: Script,
+    complete: Script,
+    claim: Script,
+    /// Sets of kinds (joined with ',') whose last claim found work: their next claim first
+    /// tries [`CLAIM`] (one round trip) before the blocking read. An idle set goes straight to
+    /// the blocking read, so idle loops add no commands.
+    hot: std::sync::Mutex<std::collections::HashSet<String>>,
     /// Kinds whose consumer group this process has created (or found).
     groups: std::sync::Mutex<std::collections::HashSet<String>>,
     /// When each kind's retries were last promoted and expired leases last looked for.
@@ -200,7 +262,11 @@ impl RedisQueue {
             blocking: Default::default(),
             client,
             assign: Script::new(ASSIGN),
-            finish: Script::new(FINISH),
+            finish: Script::new(&format!("{HELD}{FINISH}")),
+            complete: Script::new(&format!("{HELD}{COMPLETE}")),
+            claim: Script::new(CLAIM),
+            enqueue_once_many: Script::new(ENQUEUE_ONCE_MANY),
+            hot: Default::default(),
             maintain: Script::new(MAINTAIN),
             bury: Script::new(BURY),
             enqueue_once: Script::new(ENQUEUE_ONCE),
@@ -277,8 +343,16 @@ impl RedisQueue {
             .await
             .map_err(err)?;
         let Some((token, deliveries)) = r else { return Ok(None) };
-        let attempt = task.failures + deliveries as u32;
+        self.checked(kind, consumer, id, json, task, token, deliveries as u32).await
+    }
+
+    /// The lease of a delivery, or `None` after dead-lettering it when the delivery exceeds
+    /// `max_attempts`.
+    #[allow(clippy::too_many_arguments)]
+    async fn checked(&self, kind: &str, consumer: &str, id: String, json: String, task: TaskMessage, token: u64, deliveries: u32) -> Result<Option<Lease>, QueueError> {
+        let attempt = task.failures + deliveries;
         if attempt > self.config.max_attempts {
+            let mut c = self.conn.clone();
             let _: i64 = self
                 .bury
                 .key(stream(kind))
@@ -416,6 +490,49 @@ impl RedisQueue {
         Ok(chosen.map_or(Read::Lost, Read::Leased))
     }
 
+    /// One [`CLAIM`] call: the first new message of `kinds`, leased, without blocking.
+    async fn claim_now(&self, kinds: &[&str], consumer: &str) -> Result<Read, QueueError> {
+        let mut inv = self.claim.prepare_invoke();
+        for kind in kinds {
+            inv.key(stream(kind));
+        }
+        for kind in kinds {
+            inv.key(leases(kind));
+        }
+        inv.key(FENCE).arg(GROUP).arg(consumer).arg(kinds.len());
+        let found: Value = inv.invoke_async(&mut self.conn.clone()).await.map_err(|e| {
+            for kind in kinds {
+                self.on_read_error(kind, e.clone());
+            }
+            err(e)
+        })?;
+        let Value::Array(parts) = found else { return Ok(Read::Nothing) };
+        let i = parts.first().and_then(|v| redis::from_redis_value::<usize>(v.clone()).ok());
+        let id = parts.get(1).and_then(value_string);
+        let token = parts.get(3).and_then(|v| redis::from_redis_value::<u64>(v.clone()).ok());
+        let (Some(i), Some(id), Some(fields), Some(token)) = (i, id, parts.get(2), token) else {
+            return Err(err("claim script returned a malformed entry"));
+        };
+        let Some(kind) = i.checked_sub(1).and_then(|i| kinds.get(i)) else {
+            return Err(err(format!("claim script returned kind number {i} of {}", kinds.len())));
+        };
+        let json = field_m(fields).ok_or_else(|| err(format!("message {id} has no 'm' field")))?;
+        let task: TaskMessage = serde_json::from_str(&json).map_err(err)?;
+        Ok(match self.checked(kind, consumer, id, json, task, token, 1).await? {
+            Some(l) => Read::Leased(l),
+            None => Read::Lost,
+        })
+    }
+
+    fn set_hot(&self, key: &str, hot: bool) {
+        let mut h = self.hot.lock().expect("mutex");
+        if hot {
+            h.insert(key.to_string());
+        } else {
+            h.remove(key);
+        }
+    }
+
     async fn finish(&self, lease: &Lease, action: &str, message: &str, extra: &str) -> Result<(), QueueError> {
         let mut c = self.conn.clone();
         let ok: i64 = self
@@ -516,9 +633,19 @@ impl Queue for RedisQueue {
             self.ensure_group(kind).await?;
         }
         let deadline = tokio::time::Instant::now() + wait;
+        let key = kinds.join(",");
         loop {
             if let Some(l) = self.reclaim(kinds, consumer).await? {
                 return Ok(Some(l));
+            }
+            // Busy (or asked not to wait): one round trip claims the next message.
+            if wait.is_zero() || self.hot.lock().expect("mutex").contains(&key) {
+                match self.claim_now(kinds, consumer).await? {
+                    Read::Leased(l) => return Ok(Some(l)),
+                    Read::Lost => continue,
+                    Read::Nothing if wait.is_zero() => return Ok(None),
+                    Read::Nothing => self.set_hot(&key, false),
+                }
             }
             let now = tokio::time::Instant::now();
             if now >= deadline && !wait.is_zero() {
@@ -527,7 +654,10 @@ impl Queue for RedisQueue {
             let block = (!wait.is_zero())
                 .then(|| deadline.saturating_duration_since(now).min(MAINTENANCE_EVERY).as_millis().max(1) as u64);
             match self.read_new(kinds, consumer, block).await? {
-                Read::Leased(l) => return Ok(Some(l)),
+                Read::Leased(l) => {
+                    self.set_hot(&key, true);
+                    return Ok(Some(l));
+                }
                 Read::Lost => continue,
                 Read::Nothing => {}
             }
@@ -539,6 +669,31 @@ impl Queue for RedisQueue {
 
     async fn complete(&self, lease: &Lease) -> Result<(), QueueError> {
         self.finish(lease, "ack", "", "").await
+    }
+
+    async fn complete_with(&self, lease: &Lease, then: &[(&str, TaskMessage)], busy: Duration) -> Result<(), QueueError> {
+        let mut reports = Vec::with_capacity(then.len());
+        for (kind, m) in then {
+            check_kind(kind)?;
+            check_payload(m)?;
+            self.ensure_group(kind).await?;
+            reports.push((stream(kind), serde_json::to_string(m).map_err(err)?));
+        }
+        let mut inv = self.complete.prepare_invoke();
+        inv.key(stream(&lease.kind)).key(leases(&lease.kind)).key(stats_key(&lease.kind));
+        for (s, _) in &reports {
+            inv.key(s);
+        }
+        inv.arg(GROUP).arg(&lease.message_id).arg(format!("{}:{}", lease.consumer, lease.token)).arg(busy.as_millis() as u64);
+        for (_, json) in &reports {
+            inv.arg(json);
+        }
+        let ok: i64 = inv.invoke_async(&mut self.conn.clone()).await.map_err(err)?;
+        if ok == 1 {
+            Ok(())
+        } else {
+            Err(QueueError::StaleLease)
+        }
     }
 
     fn visibility_timeout(&self) -> Duration {
@@ -711,6 +866,32 @@ impl Queue for RedisQueue {
             .await
             .map_err(err)?;
         Ok(added == 1)
+    }
+
+    /// One [`ENQUEUE_ONCE_MANY`] call per job and chunk of [`ENQUEUE_CHUNK`] tasks.
+    async fn enqueue_once_many(&self, kind: &str, tasks: Vec<TaskMessage>) -> Result<u64, QueueError> {
+        check_kind(kind)?;
+        for t in &tasks {
+            check_payload(t)?;
+        }
+        self.ensure_group(kind).await?;
+        let mut by_job: std::collections::BTreeMap<&str, Vec<&TaskMessage>> = Default::default();
+        for t in &tasks {
+            by_job.entry(t.job_id.as_str()).or_default().push(t);
+        }
+        let mut added = 0u64;
+        for (job, tasks) in by_job {
+            for chunk in tasks.chunks(ENQUEUE_CHUNK) {
+                let mut inv = self.enqueue_once_many.prepare_invoke();
+                inv.key(stream(kind)).key(once_key(job)).arg(ONCE_TTL_SECS);
+                for t in chunk {
+                    inv.arg(format!("{kind}/{}", t.task_id)).arg(serde_json::to_string(t).map_err(err)?);
+                }
+                let n: u64 = inv.invoke_async(&mut self.conn.clone()).await.map_err(err)?;
+                added += n;
+            }
+        }
+        Ok(added)
     }
 
     async fn forget_job(&self, job_id: &str) -> Result<(), QueueError> {

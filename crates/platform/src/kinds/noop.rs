@@ -17,6 +17,8 @@ pub const JOB: &str = "noop";
 pub const NOOP: TaskKind = TaskKind::new("noop", Served::Worker, 60);
 pub const DONE: TaskKind = TaskKind::new("noop.done", Served::Executor, 60);
 const TASKS: &[TaskKind] = &[NOOP, DONE];
+/// Tasks the plan dispatches per call.
+const PLAN_CHUNK: u64 = 500;
 /// Most tasks in one job.
 pub const MAX_TASKS: u64 = 1_000_000;
 
@@ -74,8 +76,13 @@ impl JobKind for Noop {
 
     async fn plan(&self, p: &Platform, job: &JobRecord) -> Result<(), PlatformError> {
         let spec: Spec = serde_json::from_str(&job.spec).map_err(|e| PlatformError::Corrupt(format!("job {} spec: {e}", job.id)))?;
-        for i in 0..spec.tasks {
-            p.dispatch(&job.id, NOOP, &i.to_string(), now_us().to_string()).await?;
+        // In chunks, each stamped when it is sent (the payload is the enqueue time).
+        let mut next = 0;
+        while next < spec.tasks {
+            let end = (next + PLAN_CHUNK).min(spec.tasks);
+            let t0 = now_us().to_string();
+            p.dispatch_many(&job.id, NOOP, (next..end).map(|i| (i.to_string(), t0.clone()))).await?;
+            next = end;
         }
         Ok(())
     }
