@@ -192,3 +192,49 @@ async fn executors_never_build_trees_and_caches_stay_in_budget() {
     assert!(worker.cache().bytes() <= 1_000);
     assert_eq!(aggregator.cache().keys_with_prefix("reckle/tree/"), [format!("reckle/tree/{job}")]);
 }
+
+/// Fair share (issue 11 item 8): a Reckle job keeps at most `--job-window` of its first tasks
+/// (the buckets) queued or running; each one reported done releases the next. A stand-in
+/// worker takes the 16 bucket tasks of one job one by one and reports them without proving
+/// (the executor only does the bookkeeping), noting how many of the job's bucket tasks were
+/// queued or leased at each claim: at most the window of 3 with it, all 16 at once without.
+async fn bucket_window(real: bool) {
+    async fn most_queued(real: bool, window: u64) -> Option<(u64, usize)> {
+        let (q, blobs, store, _dir) = common::backends_in_db(real, config(), 5).await?;
+        let p = Platform::with_config(q.clone(), blobs, store, platform::PlatformConfig { job_window: window, ..Default::default() });
+        // ℓ = 6, q = 2: 16 buckets of 4 leaves, one index in each.
+        let values: Vec<u64> = (0..64).collect();
+        let batch: Vec<u64> = (0..16).map(|b| 4 * b + 1).collect();
+        let req = JobRequest::ReckleBatch { log_n: 6, log_bucket: 2, batch, leaves: Leaves::Inline(values) };
+        let (job, _) = p.submit(req, None).await.unwrap();
+        let (tx, rx) = watch::channel(false);
+        tokio::spawn(p.clone().run_executor("window-executor".into(), rx));
+        let (mut most, mut taken) = (0, std::collections::BTreeSet::new());
+        while taken.len() < 16 {
+            let lease = q.claim(LEAF.name, "window-worker", Duration::from_secs(20)).await.unwrap().expect("a bucket task");
+            assert_eq!(lease.task.job_id, job);
+            most = most.max(q.job_tasks(LEAF.name, &job).await.unwrap());
+            taken.insert(lease.task.task_id.clone());
+            let report = queue::TaskMessage { failures: 0, ..lease.task.clone() };
+            q.complete_with(&lease, &[(platform::kinds::reckle::DONE.name, report)], Duration::ZERO).await.unwrap();
+        }
+        p.cancel(&job).await.unwrap();
+        let _ = tx.send(true);
+        Some((most, taken.len()))
+    }
+    let Some((windowed, n)) = most_queued(real, 3).await else { return };
+    assert_eq!(n, 16, "every bucket was released");
+    assert!((1..=3).contains(&windowed), "{windowed} bucket tasks queued at once with a window of 3");
+    let (unbounded, _) = most_queued(real, u64::MAX).await.unwrap();
+    assert_eq!(unbounded, 16, "without a window every bucket is queued at once (the test shows nothing)");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn embedded_reckle_buckets_are_released_a_window_at_a_time() {
+    bucket_window(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn redis_s3_reckle_buckets_are_released_a_window_at_a_time() {
+    bucket_window(true).await;
+}

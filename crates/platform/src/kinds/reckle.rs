@@ -53,6 +53,12 @@ pub struct ReckleJobSpec {
     pub batch: Vec<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub update: Option<UpdateSpec>,
+    /// Fair share across jobs (`--job-window`): of the tasks ready at the start (buckets, and
+    /// nodes none of whose children this job proves), at most this many are queued at once;
+    /// each one done releases the next. Recorded with the job, so every executor slides the
+    /// same window; `None` (specs recorded before windows) releases them all at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -70,6 +76,13 @@ impl ReckleJobSpec {
     /// Nodes of `T'_I` (the whole proof structure).
     pub fn plan(&self) -> Result<BTreeSet<NodeId>, PlatformError> {
         Ok(reckle::plan_batch(self.params()?, &self.batch)?.into_iter().collect())
+    }
+
+    /// The nodes of [`ReckleJobSpec::todo`] that wait for no child, in order: what the plan
+    /// task releases (a window of them at a time).
+    pub fn initial(&self) -> Result<Vec<NodeId>, PlatformError> {
+        let (params, todo) = (self.params()?, self.todo()?);
+        Ok(todo.iter().filter(|id| !(id.level > params.log_bucket && id.children().iter().any(|c| todo.contains(c)))).copied().collect())
     }
 
     /// Nodes this job proves: all of `T'_I` for a batch job, the affected paths for an update.
@@ -132,6 +145,8 @@ pub(crate) struct JobPlan {
     params: Params,
     plan: BTreeSet<NodeId>,
     todo: BTreeSet<NodeId>,
+    /// [`ReckleJobSpec::initial`], sorted.
+    initial: Vec<NodeId>,
 }
 
 /// What workers and the aggregator also need: the whole tree (about 72 bytes a leaf: the
@@ -172,9 +187,12 @@ fn node_of(lease: &Lease) -> Result<NodeId, PlatformError> {
     Ok(NodeId::new(t.level, t.index))
 }
 
+fn node_payload(id: NodeId) -> Result<String, PlatformError> {
+    serde_json::to_string(&NodeTask { level: id.level, index: id.index }).map_err(corrupt)
+}
+
 async fn dispatch_node(p: &Platform, job: &str, id: NodeId, kind: TaskKind) -> Result<bool, PlatformError> {
-    let payload = serde_json::to_string(&NodeTask { level: id.level, index: id.index }).map_err(corrupt)?;
-    p.dispatch(job, kind, &id.to_string(), payload).await
+    p.dispatch(job, kind, &id.to_string(), node_payload(id)?).await
 }
 
 async fn report_node(p: &Platform, lease: &Lease) -> Result<(), PlatformError> {
@@ -229,7 +247,7 @@ impl JobKind for ReckleBatch {
             return Err(invalid("leaves", format!("expected {} values for log_n = {log_n}, got {}", params.num_leaves(), values.len())));
         }
         reckle::plan_batch(params, &batch).map_err(|e| invalid("batch", e.to_string()))?;
-        let spec = ReckleJobSpec { log_n, log_bucket, batch, update: None };
+        let spec = ReckleJobSpec { log_n, log_bucket, batch, update: None, window: Some(p.config().job_window.max(1)) };
         validated(spec, &values)
     }
     async fn plan(&self, p: &Platform, job: &JobRecord) -> Result<(), PlatformError> {
@@ -284,6 +302,7 @@ impl JobKind for ReckleUpdate {
             log_bucket: base_spec.log_bucket,
             batch: plan.batch,
             update: Some(UpdateSpec { base_job, base_batch: base_spec.batch, changes }),
+            window: Some(p.config().job_window.max(1)),
         };
         validated(spec, &values)
     }
@@ -313,12 +332,12 @@ fn validated(spec: ReckleJobSpec, values: &[u64]) -> Result<Validated, PlatformE
     })
 }
 
-/// Copies the nodes an update keeps from its base job, then dispatches every node of the plan
-/// none of whose children it proves.
+/// Copies the nodes an update keeps from its base job, then dispatches the first window of the
+/// nodes of the plan none of whose children it proves.
 async fn plan(p: &Platform, rec: &JobRecord) -> Result<(), PlatformError> {
     let job = &rec.id;
     let spec = ReckleJobSpec::of(rec)?;
-    let (params, plan, todo) = (spec.params()?, spec.plan()?, spec.todo()?);
+    let (params, plan, todo, initial) = (spec.params()?, spec.plan()?, spec.todo()?, spec.initial()?);
     if let Some(u) = &spec.update {
         // Nodes the update keeps: their subtrees did not change, so the base job's proofs stand.
         for id in plan.difference(&todo) {
@@ -326,11 +345,14 @@ async fn plan(p: &Platform, rec: &JobRecord) -> Result<(), PlatformError> {
             p.blobs().put(&layout::reckle_node(job, *id), bytes).await?;
         }
     }
-    for id in &todo {
-        let waits_for_child = id.level > params.log_bucket && id.children().iter().any(|c| todo.contains(c));
-        if !waits_for_child {
-            dispatch_node(p, job, *id, task_kind(params, *id)).await?;
-        }
+    let first = initial.len().min(spec.window.unwrap_or(u64::MAX).try_into().unwrap_or(usize::MAX));
+    let mut by_kind: BTreeMap<&'static str, (TaskKind, Vec<(String, String)>)> = BTreeMap::new();
+    for id in &initial[..first] {
+        let kind = task_kind(params, *id);
+        by_kind.entry(kind.name).or_insert((kind, Vec::new())).1.push((id.to_string(), node_payload(*id)?));
+    }
+    for (_, (kind, tasks)) in by_kind {
+        p.dispatch_many(job, kind, tasks).await?;
     }
     Ok(())
 }
@@ -342,9 +364,9 @@ async fn job_plan(p: &Platform, job: &str) -> Result<Arc<JobPlan>, PlatformError
         return Ok(j);
     }
     let spec = ReckleJobSpec::of(&p.record(job).await?)?;
-    let j = Arc::new(JobPlan { params: spec.params()?, plan: spec.plan()?, todo: spec.todo()?, spec });
+    let j = Arc::new(JobPlan { params: spec.params()?, plan: spec.plan()?, todo: spec.todo()?, initial: spec.initial()?, spec });
     // A BTreeSet entry is about 16 bytes of key plus its share of a node.
-    let bytes = 48 * (j.plan.len() + j.todo.len()) as u64 + 16 * j.spec.batch.len() as u64 + 1024;
+    let bytes = 48 * (j.plan.len() + j.todo.len()) as u64 + 16 * (j.spec.batch.len() + j.initial.len()) as u64 + 1024;
     p.cache().put(&key, j.clone(), bytes);
     Ok(j)
 }
@@ -408,6 +430,13 @@ async fn on_done(p: &Platform, lease: &Lease) -> Result<(), PlatformError> {
     }
     let j = job_plan(p, job).await?;
     p.job_store().task_done(job, task_kind(j.params, id).name, &id.to_string()).await?;
+    // The window slides: one of the first tasks done releases the one a window after it
+    // (at most once, however often this report arrives).
+    if let (Some(w), Ok(i)) = (j.spec.window, j.initial.binary_search(&id)) {
+        if let Some(next) = usize::try_from(w).ok().and_then(|w| i.checked_add(w)).and_then(|n| j.initial.get(n)) {
+            dispatch_node(p, job, *next, task_kind(j.params, *next)).await?;
+        }
+    }
     if id.level == j.params.log_n {
         dispatch_node(p, job, id, FINISH).await?;
         return Ok(());
@@ -464,7 +493,7 @@ mod tests {
     fn the_largest_specs_fit_the_job_store() {
         let top = (1u64 << MAX_LOG_N) - 1;
         let batch: Vec<u64> = (0..MAX_BATCH as u64).map(|i| top - i).collect();
-        let spec = ReckleJobSpec { log_n: MAX_LOG_N, log_bucket: 3, batch: batch.clone(), update: None };
+        let spec = ReckleJobSpec { log_n: MAX_LOG_N, log_bucket: 3, batch: batch.clone(), update: None, window: Some(u64::MAX) };
         let len = serde_json::to_string(&spec).unwrap().len();
         assert!(len <= jobs::MAX_SPEC_BYTES, "batch spec of {len} bytes");
         let changes: Vec<Change> = (0..MAX_CHANGES as u64).map(|i| Change::Set { index: top - i, value: u64::MAX }).collect();
@@ -475,6 +504,7 @@ mod tests {
             log_bucket: 3,
             batch: after,
             update: Some(UpdateSpec { base_job: "f".repeat(64), base_batch: batch, changes }),
+            window: Some(u64::MAX),
         };
         let len = serde_json::to_string(&update).unwrap().len();
         assert!(len <= jobs::MAX_SPEC_BYTES, "update spec of {len} bytes");
