@@ -2,6 +2,12 @@
 
 #![allow(clippy::all)]
 
+pub use prost;
+
+/// Largest gRPC message the server decodes and the CLI sends: inline leaves of a 2^22-leaf tree
+/// fit; larger inputs go through the object store (`leaves.object_key`).
+pub const MAX_MESSAGE_BYTES: usize = 64 << 20;
+
 pub mod v1 {
     tonic::include_proto!("prover.v1");
 

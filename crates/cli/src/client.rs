@@ -146,7 +146,64 @@ async fn connect(ep: &Endpoint) -> anyhow::Result<Client> {
         .connect()
         .await
         .with_context(|| format!("connecting to {}", ep.endpoint))?;
-    Ok(JobServiceClient::with_interceptor(channel, Bearer(bearer)).max_decoding_message_size(64 << 20).max_encoding_message_size(64 << 20))
+    Ok(JobServiceClient::with_interceptor(channel, Bearer(bearer)).max_decoding_message_size(api::MAX_MESSAGE_BYTES).max_encoding_message_size(api::MAX_MESSAGE_BYTES))
+}
+
+/// `req`, or, when its inline leaves make it larger than the API's message limit (a tree above
+/// 2^22 values), the same request with the leaves uploaded first (`UploadInput`) and passed by
+/// object key.
+async fn inline_or_uploaded(c: &mut Client, mut req: pb::SubmitJobRequest) -> anyhow::Result<pb::SubmitJobRequest> {
+    let size = api::prost::Message::encoded_len(&req);
+    if size <= api::MAX_MESSAGE_BYTES {
+        return Ok(req);
+    }
+    let Some(pb::submit_job_request::Params::ReckleBatch(p)) = &mut req.params else {
+        bail!("the request is {size} bytes, over the API's {} MiB message limit", api::MAX_MESSAGE_BYTES >> 20);
+    };
+    let Some(pb::reckle_batch_params::Leaves::Inline(v)) = p.leaves.take() else {
+        bail!("the request is {size} bytes, over the API's {} MiB message limit", api::MAX_MESSAGE_BYTES >> 20);
+    };
+    let data = reckle::encode_values(&v.values);
+    let name = format!("leaves-{}.bin", &hex::encode(blake2_256(&data))[..16]);
+    eprintln!("{} leaves are over the {} MiB message limit inline: uploading them as {name}", v.values.len(), api::MAX_MESSAGE_BYTES >> 20);
+    let up = upload_bytes(c, &name, data).await?;
+    p.leaves = Some(pb::reckle_batch_params::Leaves::ObjectKey(up.object_key));
+    Ok(req)
+}
+
+fn blake2_256(data: &[u8]) -> [u8; 32] {
+    use blake2::Digest;
+    blake2::Blake2b::<blake2::digest::consts::U32>::digest(data).into()
+}
+
+/// Streams `data` to `UploadInput` as `name`, in chunks; checks the digest the server computed.
+async fn upload_bytes(c: &mut Client, name: &str, data: Vec<u8>) -> anyhow::Result<pb::UploadInputResponse> {
+    const PIECE: usize = 1 << 20;
+    let total = data.len() as u64;
+    let digest = hex::encode(blake2_256(&data));
+    let mut chunks = vec![pb::UploadChunk { name: name.to_string(), total_size: total, data: Vec::new() }];
+    chunks.extend(data.chunks(PIECE).map(|d| pb::UploadChunk { data: d.to_vec(), ..Default::default() }));
+    drop(data);
+    let resp = c.upload_input(tokio_stream::iter(chunks)).await.map_err(rpc)?.into_inner();
+    if resp.blake2b != digest || resp.size != total {
+        bail!("the platform stored {} bytes with BLAKE2b {} for {name}, not the {total} bytes with BLAKE2b {digest} sent", resp.size, resp.blake2b);
+    }
+    Ok(resp)
+}
+
+/// `prover upload FILE [--name N]`: prints the object key.
+pub fn upload(ep: Endpoint, file: std::path::PathBuf, name: Option<String>) -> anyhow::Result<()> {
+    let name = match name {
+        Some(n) => n,
+        None => file.file_name().and_then(|n| n.to_str()).context("give --name: the file has no usable name")?.to_string(),
+    };
+    let data = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+    runtime()?.block_on(async {
+        let up = upload_bytes(&mut connect(&ep).await?, &name, data).await?;
+        eprintln!("{} bytes stored, BLAKE2b-256 {}", up.size, up.blake2b);
+        println!("{}", up.object_key);
+        Ok(())
+    })
 }
 
 /// A gRPC status as one line: `INVALID_ARGUMENT: invalid batch: …`.
@@ -240,7 +297,9 @@ pub fn submit(ep: Endpoint, cmd: SubmitCommand) -> anyhow::Result<()> {
         }
     };
     runtime()?.block_on(async {
-        let resp = connect(&ep).await?.submit_job(req).await.map_err(rpc)?.into_inner();
+        let mut c = connect(&ep).await?;
+        let req = inline_or_uploaded(&mut c, req).await?;
+        let resp = c.submit_job(req).await.map_err(rpc)?.into_inner();
         if !resp.created {
             eprintln!("the idempotency key names an earlier job");
         }

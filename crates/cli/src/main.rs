@@ -45,6 +45,17 @@ enum Command {
         #[command(subcommand)]
         job: client::SubmitCommand,
     },
+    /// Upload an input too large to send inline (a Reckle job's leaves, `leaves.bin` format:
+    /// 8-byte little-endian values) to your tenant's upload prefix; prints the object key for
+    /// `submit reckle --leaves-object`.
+    Upload {
+        file: std::path::PathBuf,
+        /// Name of the upload (default: the file's name).
+        #[arg(long)]
+        name: Option<String>,
+        #[command(flatten)]
+        endpoint: client::Endpoint,
+    },
     /// Follow a job with progress bars: exits 0 when it is done, 1 when it failed or was
     /// cancelled.
     Watch {
@@ -113,6 +124,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => serve::run(args),
         Command::Admin(cmd) => admin::run(cmd),
         Command::Submit { endpoint, job } => client::submit(endpoint, job),
+        Command::Upload { file, name, endpoint } => client::upload(endpoint, file, name),
         Command::Watch { job, endpoint } => client::watch(endpoint, job),
         Command::Status { job, endpoint } => client::status(endpoint, job),
         Command::Jobs { page_size, endpoint } => client::list(endpoint, page_size),

@@ -322,6 +322,18 @@ fn planner_with_require_auth_serves_only_token_holders() {
     assert!(ok(o).contains(&job));
     fails_with(prover(&["status", &job, "--endpoint", &ep, "--token", &tb]), &["NotFound"]);
     fails_with(prover(&["cancel", &job, "--endpoint", &ep, "--token", &tb]), &["NotFound"]);
+    // Large inputs go through UploadInput: A uploads leaves and submits by key; B cannot use
+    // A's upload.
+    let dir = tempfile::tempdir().unwrap();
+    let leaves = dir.path().join("leaves.bin");
+    std::fs::write(&leaves, (0u64..16).flat_map(|v| (v * 7).to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+    let key = ok(prover(&["upload", leaves.to_str().unwrap(), "--name", "e2e-leaves.bin", "--endpoint", &ep, "--token", &ta]));
+    assert_eq!(key, format!("tenants/e2e-a-{run}/uploads/e2e-leaves.bin"));
+    let by_key = |t: &str| prover(&["submit", "reckle", "--leaves-object", &key, "--log-n", "4", "--batch", "1,9", "--endpoint", &ep, "--token", t]);
+    let reckle_job = ok(by_key(&ta));
+    ok(prover(&["cancel", &reckle_job, "--endpoint", &ep, "--token", &ta]));
+    fails_with(by_key(&tb), &["InvalidArgument", "leaves.object_key"]);
+    fails_with(prover(&["upload", leaves.to_str().unwrap(), "--name", "../x", "--endpoint", &ep, "--token", &tb]), &["InvalidArgument", "name"]);
     assert!(!ok(prover(&["jobs", "--endpoint", &ep, "--token", &tb])).contains(&job));
     // The listing shows ids, never tokens.
     let listed = ok(prover(&["admin", "token", "list", "--redis", &s.redis]));

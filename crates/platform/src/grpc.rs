@@ -30,7 +30,7 @@ use crate::{proof_prefix, JobRequest, Leaves, Platform, PlatformError};
 /// Chunk size of `GetProof`.
 pub const CHUNK: usize = 1 << 20;
 /// Largest request the server decodes (inline leaves of a 2^22-leaf tree fit).
-pub const MAX_MESSAGE_BYTES: usize = 64 << 20;
+pub const MAX_MESSAGE_BYTES: usize = api::MAX_MESSAGE_BYTES;
 
 pub struct JobServiceImpl {
     platform: Arc<Platform>,
@@ -41,6 +41,27 @@ pub struct JobServiceImpl {
 /// Where a tenant may point `object_key` inputs.
 pub fn upload_prefix(tenant: &str) -> String {
     format!("tenants/{tenant}/uploads/")
+}
+
+/// Largest `UploadInput`: the leaves of the largest tree (8 bytes per value, 2^24 values).
+pub const MAX_UPLOAD_BYTES: u64 = 8 << crate::MAX_LOG_N;
+
+/// Where `UploadInput` puts an upload named `name`: under the tenant's upload prefix, or under
+/// `uploads/` on an open API.
+fn upload_key(tenant: &str, name: &str) -> Result<String, Status> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+        && !name.starts_with('.');
+    if !ok {
+        return Err(Status::invalid_argument(format!(
+            "invalid name: {name:?}: use 1 to 64 letters, digits, '.', '-' and '_', not starting with '.'"
+        )));
+    }
+    let prefix = if tenant.is_empty() { "uploads/".to_string() } else { upload_prefix(tenant) };
+    let key = format!("{prefix}{name}");
+    blobstore::check_key(&key).map_err(|e| Status::invalid_argument(format!("invalid name: {e}")))?;
+    Ok(key)
 }
 
 impl JobServiceImpl {
@@ -175,6 +196,46 @@ type BoxStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'stati
 
 #[tonic::async_trait]
 impl JobService for JobServiceImpl {
+    async fn upload_input(&self, request: Request<tonic::Streaming<pb::UploadChunk>>) -> Result<Response<pb::UploadInputResponse>, Status> {
+        use blake2::Digest;
+        let tenant = self.tenant(&request).await?;
+        let mut stream = request.into_inner();
+        let first = stream.message().await?.ok_or_else(|| Status::invalid_argument("invalid name: the upload stream is empty"))?;
+        let key = upload_key(&tenant, &first.name)?;
+        let total = first.total_size;
+        if total > MAX_UPLOAD_BYTES {
+            return Err(Status::invalid_argument(format!("invalid total_size: {total} bytes, at most {MAX_UPLOAD_BYTES}")));
+        }
+        // Grown as bytes arrive: an announced size costs nothing until it is sent.
+        let mut data = Vec::with_capacity((total as usize).min(CHUNK));
+        let mut chunk = first;
+        let mut later = false;
+        loop {
+            if later && (!chunk.name.is_empty() || chunk.total_size != 0) {
+                return Err(Status::invalid_argument("invalid name: only the first chunk carries the name and total_size"));
+            }
+            later = true;
+            if (data.len() + chunk.data.len()) as u64 > total {
+                return Err(Status::invalid_argument(format!("invalid data: more than the {total} bytes total_size announced")));
+            }
+            data.extend_from_slice(&chunk.data);
+            match stream.message().await? {
+                Some(next) => chunk = next,
+                None => break,
+            }
+        }
+        if data.len() as u64 != total {
+            return Err(Status::invalid_argument(format!(
+                "invalid data: {} of the {total} bytes total_size announced arrived; nothing was stored",
+                data.len()
+            )));
+        }
+        let digest = hex::encode(blake2::Blake2b::<blake2::digest::consts::U32>::digest(&data));
+        self.platform.blobs().put(&key, bytes::Bytes::from(data)).await.map_err(|e| status(e.into()))?;
+        tracing::info!(key, size = total, "input uploaded");
+        Ok(Response::new(pb::UploadInputResponse { object_key: key, size: total, blake2b: digest }))
+    }
+
     async fn submit_job(&self, request: Request<pb::SubmitJobRequest>) -> Result<Response<pb::SubmitJobResponse>, Status> {
         let tenant = self.tenant(&request).await?;
         let req = request.into_inner();

@@ -63,7 +63,7 @@ async fn tokens(real: bool) -> Arc<dyn TokenStore> {
 async fn tenants_are_isolated(real: bool) {
     // No worker runs: the jobs stay queued, which is all these checks need.
     let Some((q, blobs, jobs, _dir)) = common::backends_in_db(real, QueueConfig::default(), 2).await else { return };
-    let platform = Platform::new(q, blobs, jobs);
+    let platform = Platform::new(q, blobs.clone(), jobs);
     let store = tokens(real).await;
     let run = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
     let (ta, tb) = (format!("a-{run}"), format!("b-{run}"));
@@ -140,6 +140,46 @@ async fn tenants_are_isolated(real: bool) {
         let e = c.submit_job(req(batch, kb)).await.unwrap_err();
         assert_eq!(e.code(), Code::InvalidArgument, "{key}: {e:?}");
         assert!(e.message().contains("object_key"), "{e:?}");
+    }
+
+    // Uploads land under the caller's prefix and serve as its inputs, and only as its inputs.
+    let upload = |name: &str, total: u64, pieces: Vec<Vec<u8>>| {
+        let mut chunks = vec![pb::UploadChunk { name: name.into(), total_size: total, data: Vec::new() }];
+        chunks.extend(pieces.into_iter().map(|data| pb::UploadChunk { data, ..Default::default() }));
+        tokio_stream::iter(chunks)
+    };
+    let values: Vec<u8> = (0u64..16).flat_map(|v| v.to_le_bytes()).collect();
+    let up = c.upload_input(req(upload("leaves.bin", 128, vec![values[..100].to_vec(), values[100..].to_vec()]), ka)).await.unwrap().into_inner();
+    assert_eq!((up.object_key.as_str(), up.size), (format!("tenants/{ta}/uploads/leaves.bin").as_str(), 128));
+    assert_eq!(blobs.get(&up.object_key).await.unwrap().as_ref(), values.as_slice());
+    let by_key = |key: &str| pb::SubmitJobRequest {
+        idempotency_key: String::new(),
+        params: Some(pb::submit_job_request::Params::ReckleBatch(pb::ReckleBatchParams {
+            log_n: 4,
+            log_bucket: 2,
+            batch: vec![3],
+            leaves: Some(pb::reckle_batch_params::Leaves::ObjectKey(key.into())),
+        })),
+    };
+    c.submit_job(req(by_key(&up.object_key), ka)).await.unwrap();
+    let e = c.submit_job(req(by_key(&up.object_key), kb)).await.unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument, "B used A's upload: {e:?}");
+    // No token; a stream cut short, or longer than announced; a bad name; too large: refused,
+    // and nothing is stored.
+    let e = c.upload_input(req(upload("x.bin", 8, vec![vec![0; 8]]), None)).await.unwrap_err();
+    assert_eq!(e.code(), Code::Unauthenticated);
+    for (name, total, pieces, field) in [
+        ("cut.bin", 64, vec![vec![1u8; 32]], "32 of the 64"),
+        ("long.bin", 8, vec![vec![1u8; 8], vec![1u8; 1]], "more than the 8"),
+        ("../escape", 8, vec![vec![1u8; 8]], "name"),
+        ("huge.bin", platform::grpc::MAX_UPLOAD_BYTES + 1, vec![], "total_size"),
+    ] {
+        let e = c.upload_input(req(upload(name, total, pieces), kb)).await.unwrap_err();
+        assert_eq!(e.code(), Code::InvalidArgument, "{name}: {e:?}");
+        assert!(e.message().contains(field), "{name}: {e:?}");
+        if !name.contains('/') {
+            assert!(!blobs.exists(&format!("tenants/{tb}/uploads/{name}")).await.unwrap(), "{name} was stored");
+        }
     }
 
     // A's token revoked while in use: its next call is refused; B is unaffected.
