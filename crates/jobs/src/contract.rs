@@ -188,3 +188,36 @@ pub async fn tenants_are_separate(s: &dyn JobStore, p: &str) {
     }
     assert!(s.list_tenant(&ta, 0, 10).await.unwrap().0.is_empty(), "deleted jobs leave the tenant's listing");
 }
+
+/// A tenant's active jobs are limited: at the limit a new job is refused with
+/// [`JobError::LimitReached`] and nothing is written; a job that ends (or is deleted) frees its
+/// place; a repeated submission naming an earlier job still answers; other tenants and jobs
+/// without a tenant are not counted against it.
+pub async fn tenant_active_jobs_are_limited(s: &dyn JobStore, p: &str) {
+    let (ta, tb) = (format!("{p}-ta"), format!("{p}-tb"));
+    let job = |n: &str, t: &str| record(&format!("{p}-{n}")).with_tenant(t.to_string());
+    let full = Err(JobError::LimitReached { limit: "active jobs per tenant", max: 2 });
+    assert_eq!(s.create_limited(&job("a1", &ta), Some(("k1", "f1")), Some(2)).await.unwrap(), Created::New);
+    assert_eq!(s.create_limited(&job("a2", &ta), None, Some(2)).await.unwrap(), Created::New);
+    assert_eq!(s.create_limited(&job("a3", &ta), None, Some(2)).await, full);
+    assert_eq!(s.get(&format!("{p}-a3")).await.unwrap(), None, "a refused job left a record");
+    assert_eq!(s.list_tenant(&ta, 0, 10).await.unwrap().0.len(), 2);
+    // The retry of a recorded submission is answered, not refused.
+    assert_eq!(s.create_limited(&job("a1-retry", &ta), Some(("k1", "f1")), Some(2)).await.unwrap(), Created::Existing(format!("{p}-a1")));
+    // Other tenants and tenant-less jobs have their own count.
+    assert_eq!(s.create_limited(&job("b1", &tb), None, Some(2)).await.unwrap(), Created::New);
+    assert_eq!(s.create_limited(&record(&format!("{p}-n1")), None, Some(0)).await.unwrap(), Created::New);
+    // A job that ends, or is deleted, frees its place.
+    s.transition(&format!("{p}-a1"), JobState::Running, "").await.unwrap();
+    assert_eq!(s.create_limited(&job("a3", &ta), None, Some(2)).await, full, "a running job still counts");
+    s.transition(&format!("{p}-a1"), JobState::Done, "").await.unwrap();
+    assert_eq!(s.create_limited(&job("a3", &ta), None, Some(2)).await.unwrap(), Created::New);
+    assert_eq!(s.create_limited(&job("a4", &ta), None, Some(2)).await, full);
+    s.delete(&format!("{p}-a2")).await.unwrap();
+    assert_eq!(s.create_limited(&job("a4", &ta), None, Some(2)).await.unwrap(), Created::New);
+    // Without a limit, none.
+    assert_eq!(s.create(&job("a5", &ta), None).await.unwrap(), Created::New);
+    for n in ["a1", "a3", "a4", "a5", "b1", "n1"] {
+        s.delete(&format!("{p}-{n}")).await.unwrap();
+    }
+}

@@ -31,6 +31,7 @@
 //! `prover:job:{id}:done` and `prover:job:{id}:released` (sets of task ids), `prover:jobs`
 //! (sorted set of ids by creation time, for listing), `prover:jobs:active` (the same for jobs
 //! not in a terminal state), `prover:jobs:tenant:{tenant}` (the same for one tenant's jobs),
+//! `prover:jobs:tenant-active:{tenant}` (one tenant's jobs not in a terminal state: its quota),
 //! `prover:idem:{key}` or, for a tenant's job, `prover:idem:{tenant} {key}` (`{id} {fingerprint}`).
 
 use std::collections::BTreeMap;
@@ -155,6 +156,8 @@ pub enum JobError {
     NotFound(String),
     #[error("invalid {field}: {reason}")]
     Invalid { field: &'static str, reason: String },
+    #[error("tenant limit reached: {limit} (at most {max})")]
+    LimitReached { limit: &'static str, max: u64 },
     #[error("job store backend: {0}")]
     Backend(String),
 }
@@ -216,7 +219,15 @@ pub trait JobStore: Send + Sync {
     /// `(key, fingerprint)`: a key seen before with the same fingerprint returns
     /// [`Created::Existing`] and writes nothing; with another fingerprint,
     /// [`JobError::IdempotencyConflict`].
-    async fn create(&self, rec: &JobRecord, idempotency: Option<(&str, &str)>) -> Result<Created, JobError>;
+    async fn create(&self, rec: &JobRecord, idempotency: Option<(&str, &str)>) -> Result<Created, JobError> {
+        self.create_limited(rec, idempotency, None).await
+    }
+    /// [`JobStore::create`], refused with [`JobError::LimitReached`] when the record's tenant
+    /// already has `max_active` jobs that have not ended (checked and recorded in one atomic
+    /// step, so concurrent submissions cannot overshoot). A repeated submission that names an
+    /// earlier job is answered as by `create`, whatever the count. Jobs without a tenant are
+    /// never limited.
+    async fn create_limited(&self, rec: &JobRecord, idempotency: Option<(&str, &str)>, max_active: Option<u64>) -> Result<Created, JobError>;
     async fn get(&self, id: &str) -> Result<Option<JobRecord>, JobError>;
     /// Newest first: `(records, next offset if more)`.
     async fn list(&self, offset: u64, limit: u64) -> Result<(Vec<JobRecord>, Option<u64>), JobError>;

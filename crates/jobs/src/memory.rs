@@ -54,7 +54,7 @@ impl MemoryJobStore {
 
 #[async_trait]
 impl JobStore for MemoryJobStore {
-    async fn create(&self, rec: &JobRecord, idempotency: Option<(&str, &str)>) -> Result<Created, JobError> {
+    async fn create_limited(&self, rec: &JobRecord, idempotency: Option<(&str, &str)>, max_active: Option<u64>) -> Result<Created, JobError> {
         check_record(rec)?;
         let mut g = self.lock();
         g.sweep();
@@ -70,6 +70,12 @@ impl JobStore for MemoryJobStore {
         }
         if g.jobs.contains_key(&rec.id) {
             return Err(JobError::AlreadyExists(rec.id.clone()));
+        }
+        if let (Some(max), false) = (max_active, rec.tenant.is_empty()) {
+            let active = g.jobs.values().filter(|r| r.tenant == rec.tenant && !r.state.is_terminal()).count() as u64;
+            if active >= max {
+                return Err(JobError::LimitReached { limit: "active jobs per tenant", max });
+            }
         }
         if let Some((key, fp)) = idempotency {
             g.idem.insert(crate::tenant_idempotency_key(&rec.tenant, key), (rec.id.clone(), fp.into()));

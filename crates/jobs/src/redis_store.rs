@@ -24,6 +24,9 @@ fn released_key(id: &str) -> String {
 fn tenant_key(tenant: &str) -> String {
     format!("prover:jobs:tenant:{tenant}")
 }
+fn tenant_active_key(tenant: &str) -> String {
+    format!("prover:jobs:tenant-active:{tenant}")
+}
 fn idem_key(key: &str) -> String {
     format!("prover:idem:{key}")
 }
@@ -40,19 +43,22 @@ fn err(e: impl std::fmt::Display) -> JobError {
     JobError::Backend(e.to_string())
 }
 
-/// KEYS: job hash, jobs zset, idempotency key, active zset[, the tenant's zset]. ARGV: has-key
-/// flag, fingerprint, id, created ms, then field/value pairs. Returns {'new'|'existing'|'exists',
-/// stored idempotency value}.
+/// KEYS: job hash, jobs zset, idempotency key, active zset[, the tenant's zset, the tenant's
+/// active zset]. ARGV: has-key flag, fingerprint, id, created ms, the tenant's limit of active
+/// jobs (-1: none), then field/value pairs. Returns {'new'|'existing'|'exists'|'limit', stored
+/// idempotency value}.
 const CREATE: &str = r#"
 if ARGV[1] == '1' then
   local v = redis.call('GET', KEYS[3])
   if v then return {'existing', v} end
 end
 if redis.call('EXISTS', KEYS[1]) == 1 then return {'exists', ''} end
-for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+if KEYS[6] and tonumber(ARGV[5]) >= 0 and redis.call('ZCARD', KEYS[6]) >= tonumber(ARGV[5]) then return {'limit', ''} end
+for i = 6, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3])
 redis.call('ZADD', KEYS[4], ARGV[4], ARGV[3])
 if KEYS[5] then redis.call('ZADD', KEYS[5], ARGV[4], ARGV[3]) end
+if KEYS[6] then redis.call('ZADD', KEYS[6], ARGV[4], ARGV[3]) end
 if ARGV[1] == '1' then redis.call('SET', KEYS[3], ARGV[3] .. ' ' .. ARGV[2]) end
 return {'new', ''}
 "#;
@@ -63,7 +69,11 @@ local s = redis.call('HGET', KEYS[1], 'state')
 if not s then return -1 end
 if s == 'done' or s == 'failed' or s == 'cancelled' then return 0 end
 redis.call('HSET', KEYS[1], 'state', ARGV[1], 'message', ARGV[2], 'updated_ms', ARGV[3])
-if ARGV[1] == 'done' or ARGV[1] == 'failed' or ARGV[1] == 'cancelled' then redis.call('ZREM', KEYS[2], ARGV[4]) end
+if ARGV[1] == 'done' or ARGV[1] == 'failed' or ARGV[1] == 'cancelled' then
+  redis.call('ZREM', KEYS[2], ARGV[4])
+  local tenant = redis.call('HGET', KEYS[1], 'tenant')
+  if tenant and tenant ~= '' then redis.call('ZREM', 'prover:jobs:tenant-active:' .. tenant, ARGV[4]) end
+end
 return 1
 "#;
 
@@ -86,7 +96,10 @@ if idem and idem ~= '' then
   if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then redis.call('DEL', 'prover:idem:' .. idem) end
 end
 local tenant = redis.call('HGET', KEYS[1], 'tenant')
-if tenant and tenant ~= '' then redis.call('ZREM', 'prover:jobs:tenant:' .. tenant, ARGV[1]) end
+if tenant and tenant ~= '' then
+  redis.call('ZREM', 'prover:jobs:tenant:' .. tenant, ARGV[1])
+  redis.call('ZREM', 'prover:jobs:tenant-active:' .. tenant, ARGV[1])
+end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('ZREM', KEYS[5], ARGV[1])
@@ -231,7 +244,7 @@ impl RedisJobStore {
 
 #[async_trait]
 impl JobStore for RedisJobStore {
-    async fn create(&self, rec: &JobRecord, idempotency: Option<(&str, &str)>) -> Result<Created, JobError> {
+    async fn create_limited(&self, rec: &JobRecord, idempotency: Option<(&str, &str)>, max_active: Option<u64>) -> Result<Created, JobError> {
         check_record(rec)?;
         if let Some((key, _)) = idempotency {
             check_idempotency_key(key)?;
@@ -241,9 +254,10 @@ impl JobStore for RedisJobStore {
         let mut inv = self.create.key(job_key(&rec.id));
         inv.key(JOBS).key(idem_key(key)).key(ACTIVE);
         if !rec.tenant.is_empty() {
-            inv.key(tenant_key(&rec.tenant));
+            inv.key(tenant_key(&rec.tenant)).key(tenant_active_key(&rec.tenant));
         }
-        inv.arg(if idempotency.is_some() { "1" } else { "0" }).arg(fp).arg(&rec.id).arg(rec.created_ms);
+        let limit = max_active.map_or(-1, |m| m.min(i64::MAX as u64) as i64);
+        inv.arg(if idempotency.is_some() { "1" } else { "0" }).arg(fp).arg(&rec.id).arg(rec.created_ms).arg(limit);
         let mut fields: Vec<(String, String)> = vec![
             ("kind".into(), rec.kind.clone()),
             ("spec".into(), rec.spec.clone()),
@@ -265,6 +279,7 @@ impl JobStore for RedisJobStore {
         match what.as_str() {
             "new" => Ok(Created::New),
             "exists" => Err(JobError::AlreadyExists(rec.id.clone())),
+            "limit" => Err(JobError::LimitReached { limit: "active jobs per tenant", max: max_active.unwrap_or(0) }),
             _ => {
                 let (job, old_fp) = stored.split_once(' ').unwrap_or((&stored, ""));
                 if old_fp == fp {

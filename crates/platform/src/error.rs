@@ -18,6 +18,9 @@ pub enum PlatformError {
     Precondition(String),
     #[error("no job {0}")]
     NotFound(String),
+    /// A tenant's quota would be exceeded; the message names the limit.
+    #[error("{0}")]
+    Quota(String),
     #[error(transparent)]
     Queue(#[from] QueueError),
     #[error(transparent)]
@@ -43,6 +46,7 @@ impl PlatformError {
             PlatformError::InvalidJob { .. }
             | PlatformError::Precondition(_)
             | PlatformError::NotFound(_)
+            | PlatformError::Quota(_)
             | PlatformError::Proof(_)
             | PlatformError::Corrupt(_)
             | PlatformError::Config(_) => true,
@@ -64,6 +68,7 @@ impl From<JobError> for PlatformError {
             JobError::Invalid { field, reason } => PlatformError::InvalidJob { field, reason },
             JobError::IdempotencyConflict { .. } => PlatformError::Precondition(e.to_string()),
             JobError::NotFound(id) => PlatformError::NotFound(id),
+            JobError::LimitReached { .. } => PlatformError::Quota(format!("{e}: wait for one of your jobs to end, or cancel one")),
             e => PlatformError::Jobs(e),
         }
     }

@@ -2,7 +2,8 @@
 //!
 //! Errors: bad input is `INVALID_ARGUMENT` with the field named; an idempotency key reused for
 //! another request, a base job that is not done, or a proof asked of a job that is not done is
-//! `FAILED_PRECONDITION`; an unknown job is `NOT_FOUND`; backend trouble is `UNAVAILABLE`.
+//! `FAILED_PRECONDITION`; an unknown job is `NOT_FOUND`; a tenant over a quota (active jobs,
+//! tasks per job) is `RESOURCE_EXHAUSTED` naming the limit; backend trouble is `UNAVAILABLE`.
 //!
 //! Authentication ([`JobServiceImpl::with_tokens`]): every call must carry
 //! `authorization: Bearer <token>`; the token's tenant (`auth` crate) owns the jobs it submits.
@@ -110,6 +111,7 @@ pub fn status(e: PlatformError) -> Status {
         PlatformError::InvalidJob { .. } => Status::invalid_argument(e.to_string()),
         PlatformError::Precondition(m) => Status::failed_precondition(m),
         PlatformError::NotFound(id) => Status::not_found(format!("no job {id}")),
+        PlatformError::Quota(m) => Status::resource_exhausted(m),
         PlatformError::Queue(_) | PlatformError::Blob(_) | PlatformError::Jobs(_) => Status::unavailable(e.to_string()),
         e => Status::internal(e.to_string()),
     }

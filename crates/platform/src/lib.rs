@@ -79,6 +79,23 @@ pub struct PlatformConfig {
     pub job_window: u64,
     /// Task loops of the executor role in one process (reports and plan tasks).
     pub executor_loops: usize,
+    /// Quotas of each tenant (jobs submitted without a tenant, on an open API, have none).
+    pub quotas: Quotas,
+}
+
+/// Per-tenant limits, checked at submission (`RESOURCE_EXHAUSTED` naming the limit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Quotas {
+    /// Jobs of one tenant queued or running at once (checked atomically with the record).
+    pub max_active_jobs: Option<u64>,
+    /// Tasks one job of a tenant may plan (its work budget).
+    pub max_job_tasks: Option<u64>,
+}
+
+impl Default for Quotas {
+    fn default() -> Self {
+        Self { max_active_jobs: Some(64), max_job_tasks: Some(100_000) }
+    }
 }
 
 impl Default for PlatformConfig {
@@ -95,6 +112,7 @@ impl Default for PlatformConfig {
             expected: BTreeMap::new(),
             job_window: kinds::pari::DEFAULT_WINDOW,
             executor_loops: 4,
+            quotas: Quotas::default(),
         }
     }
 }

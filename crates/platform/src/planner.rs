@@ -77,6 +77,13 @@ impl Platform {
                 return Err(e);
             }
         };
+        let quotas = if tenant.is_empty() { crate::Quotas { max_active_jobs: None, max_job_tasks: None } } else { self.config().quotas };
+        let planned: u64 = v.tasks.values().sum();
+        if let Some(max) = quotas.max_job_tasks.filter(|m| planned > *m) {
+            return Err(PlatformError::Quota(format!(
+                "tenant limit reached: tasks per job (this job plans {planned}, at most {max}): split it into smaller jobs"
+            )));
+        }
         let job = uuid::Uuid::new_v4().to_string();
         let fingerprint = fingerprint(&v.spec, &v.inputs);
         for (name, bytes) in v.inputs.iter().chain(&v.secrets) {
@@ -84,7 +91,7 @@ impl Platform {
         }
         let mut rec = JobRecord::new(&job, kind_name, v.spec).with_tenant(tenant);
         rec.tasks = v.tasks.iter().map(|(k, n)| (k.to_string(), TaskCounts { total: *n, done: 0 })).collect();
-        let created = match self.job_store().create(&rec, idempotency_key.map(|k| (k, fingerprint.as_str()))).await {
+        let created = match self.job_store().create_limited(&rec, idempotency_key.map(|k| (k, fingerprint.as_str())), quotas.max_active_jobs).await {
             Ok(c) => c,
             Err(e) => {
                 let _ = self.blobs().delete_prefix(&layout::job_prefix(&job)).await;

@@ -81,6 +81,13 @@ pub struct ServiceConfig {
     /// Task loops of the executor role in this process (plan tasks and reports).
     #[arg(long, env = "PROVER_EXECUTOR_LOOPS", default_value_t = 4)]
     pub executor_loops: usize,
+    /// Jobs one tenant may have queued or running at once (planner role; 0: no limit). Jobs
+    /// submitted without a tenant (an API without --require-auth) are not limited.
+    #[arg(long, env = "PROVER_TENANT_MAX_ACTIVE_JOBS", default_value_t = 64)]
+    pub tenant_max_active_jobs: u64,
+    /// Tasks one job of a tenant may plan (planner role; 0: no limit).
+    #[arg(long, env = "PROVER_TENANT_MAX_JOB_TASKS", default_value_t = 100_000)]
+    pub tenant_max_job_tasks: u64,
     /// Seconds between reconciler rounds (executor role).
     #[arg(long, env = "PROVER_RECONCILE_EVERY_SECS", default_value_t = 2)]
     pub reconcile_every_secs: u64,
@@ -132,6 +139,10 @@ impl ServiceConfig {
             cache_bytes: self.cache_bytes,
             job_window: self.job_window.max(1),
             executor_loops: self.executor_loops.max(1),
+            quotas: crate::Quotas {
+                max_active_jobs: (self.tenant_max_active_jobs > 0).then_some(self.tenant_max_active_jobs),
+                max_job_tasks: (self.tenant_max_job_tasks > 0).then_some(self.tenant_max_job_tasks),
+            },
             ..PlatformConfig::default()
         };
         for d in &self.task_deadlines {

@@ -202,3 +202,47 @@ async fn embedded_tenants_are_isolated() {
 async fn redis_s3_tenants_are_isolated() {
     tenants_are_isolated(true).await;
 }
+
+/// Quotas through the API (issue 12 item 3): a tenant at its limit of active jobs is refused
+/// with RESOURCE_EXHAUSTED naming the limit, while another tenant is not; a job that ends frees
+/// a place; a job planning more tasks than a tenant's per-job budget is refused the same way.
+async fn quotas_are_enforced(real: bool) {
+    let Some((q, blobs, jobs, _dir)) = common::backends_in_db(real, QueueConfig::default(), 2).await else { return };
+    let quotas = platform::Quotas { max_active_jobs: Some(2), max_job_tasks: Some(4) };
+    let platform = Platform::with_config(q, blobs, jobs, platform::PlatformConfig { quotas, ..Default::default() });
+    let store = tokens(real).await;
+    let run = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
+    let a = store.create(&format!("qa-{run}")).await.unwrap();
+    let b = store.create(&format!("qb-{run}")).await.unwrap();
+    let endpoint = serve(platform, store).await;
+    let mut c: JobServiceClient<Channel> = JobServiceClient::connect(endpoint).await.unwrap();
+    let (ka, kb) = (Some(a.secret.as_str()), Some(b.secret.as_str()));
+    // No worker runs: submitted jobs stay queued, i.e. active.
+    let j1 = c.submit_job(req(pari(""), ka)).await.unwrap().into_inner().job_id;
+    c.submit_job(req(pari(""), ka)).await.unwrap();
+    let e = c.submit_job(req(pari(""), ka)).await.unwrap_err();
+    assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
+    assert!(e.message().contains("active jobs per tenant") && e.message().contains("at most 2"), "{e:?}");
+    assert_eq!(c.list_jobs(req(pb::ListJobsRequest::default(), ka)).await.unwrap().into_inner().jobs.len(), 2, "a refused job was recorded");
+    c.submit_job(req(pari(""), kb)).await.expect("another tenant has its own quota");
+    c.cancel_job(req(pb::CancelJobRequest { job_id: j1 }, ka)).await.unwrap();
+    c.submit_job(req(pari(""), ka)).await.expect("a cancelled job frees its place");
+    // 2 proofs per task, 10 proofs: 5 prove tasks and more, over the budget of 4 tasks.
+    let mut big = pari("");
+    if let Some(pb::submit_job_request::Params::PariBatch(p)) = &mut big.params {
+        p.count = 10;
+    }
+    let e = c.submit_job(req(big, kb)).await.unwrap_err();
+    assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
+    assert!(e.message().contains("tasks per job"), "{e:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embedded_quotas_are_enforced() {
+    quotas_are_enforced(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_s3_quotas_are_enforced() {
+    quotas_are_enforced(true).await;
+}
