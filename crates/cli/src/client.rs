@@ -24,6 +24,10 @@ pub struct Endpoint {
     /// Your tenant's API token (`prover admin token create`), sent as a bearer token.
     #[arg(long, env = "PROVER_TOKEN", hide_env_values = true, global = true)]
     pub token: Option<String>,
+    /// PEM CA certificate that signed the planner's TLS certificate (an `https://` endpoint;
+    /// without it the system's roots are used).
+    #[arg(long, env = "PROVER_CA", global = true)]
+    pub ca: Option<PathBuf>,
 }
 
 /// Adds `authorization: Bearer <token>` to every call.
@@ -141,8 +145,20 @@ async fn connect(ep: &Endpoint) -> anyhow::Result<Client> {
         Some(t) => Some(format!("Bearer {t}").parse().map_err(|_| anyhow::anyhow!("invalid --token (PROVER_TOKEN): not printable ASCII"))?),
         None => None,
     };
-    let channel = Channel::from_shared(ep.endpoint.clone())
-        .with_context(|| format!("invalid --endpoint {:?}", ep.endpoint))?
+    let mut channel = Channel::from_shared(ep.endpoint.clone()).with_context(|| format!("invalid --endpoint {:?}", ep.endpoint))?;
+    if ep.endpoint.starts_with("https://") {
+        let tls = match &ep.ca {
+            Some(path) => {
+                let pem = std::fs::read(path).with_context(|| format!("reading --ca {}", path.display()))?;
+                tonic::transport::ClientTlsConfig::new().ca_certificate(tonic::transport::Certificate::from_pem(pem))
+            }
+            None => tonic::transport::ClientTlsConfig::new().with_native_roots(),
+        };
+        channel = channel.tls_config(tls).context("TLS settings (--ca)")?;
+    } else if ep.ca.is_some() {
+        bail!("--ca is given but --endpoint {:?} is not https://", ep.endpoint);
+    }
+    let channel = channel
         .connect()
         .await
         .with_context(|| format!("connecting to {}", ep.endpoint))?;

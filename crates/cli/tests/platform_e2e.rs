@@ -447,3 +447,49 @@ fn hekaton_job_across_worker_processes() {
     std::fs::write(&fin, &good).unwrap();
     ok(prover(&["hekaton", "verify-final", fdir.to_str().unwrap(), "--key-digest", &fdigest]));
 }
+
+/// `openssl` with `args` in `dir`; panics with its output on failure.
+fn openssl(dir: &std::path::Path, args: &[&str]) {
+    let o = Command::new("openssl").args(args).current_dir(dir).output().expect("run openssl");
+    assert!(o.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// A test CA `{name}-ca.pem`, and a certificate for localhost / 127.0.0.1 signed by it
+/// (`{name}-cert.pem`, `{name}-key.pem`).
+fn test_pki(dir: &std::path::Path, name: &str) {
+    let ca = format!("{name}-ca");
+    openssl(dir, &["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2", "-subj", &format!("/CN={ca}"), "-keyout", &format!("{ca}-key.pem"), "-out", &format!("{ca}.pem")]);
+    openssl(dir, &["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=localhost", "-keyout", &format!("{name}-key.pem"), "-out", &format!("{name}.csr")]);
+    std::fs::write(dir.join(format!("{name}.ext")), "subjectAltName=DNS:localhost,IP:127.0.0.1\n").unwrap();
+    openssl(
+        dir,
+        &[
+            "x509", "-req", "-in", &format!("{name}.csr"), "-CA", &format!("{ca}.pem"), "-CAkey", &format!("{ca}-key.pem"), "-CAcreateserial",
+            "-days", "2", "-extfile", &format!("{name}.ext"), "-out", &format!("{name}-cert.pem"),
+        ],
+    );
+}
+
+/// The gRPC API over TLS (issue 12 item 4): a planner with --tls-cert/--tls-key answers the CLI
+/// that trusts its CA (--ca), and refuses a client that trusts another CA, one that trusts only
+/// the system's roots, and plaintext.
+#[test]
+fn planner_serves_grpc_over_tls() {
+    let Some(s) = Services::from_env() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    test_pki(dir.path(), "planner");
+    test_pki(dir.path(), "other");
+    let p = |f: &str| dir.path().join(f).to_str().unwrap().to_string();
+    let grpc = free_port();
+    let planner = s.spawn_with("planner", "tls-planner", Some(grpc), &["--tls-cert", &p("planner-cert.pem"), "--tls-key", &p("planner-key.pem")]);
+    wait_ready(planner.metrics);
+    let https = format!("https://localhost:{grpc}");
+    let job = ok(prover(&["submit", "pari", "--count", "2", "--size", "4", "--proofs-per-task", "2", "--endpoint", &https, "--ca", &p("planner-ca.pem")]));
+    assert!(ok(prover(&["status", &job, "--endpoint", &https, "--ca", &p("planner-ca.pem")])).contains(&job));
+    fails_with(prover(&["status", &job, "--endpoint", &https, "--ca", &p("other-ca.pem")]), &[]);
+    fails_with(prover(&["status", &job, "--endpoint", &https]), &[]);
+    fails_with(prover(&["status", &job, "--endpoint", &format!("http://127.0.0.1:{grpc}")]), &[]);
+    fails_with(prover(&["status", &job, "--endpoint", &format!("http://127.0.0.1:{grpc}"), "--ca", &p("planner-ca.pem")]), &["not https"]);
+    ok(prover(&["cancel", &job, "--endpoint", &https, "--ca", &p("planner-ca.pem")]));
+    assert!(s.log("tls-planner").contains("gRPC over TLS"), "{}", s.log("tls-planner"));
+}

@@ -111,6 +111,13 @@ pub struct ServiceConfig {
     /// one token for tenant `local` is made at start and printed once on stderr.
     #[arg(long, env = "PROVER_REQUIRE_AUTH")]
     pub require_auth: bool,
+    /// PEM certificate chain for the gRPC port (planner role): with --tls-key, the API is
+    /// served over TLS only. Read at start: restart the planner to rotate it.
+    #[arg(long, env = "PROVER_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert.
+    #[arg(long, env = "PROVER_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
     /// Accept a Redis that refuses `CONFIG GET` (managed Redis often blocks CONFIG) without
     /// checking that it never evicts keys: only for a server known to run `noeviction`.
     #[arg(long, env = "PROVER_ASSUME_NOEVICTION")]
@@ -118,6 +125,21 @@ pub struct ServiceConfig {
     /// Log format.
     #[arg(long, env = "PROVER_LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
     pub log_format: String,
+}
+
+/// The gRPC server's TLS settings from `--tls-cert` and `--tls-key`, if given; unreadable or
+/// unparsable files are a configuration error naming the flag.
+fn tls_config(cfg: &ServiceConfig) -> Result<Option<tonic::transport::ServerTlsConfig>, ServiceError> {
+    let (Some(cert), Some(key)) = (&cfg.tls_cert, &cfg.tls_key) else { return Ok(None) };
+    let read = |flag: &str, path: &PathBuf| -> Result<Vec<u8>, ServiceError> {
+        let pem = std::fs::read(path).map_err(|e| ServiceError::Config(format!("{flag} {}: {e}", path.display())))?;
+        if !String::from_utf8_lossy(&pem).contains("-----BEGIN ") {
+            return Err(ServiceError::Config(format!("{flag} {}: not a PEM file", path.display())));
+        }
+        Ok(pem)
+    };
+    let identity = tonic::transport::Identity::from_pem(read("--tls-cert", cert)?, read("--tls-key", key)?);
+    Ok(Some(tonic::transport::ServerTlsConfig::new().identity(identity)))
 }
 
 impl ServiceConfig {
@@ -318,7 +340,12 @@ pub async fn run(
                     .build_v1()
                     .map_err(|e| ServiceError::Config(format!("reflection: {e}")))?;
                 let mut grpc_stop = stop_rx.clone();
-                let server = tonic::transport::Server::builder()
+                let mut builder = tonic::transport::Server::builder();
+                if let Some(tls) = tls_config(&cfg)? {
+                    builder = builder.tls_config(tls).map_err(|e| ServiceError::Config(format!("--tls-cert/--tls-key: {e}")))?;
+                    tracing::info!("gRPC over TLS");
+                }
+                let server = builder
                     .add_service(health)
                     .add_service(reflection)
                     .add_service(match &tokens {
