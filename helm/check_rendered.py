@@ -50,6 +50,11 @@ def check_operator(name, by_kind, operators, workers, config):
     expect(c["readinessProbe"]["httpGet"]["path"] == "/readyz", f"{dname}: readiness /readyz")
     env = env_of(c)
     expect(env.get("PROVER_ENDPOINT", {}).get("value", "").endswith("-planner:50051"), f"{dname}: PROVER_ENDPOINT")
+    # operator-values serves the planner over TLS: the operator must speak https with the CA.
+    expect(env["PROVER_ENDPOINT"]["value"].startswith("https://"), f"{dname}: https:// to a TLS planner")
+    expect(env.get("PROVER_CA", {}).get("value") == "/etc/prover/tls/ca.crt", f"{dname}: PROVER_CA")
+    vols = {v["name"]: v for v in pod.get("volumes", [])}
+    expect(vols.get("tls", {}).get("secret", {}).get("secretName") == "prover-planner-tls", f"{dname}: the TLS Secret mounted")
     expect("PROVER_REDIS_URL" in env or "PROVER_REDIS_URL" in config, f"{dname}: PROVER_REDIS_URL set")
     sa = pod["serviceAccountName"]
     expect(sa in by_kind.get("ServiceAccount", {}), f"{dname}: ServiceAccount {sa} rendered")
@@ -111,6 +116,16 @@ def main():
         if role == "planner":
             expect(ports.get("grpc") == 50051, f"{dname}: gRPC port 50051")
         env = env_of(c)
+        if role == "planner":
+            vols = {v["name"]: v for v in pod.get("volumes", [])}
+            if name == "operator-values":
+                expect(env.get("PROVER_TLS_CERT", {}).get("value") == "/etc/prover/tls/tls.crt", f"{dname}: PROVER_TLS_CERT")
+                expect(env.get("PROVER_TLS_KEY", {}).get("value") == "/etc/prover/tls/tls.key", f"{dname}: PROVER_TLS_KEY")
+                expect(vols.get("tls", {}).get("secret", {}).get("secretName") == "prover-planner-tls", f"{dname}: the TLS Secret mounted")
+                mounts = {m["name"]: m for m in c.get("volumeMounts", [])}
+                expect(mounts.get("tls", {}).get("mountPath") == "/etc/prover/tls", f"{dname}: TLS mount")
+            else:
+                expect("PROVER_TLS_CERT" not in env and "tls" not in vols, f"{dname}: no TLS unless planner.tls.secretName")
         for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
             expect("secretKeyRef" in env.get(key, {}).get("valueFrom", {}), f"{dname}: {key} from a Secret")
         expect("PROVER_REDIS_URL" in env or "PROVER_REDIS_URL" in config, f"{dname}: PROVER_REDIS_URL set")

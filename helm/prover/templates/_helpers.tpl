@@ -204,6 +204,12 @@ spec:
       {{- with .extraEnv }}
         {{- toYaml . | nindent 8 }}
       {{- end }}
+      {{- if .tlsSecret }}
+        - name: PROVER_TLS_CERT
+          value: /etc/prover/tls/tls.crt
+        - name: PROVER_TLS_KEY
+          value: /etc/prover/tls/tls.key
+      {{- end }}
       ports:
         {{- if .grpc }}
         - name: grpc
@@ -236,10 +242,20 @@ spec:
       volumeMounts:
         - name: tmp
           mountPath: /tmp
+        {{- if .tlsSecret }}
+        - name: tls
+          mountPath: /etc/prover/tls
+          readOnly: true
+        {{- end }}
   volumes:
     - name: tmp
       emptyDir:
         sizeLimit: 1Gi
+    {{- if .tlsSecret }}
+    - name: tls
+      secret:
+        secretName: {{ .tlsSecret }}
+    {{- end }}
   {{- with $spec.nodeSelector }}
   nodeSelector:
     {{- toYaml . | nindent 4 }}

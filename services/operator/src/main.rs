@@ -42,6 +42,10 @@ struct RunArgs {
     /// Without it the ProofJob controller does not run.
     #[arg(long, env = "PROVER_ENDPOINT")]
     endpoint: Option<String>,
+    /// PEM CA certificate of the planner's TLS certificate (an `https://` --endpoint; without
+    /// it the system's roots are used).
+    #[arg(long, env = "PROVER_CA")]
+    ca: Option<std::path::PathBuf>,
     /// Redis URL of the platform's queues. Without it the ProverPool scaler does not run.
     #[arg(long, env = "PROVER_REDIS_URL")]
     redis: Option<String>,
@@ -100,10 +104,18 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
 
     let mut tasks = tokio::task::JoinSet::new();
     if let Some(endpoint) = &args.endpoint {
-        let channel = tonic::transport::Endpoint::from_shared(endpoint.clone())
-            .with_context(|| format!("--endpoint {endpoint}"))?
-            .connect_timeout(Duration::from_secs(10))
-            .connect_lazy();
+        let mut ep = tonic::transport::Endpoint::from_shared(endpoint.clone()).with_context(|| format!("--endpoint {endpoint}"))?;
+        if endpoint.starts_with("https://") {
+            let tls = match &args.ca {
+                Some(path) => {
+                    let pem = std::fs::read(path).with_context(|| format!("reading --ca {}", path.display()))?;
+                    tonic::transport::ClientTlsConfig::new().ca_certificate(tonic::transport::Certificate::from_pem(pem))
+                }
+                None => tonic::transport::ClientTlsConfig::new().with_native_roots(),
+            };
+            ep = ep.tls_config(tls).context("TLS settings (--ca)")?;
+        }
+        let channel = ep.connect_timeout(Duration::from_secs(10)).connect_lazy();
         let ctx = Arc::new(proofjob::JobContext {
             client: client.clone(),
             jobs: api::v1::job_service_client::JobServiceClient::new(channel),
