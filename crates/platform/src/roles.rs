@@ -89,7 +89,40 @@ impl Platform {
     /// finished (or released after the drain timeout).
     pub async fn run_worker(self: Arc<Self>, name: String, stop: watch::Receiver<bool>) -> Result<(), PlatformError> {
         let kinds = self.registry().served_by(Served::Worker);
+        self.serve_worker(name, kinds, stop).await
+    }
+
+    /// Warms up (see [`JobKind::warm_up`]) and serves `kinds`.
+    async fn serve_worker(self: Arc<Self>, name: String, kinds: Vec<TaskKind>, mut stop: watch::Receiver<bool>) -> Result<(), PlatformError> {
+        tokio::select! {
+            r = self.warm_up(&kinds) => if let Err(e) = r {
+                // Only a head start: the tasks build what they need anyway.
+                tracing::warn!(error = %e, "warm-up failed; serving without it");
+            },
+            _ = stop.changed() => return Ok(()),
+        }
         self.serve("worker", name, kinds, stop).await
+    }
+
+    /// Lets the job kinds behind `kinds` prepare for their active jobs (Reckle builds their
+    /// circuits) before this worker claims anything.
+    pub async fn warm_up(&self, kinds: &[TaskKind]) -> Result<(), PlatformError> {
+        let mut job_kinds: Vec<Arc<dyn JobKind>> = Vec::new();
+        for t in kinds {
+            if let Some((_, k)) = self.registry().task(t.name) {
+                if !job_kinds.iter().any(|j| j.name() == k.name()) {
+                    job_kinds.push(k.clone());
+                }
+            }
+        }
+        let active = self.job_store().list_active(100).await?;
+        for k in job_kinds {
+            let mine: Vec<JobRecord> = active.iter().filter(|r| r.kind == k.name()).cloned().collect();
+            if !mine.is_empty() {
+                k.warm_up(self, &mine).await?;
+            }
+        }
+        Ok(())
     }
 
     /// Worker loop over the task kinds named in `kinds`.
@@ -101,7 +134,7 @@ impl Platform {
                 _ => return Err(PlatformError::Config(format!("unknown worker task kind {k:?}"))),
             }
         }
-        self.serve("worker", name, served, stop).await
+        self.serve_worker(name, served, stop).await
     }
 
     /// Executor loop (plan tasks and reports) and the reconciler, until `stop` is set.

@@ -238,3 +238,27 @@ async fn embedded_reckle_buckets_are_released_a_window_at_a_time() {
 async fn redis_s3_reckle_buckets_are_released_a_window_at_a_time() {
     bucket_window(true).await;
 }
+
+/// A worker builds the circuits of the active Reckle jobs before it claims anything, so a
+/// worker started in the middle of a job does not hold a lease while it builds them (in the
+/// chaos runs, workers restarted every few seconds ran Reckle tasks out of attempts that way).
+/// No executor runs here, so no Reckle task exists: whatever the worker built, it built unasked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn workers_build_circuits_before_claiming() {
+    let (q, blobs, store, _dir) = backends(false).await.unwrap();
+    let planner = Platform::new(q.clone(), blobs.clone(), store.clone());
+    let values: Vec<u64> = (0..16).collect();
+    planner.submit(batch_request(vec![3], &values), None).await.unwrap();
+    let worker = Platform::new(q.clone(), blobs, store);
+    assert!(worker.circuits_built().is_empty());
+    let (tx, rx) = watch::channel(false);
+    tokio::spawn(worker.clone().run_worker("warm-worker".into(), rx));
+    let started = std::time::Instant::now();
+    while worker.circuits_built().is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(300), "the worker built no circuits");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(worker.circuits_built(), vec![Params::new(4, 2).unwrap()]);
+    assert_eq!(q.stats(LEAF.name).await.unwrap().pending + q.stats(LEAF.name).await.unwrap().running, 0, "a Reckle task existed");
+    let _ = tx.send(true);
+}

@@ -123,6 +123,13 @@ pub trait JobKind: Send + Sync + 'static {
         let _ = (p, lease);
         Err(PlatformError::Config(format!("job kind {} has no aggregator task {}", self.name(), task.name)))
     }
+    /// Run by a worker that serves this kind before it claims anything, with the kind's jobs
+    /// that have not ended: prepares what their tasks need and takes long to make (Reckle's
+    /// circuits), so that a freshly started worker does not hold a lease while it builds them.
+    async fn warm_up(&self, p: &Platform, active: &[jobs::JobRecord]) -> Result<(), PlatformError> {
+        let _ = (p, active);
+        Ok(())
+    }
     /// Object prefixes of a job's intermediate data (deleted on cancellation).
     fn scratch_prefixes(&self, job: &str) -> Vec<String>;
     /// How long a job of this kind is expected to take at most, submit to end (seconds): the

@@ -110,6 +110,11 @@ pub(crate) struct CircuitSets {
 }
 
 impl Platform {
+    /// The Reckle circuit sets `(ℓ, q)` this process has built.
+    pub fn circuits_built(&self) -> Vec<Params> {
+        self.circuits.built.lock().expect("mutex").keys().copied().collect()
+    }
+
     /// Circuit data per `(ℓ, q)`, built once per process (at most [`CIRCUIT_SETS_KEPT`] sets:
     /// circuit data cannot be sized cheaply, so one of them, any, is dropped to make room). The
     /// build runs detached: a task abandoned while it waits (deadline, lost lease) does not
@@ -262,6 +267,9 @@ impl JobKind for ReckleBatch {
     async fn finish(&self, p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
         finish(p, lease).await
     }
+    async fn warm_up(&self, p: &Platform, active: &[JobRecord]) -> Result<(), PlatformError> {
+        warm_up(p, active).await
+    }
     fn scratch_prefixes(&self, job: &str) -> Vec<String> {
         vec![layout::reckle_nodes_prefix(job), layout::inputs_prefix(job)]
     }
@@ -318,6 +326,9 @@ impl JobKind for ReckleUpdate {
     async fn finish(&self, p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
         finish(p, lease).await
     }
+    async fn warm_up(&self, p: &Platform, active: &[JobRecord]) -> Result<(), PlatformError> {
+        warm_up(p, active).await
+    }
     fn scratch_prefixes(&self, job: &str) -> Vec<String> {
         vec![layout::reckle_nodes_prefix(job), layout::inputs_prefix(job)]
     }
@@ -353,6 +364,24 @@ async fn plan(p: &Platform, rec: &JobRecord) -> Result<(), PlatformError> {
     }
     for (_, (kind, tasks)) in by_kind {
         p.dispatch_many(job, kind, tasks).await?;
+    }
+    Ok(())
+}
+
+/// A worker about to serve: builds the circuit sets of the active jobs (the first
+/// [`CIRCUIT_SETS_KEPT`] distinct ones, oldest jobs first) before it holds any lease.
+async fn warm_up(p: &Platform, active: &[JobRecord]) -> Result<(), PlatformError> {
+    let mut sets = Vec::new();
+    for rec in active {
+        let Ok(params) = ReckleJobSpec::of(rec).and_then(|s| s.params()) else { continue };
+        if !sets.contains(&params) && sets.len() < CIRCUIT_SETS_KEPT {
+            sets.push(params);
+        }
+    }
+    for params in sets {
+        let started = std::time::Instant::now();
+        p.circuits(params).await?;
+        tracing::info!(log_n = params.log_n, log_bucket = params.log_bucket, took = ?started.elapsed(), "circuits built before claiming");
     }
     Ok(())
 }
