@@ -8,6 +8,27 @@ pub use prost;
 /// fit; larger inputs go through the object store (`leaves.object_key`).
 pub const MAX_MESSAGE_BYTES: usize = 64 << 20;
 
+/// A client endpoint for `url` (the CLI's and the operator's `--endpoint`): an `https://` URL
+/// gets TLS trusting the PEM CA certificate at `ca`, or the system's roots without one; a CA with
+/// a plaintext URL is refused (the caller meant TLS). Errors name the flag.
+pub fn endpoint(url: &str, ca: Option<&std::path::Path>) -> Result<tonic::transport::Endpoint, String> {
+    let ep = tonic::transport::Endpoint::from_shared(url.to_string()).map_err(|e| format!("invalid --endpoint {url:?}: {e}"))?;
+    if !url.starts_with("https://") {
+        return match ca {
+            Some(_) => Err(format!("--ca is given but --endpoint {url:?} is not https://")),
+            None => Ok(ep),
+        };
+    }
+    let tls = match ca {
+        Some(path) => {
+            let pem = std::fs::read(path).map_err(|e| format!("reading --ca {}: {e}", path.display()))?;
+            tonic::transport::ClientTlsConfig::new().ca_certificate(tonic::transport::Certificate::from_pem(pem))
+        }
+        None => tonic::transport::ClientTlsConfig::new().with_native_roots(),
+    };
+    ep.tls_config(tls).map_err(|e| format!("TLS settings (--ca): {e}"))
+}
+
 pub mod v1 {
     tonic::include_proto!("prover.v1");
 

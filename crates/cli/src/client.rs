@@ -145,19 +145,7 @@ async fn connect(ep: &Endpoint) -> anyhow::Result<Client> {
         Some(t) => Some(format!("Bearer {t}").parse().map_err(|_| anyhow::anyhow!("invalid --token (PROVER_TOKEN): not printable ASCII"))?),
         None => None,
     };
-    let mut channel = Channel::from_shared(ep.endpoint.clone()).with_context(|| format!("invalid --endpoint {:?}", ep.endpoint))?;
-    if ep.endpoint.starts_with("https://") {
-        let tls = match &ep.ca {
-            Some(path) => {
-                let pem = std::fs::read(path).with_context(|| format!("reading --ca {}", path.display()))?;
-                tonic::transport::ClientTlsConfig::new().ca_certificate(tonic::transport::Certificate::from_pem(pem))
-            }
-            None => tonic::transport::ClientTlsConfig::new().with_native_roots(),
-        };
-        channel = channel.tls_config(tls).context("TLS settings (--ca)")?;
-    } else if ep.ca.is_some() {
-        bail!("--ca is given but --endpoint {:?} is not https://", ep.endpoint);
-    }
+    let channel = api::endpoint(&ep.endpoint, ep.ca.as_deref()).map_err(anyhow::Error::msg)?;
     let channel = channel
         .connect()
         .await

@@ -104,17 +104,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
 
     let mut tasks = tokio::task::JoinSet::new();
     if let Some(endpoint) = &args.endpoint {
-        let mut ep = tonic::transport::Endpoint::from_shared(endpoint.clone()).with_context(|| format!("--endpoint {endpoint}"))?;
-        if endpoint.starts_with("https://") {
-            let tls = match &args.ca {
-                Some(path) => {
-                    let pem = std::fs::read(path).with_context(|| format!("reading --ca {}", path.display()))?;
-                    tonic::transport::ClientTlsConfig::new().ca_certificate(tonic::transport::Certificate::from_pem(pem))
-                }
-                None => tonic::transport::ClientTlsConfig::new().with_native_roots(),
-            };
-            ep = ep.tls_config(tls).context("TLS settings (--ca)")?;
-        }
+        let ep = api::endpoint(endpoint, args.ca.as_deref()).map_err(anyhow::Error::msg)?;
         let channel = ep.connect_timeout(Duration::from_secs(10)).connect_lazy();
         let ctx = Arc::new(proofjob::JobContext {
             client: client.clone(),
