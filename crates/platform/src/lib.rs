@@ -75,7 +75,8 @@ pub struct PlatformConfig {
     /// ([`kinds::JobKind::expected_secs`]).
     pub expected: BTreeMap<String, Duration>,
     /// Tasks of one job a kind keeps queued or running at once (fair share across jobs; Pari
-    /// prove tasks, Reckle buckets), recorded with each job at submission.
+    /// prove tasks, Reckle buckets, Hekaton commit and prove tasks), recorded with each job at
+    /// submission.
     pub job_window: u64,
     /// Task loops of the executor role in one process (reports and plan tasks).
     pub executor_loops: usize,

@@ -72,8 +72,8 @@ pub struct ServiceConfig {
     /// e.g. `reckle.batch=7200`): the ProverJobOverdue alert fires for a job older than this.
     #[arg(long = "job-expected", env = "PROVER_JOB_EXPECTED", value_delimiter = ',')]
     pub job_expected: Vec<String>,
-    /// Prove tasks of one Pari job, or first tasks (buckets) of one Reckle job, queued or
-    /// running at once (fair share: a large job holds at most this many places, so a small one
+    /// Prove tasks of one Pari job, first tasks (buckets) of one Reckle job, or commit or
+    /// prove tasks of one Hekaton job, queued or running at once (fair share: a large job holds at most this many places, so a small one
     /// submitted later is not starved behind it). Keep it above the number of workers; recorded
     /// with each job at submission (planner role).
     #[arg(long, env = "PROVER_JOB_WINDOW", default_value_t = crate::kinds::pari::DEFAULT_WINDOW)]

@@ -173,3 +173,36 @@ async fn run_wrapped(real: bool) {
 async fn redis_s3_wrapped_hekaton_job() {
     run_wrapped(true).await;
 }
+
+/// Fair share (issue 11 item 8): a Hekaton job keeps at most `--job-window` of a step's k tasks
+/// queued or running; each one done releases the one a window after it. A real worker makes
+/// the keys; a stand-in worker takes the 8 commit tasks one by one and reports them without
+/// committing (the executor only does the bookkeeping), noting how many of the job's commit
+/// tasks were queued or leased at each claim: at most 3 with a window of 3, all 8 without.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn commit_tasks_are_released_a_window_at_a_time() {
+    async fn most_queued(window: u64) -> (u64, usize) {
+        let (q, blobs, jobs, _dir) = common::backends(false, QueueConfig::default()).await.unwrap();
+        let p = Platform::with_config(q.clone(), blobs, jobs, platform::PlatformConfig { job_window: window, ..Default::default() });
+        let (job, _) = p.submit(JobRequest::Hekaton { circuit: SPEC, seed: 5, final_proof: false }, None).await.unwrap();
+        let (stop, rx) = watch::channel(false);
+        tokio::spawn(p.clone().run_executor("window-ex".into(), rx.clone()));
+        spawn_workers(&p, &["hekaton.setup"], 1, &rx);
+        let (mut most, mut taken) = (0, std::collections::BTreeSet::new());
+        while taken.len() < 8 {
+            let lease = claim(&p, &job, COMMIT.name).await;
+            most = most.max(q.job_tasks(COMMIT.name, &job).await.unwrap());
+            taken.insert(lease.task.task_id.clone());
+            let report = queue::TaskMessage { failures: 0, ..lease.task.clone() };
+            q.complete_with(&lease, &[(platform::kinds::hekaton::DONE.name, report)], Duration::ZERO).await.unwrap();
+        }
+        p.cancel(&job).await.unwrap();
+        let _ = stop.send(true);
+        (most, taken.len())
+    }
+    let (windowed, n) = most_queued(3).await;
+    assert_eq!(n, 8, "every commit task was released");
+    assert!((1..=3).contains(&windowed), "{windowed} commit tasks queued at once with a window of 3");
+    let (unbounded, _) = most_queued(u64::MAX).await;
+    assert_eq!(unbounded, 8, "without a window every commit task is queued at once (the test shows nothing)");
+}

@@ -75,6 +75,11 @@ pub struct HekatonJobSpec {
     /// Also publish the depth-1 wrap (`final.bin`, `final-key.bin`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub final_proof: bool,
+    /// Fair share across jobs (`--job-window`): commit and prove tasks of this job queued or
+    /// running at once; each one done releases the one a window after it. Recorded with the
+    /// job; `None` (specs recorded before windows): each step's k tasks at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<u64>,
 }
 
 #[derive(serde::Deserialize)]
@@ -83,12 +88,17 @@ struct RawSpec {
     seed: u64,
     #[serde(default)]
     final_proof: bool,
+    #[serde(default)]
+    window: Option<u64>,
 }
 
 impl TryFrom<RawSpec> for HekatonJobSpec {
     type Error = PlatformError;
     fn try_from(r: RawSpec) -> Result<Self, PlatformError> {
-        HekatonJobSpec::new(r.circuit, r.seed)?.with_final_proof(r.final_proof)
+        if r.window == Some(0) {
+            return Err(invalid("window", "must be at least 1"));
+        }
+        Ok(Self { window: r.window, ..HekatonJobSpec::new(r.circuit, r.seed)?.with_final_proof(r.final_proof)? })
     }
 }
 
@@ -101,7 +111,23 @@ pub const MAX_WRAPPED_SUBCIRCUITS: usize = 3;
 impl HekatonJobSpec {
     pub fn new(circuit: CircuitSpec, seed: u64) -> Result<Self, PlatformError> {
         circuit.check().map_err(|e| invalid("circuit", e.to_string()))?;
-        Ok(Self { circuit, seed, final_proof: false })
+        Ok(Self { circuit, seed, final_proof: false, window: None })
+    }
+
+    /// The same spec with commit and prove tasks released `window` at a time (at least 1).
+    pub fn with_window(mut self, window: u64) -> Self {
+        self.window = Some(window.max(1));
+        self
+    }
+
+    /// How many of a step's k tasks start at once.
+    fn first(&self) -> u64 {
+        self.window.unwrap_or(u64::MAX).min(self.k())
+    }
+
+    /// The task that task `i` of a step releases when it is done, if any.
+    fn released_by(&self, i: u64) -> Option<u64> {
+        self.window.and_then(|w| i.checked_add(w)).filter(|n| *n < self.k())
     }
 
     /// Asks for the final proof; refused (naming the field) for circuits whose wrap does not fit.
@@ -411,11 +437,11 @@ impl JobKind for Hekaton {
         TASKS
     }
 
-    async fn validate(&self, _p: &Platform, request: JobRequest) -> Result<Validated, PlatformError> {
+    async fn validate(&self, p: &Platform, request: JobRequest) -> Result<Validated, PlatformError> {
         let JobRequest::Hekaton { circuit, seed, final_proof } = request else {
             return Err(PlatformError::Config("hekaton.prove: not a Hekaton request".into()));
         };
-        let spec = HekatonJobSpec::new(circuit, seed)?.with_final_proof(final_proof)?;
+        let spec = HekatonJobSpec::new(circuit, seed)?.with_final_proof(final_proof)?.with_window(p.config().job_window);
         let k = spec.k();
         Ok(Validated {
             spec: serde_json::to_string(&spec).map_err(corrupt)?,
@@ -515,23 +541,31 @@ impl JobKind for Hekaton {
             "setup" => {
                 t.digest()?;
                 all_done(SETUP).await?;
-                for i in 0..spec.k() {
+                for i in 0..spec.first() {
                     dispatch(p, job, COMMIT, "commit", i, &t.vk).await?;
                 }
             }
             "commit" => {
-                if all_done(COMMIT).await? {
+                let all = all_done(COMMIT).await?;
+                if let Some(next) = spec.released_by(t.index) {
+                    dispatch(p, job, COMMIT, "commit", next, &t.vk).await?;
+                }
+                if all {
                     dispatch(p, job, CHALLENGE, "challenge", 0, &t.vk).await?;
                 }
             }
             "challenge" => {
                 all_done(CHALLENGE).await?;
-                for i in 0..spec.k() {
+                for i in 0..spec.first() {
                     dispatch(p, job, PROVE, "prove", i, &t.vk).await?;
                 }
             }
             "prove" => {
-                if all_done(PROVE).await? {
+                let all = all_done(PROVE).await?;
+                if let Some(next) = spec.released_by(t.index) {
+                    dispatch(p, job, PROVE, "prove", next, &t.vk).await?;
+                }
+                if all {
                     dispatch(p, job, ASSEMBLE, "assemble", 0, &t.vk).await?;
                 }
             }
@@ -634,6 +668,21 @@ mod tests {
         assert_eq!(serde_json::from_str::<HekatonJobSpec>(&json).unwrap(), good);
         let bad = json.replace("\"subcircuits\":2", "\"subcircuits\":0");
         assert!(serde_json::from_str::<HekatonJobSpec>(&bad).unwrap_err().to_string().contains("subcircuits"));
+    }
+
+    #[test]
+    fn windows_release_each_task_once() {
+        let spec = HekatonJobSpec::new(CircuitSpec::Synthetic { subcircuits: 8, steps: 4, wires: 1 }, 3).unwrap().with_window(3);
+        assert_eq!(spec.first(), 3);
+        // Every task but the first window is released by exactly one task.
+        let released: Vec<u64> = (0..8).filter_map(|i| spec.released_by(i)).collect();
+        assert_eq!(released, vec![3, 4, 5, 6, 7]);
+        let json = serde_json::to_string(&spec).unwrap();
+        assert_eq!(serde_json::from_str::<HekatonJobSpec>(&json).unwrap(), spec);
+        assert!(serde_json::from_str::<HekatonJobSpec>(&json.replace("\"window\":3", "\"window\":0")).is_err());
+        // Specs recorded before windows: every task at once.
+        let old = HekatonJobSpec::new(CircuitSpec::Synthetic { subcircuits: 8, steps: 4, wires: 1 }, 3).unwrap();
+        assert_eq!((old.first(), old.released_by(0)), (8, None));
     }
 
     #[test]
