@@ -185,10 +185,12 @@ async fn upload_bytes(c: &mut Client, name: &str, data: Vec<u8>) -> anyhow::Resu
     const PIECE: usize = 1 << 20;
     let total = data.len() as u64;
     let digest = hex::encode(blake2_256(&data));
-    let mut chunks = vec![pb::UploadChunk { name: name.to_string(), total_size: total, data: Vec::new() }];
-    chunks.extend(data.chunks(PIECE).map(|d| pb::UploadChunk { data: d.to_vec(), ..Default::default() }));
-    drop(data);
-    let resp = c.upload_input(tokio_stream::iter(chunks)).await.map_err(rpc)?.into_inner();
+    // Pieces are copied out one at a time as the stream is sent, so the upload holds the data
+    // once plus one piece.
+    let data = bytes::Bytes::from(data);
+    let first = pb::UploadChunk { name: name.to_string(), total_size: total, data: Vec::new() };
+    let pieces = (0..data.len()).step_by(PIECE).map(move |at| pb::UploadChunk { data: data[at..(at + PIECE).min(data.len())].to_vec(), ..Default::default() });
+    let resp = c.upload_input(tokio_stream::iter(std::iter::once(first).chain(pieces))).await.map_err(rpc)?.into_inner();
     if resp.blake2b != digest || resp.size != total {
         bail!("the platform stored {} bytes with BLAKE2b {} for {name}, not the {total} bytes with BLAKE2b {digest} sent", resp.size, resp.blake2b);
     }

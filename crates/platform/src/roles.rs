@@ -143,14 +143,22 @@ impl Platform {
         let kinds = self.registry().served_by(Served::Executor);
         // Reports are short and wait on Redis, not on the CPU: several loops keep one executor
         // busy (everything they do is idempotent and safe beside other executors anyway).
+        // The first loop to stop with an error ends the role (and with it the others), as a
+        // single loop would.
         let mut loops = tokio::task::JoinSet::new();
-        for i in 1..self.config.executor_loops.max(1) {
-            loops.spawn(self.clone().serve("executor", format!("{name}-{i}"), kinds.clone(), stop.clone()));
+        for i in 0..self.config.executor_loops.max(1) {
+            let name = if i == 0 { name.clone() } else { format!("{name}-{i}") };
+            loops.spawn(self.clone().serve("executor", name, kinds.clone(), stop.clone()));
         }
-        let mut r = self.clone().serve("executor", name, kinds, stop).await;
-        while let Some(other) = loops.join_next().await {
-            if let (Ok(()), Ok(Err(e))) = (&r, other) {
-                r = Err(e);
+        let mut r = Ok(());
+        while let Some(done) = loops.join_next().await {
+            match done {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => r = Err(e),
+                Err(e) => r = Err(PlatformError::Config(format!("executor loop panicked: {e}"))),
+            }
+            if r.is_err() {
+                break;
             }
         }
         reconciler.abort();

@@ -38,13 +38,6 @@ fn once_key(job: &str) -> String {
 /// forgets a job's record when the job ends).
 const ONCE_TTL_SECS: u64 = 7 * 24 * 3600;
 
-/// Enqueues ARGV[2] into stream KEYS[1] unless ARGV[1] is already in set KEYS[2]. 1: enqueued.
-const ENQUEUE_ONCE: &str = r#"
-if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 0 end
-redis.call('EXPIRE', KEYS[2], ARGV[3])
-redis.call('XADD', KEYS[1], '*', 'm', ARGV[2])
-return 1
-"#;
 fn stats_key(kind: &str) -> String {
     format!("prover:stats:{kind}")
 }
@@ -102,8 +95,9 @@ end
 return nil
 "#;
 
-/// [`ENQUEUE_ONCE`] for many tasks of one job: ARGV[1] the set's TTL, then pairs (member, JSON).
-/// Returns how many were enqueued.
+/// Enqueues tasks of one job into stream KEYS[1], each unless its member is already in set
+/// KEYS[2] (the job's enqueued-once record, whose TTL ARGV[1] is renewed). ARGV: the TTL, then
+/// pairs (member, JSON). Returns how many were enqueued.
 const ENQUEUE_ONCE_MANY: &str = r#"
 local added = 0
 for i = 2, #ARGV, 2 do
@@ -203,7 +197,6 @@ pub struct RedisQueue {
     finish: Script,
     maintain: Script,
     bury: Script,
-    enqueue_once: Script,
     enqueue_once_many: Script,
     complete: Script,
     claim: Script,
@@ -269,7 +262,6 @@ impl RedisQueue {
             hot: Default::default(),
             maintain: Script::new(MAINTAIN),
             bury: Script::new(BURY),
-            enqueue_once: Script::new(ENQUEUE_ONCE),
             groups: Default::default(),
             maintained: Default::default(),
             unchecked,
@@ -419,12 +411,9 @@ impl RedisQueue {
     /// ms. Leases the first entry in `kinds` order; an entry of another stream read in the same
     /// call (a rare race: the streams were empty a moment ago) is leased and released at once,
     /// so it goes back to the queue without spending an attempt.
-    async fn read_new(&self, kinds: &[&str], consumer: &str, block: Option<u64>) -> Result<Read, QueueError> {
+    async fn read_new(&self, kinds: &[&str], consumer: &str, block_ms: u64) -> Result<Read, QueueError> {
         let mut cmd = redis::cmd("XREADGROUP");
-        cmd.arg("GROUP").arg(GROUP).arg(consumer).arg("COUNT").arg(1);
-        if let Some(ms) = block {
-            cmd.arg("BLOCK").arg(ms);
-        }
+        cmd.arg("GROUP").arg(GROUP).arg(consumer).arg("COUNT").arg(1).arg("BLOCK").arg(block_ms);
         cmd.arg("STREAMS");
         for kind in kinds {
             cmd.arg(stream(kind));
@@ -438,28 +427,22 @@ impl RedisQueue {
             }
             err(e)
         };
-        let read: Value = match block {
-            // Non-blocking: the shared multiplexed connection is fine.
-            None => cmd.query_async(&mut self.conn.clone()).await.map_err(on_err)?,
-            Some(_) => {
-                let pooled = self.blocking.lock().expect("mutex").pop();
-                let mut b = match pooled {
-                    Some(b) => b,
-                    None => {
-                        let mut b = self.client.get_multiplexed_async_connection().await.map_err(err)?;
-                        // The client's default answer timeout (500 ms) would cut a read that
-                        // blocks for as long; the block itself bounds how long this one waits.
-                        b.set_response_timeout(MAINTENANCE_EVERY + Duration::from_secs(5));
-                        b
-                    }
-                };
-                let r = cmd.query_async(&mut b).await.map_err(on_err)?;
-                // Kept only after a complete answer: a read cut short leaves its connection
-                // to be dropped.
-                self.blocking.lock().expect("mutex").push(b);
-                r
+        // Non-blocking claims go through [`CLAIM`] on the shared connection; this read blocks.
+        let pooled = self.blocking.lock().expect("mutex").pop();
+        let mut b = match pooled {
+            Some(b) => b,
+            None => {
+                let mut b = self.client.get_multiplexed_async_connection().await.map_err(err)?;
+                // The client's default answer timeout (500 ms) would cut a read that blocks
+                // for as long; the block itself bounds how long this one waits.
+                b.set_response_timeout(MAINTENANCE_EVERY + Duration::from_secs(5));
+                b
             }
         };
+        let read: Value = cmd.query_async(&mut b).await.map_err(on_err)?;
+        // Kept only after a complete answer: a read cut short leaves its connection to be
+        // dropped.
+        self.blocking.lock().expect("mutex").push(b);
         let mut got: Vec<(usize, String, Value)> = Vec::new();
         if let Value::Array(streams) = &read {
             for s in streams {
@@ -647,12 +630,13 @@ impl Queue for RedisQueue {
                     Read::Nothing => self.set_hot(&key, false),
                 }
             }
+            // Waiting (a zero wait has returned above): block until a message arrives, or
+            // until maintenance is due again.
             let now = tokio::time::Instant::now();
-            if now >= deadline && !wait.is_zero() {
+            if now >= deadline {
                 return Ok(None);
             }
-            let block = (!wait.is_zero())
-                .then(|| deadline.saturating_duration_since(now).min(MAINTENANCE_EVERY).as_millis().max(1) as u64);
+            let block = deadline.saturating_duration_since(now).min(MAINTENANCE_EVERY).as_millis().max(1) as u64;
             match self.read_new(kinds, consumer, block).await? {
                 Read::Leased(l) => {
                     self.set_hot(&key, true);
@@ -661,7 +645,7 @@ impl Queue for RedisQueue {
                 Read::Lost => continue,
                 Read::Nothing => {}
             }
-            if wait.is_zero() || tokio::time::Instant::now() >= deadline {
+            if tokio::time::Instant::now() >= deadline {
                 return Ok(None);
             }
         }
@@ -850,22 +834,7 @@ impl Queue for RedisQueue {
     }
 
     async fn enqueue_once(&self, kind: &str, task: TaskMessage) -> Result<bool, QueueError> {
-        check_kind(kind)?;
-        check_payload(&task)?;
-        self.ensure_group(kind).await?;
-        let json = serde_json::to_string(&task).map_err(err)?;
-        let mut c = self.conn.clone();
-        let added: i64 = self
-            .enqueue_once
-            .key(stream(kind))
-            .key(once_key(&task.job_id))
-            .arg(format!("{kind}/{}", task.task_id))
-            .arg(json)
-            .arg(ONCE_TTL_SECS)
-            .invoke_async(&mut c)
-            .await
-            .map_err(err)?;
-        Ok(added == 1)
+        Ok(self.enqueue_once_many(kind, vec![task]).await? == 1)
     }
 
     /// One [`ENQUEUE_ONCE_MANY`] call per job and chunk of [`ENQUEUE_CHUNK`] tasks.

@@ -122,12 +122,12 @@ impl HekatonJobSpec {
 
     /// How many of a step's k tasks start at once.
     fn first(&self) -> u64 {
-        self.window.unwrap_or(u64::MAX).min(self.k())
+        super::window_first(self.window, self.k())
     }
 
     /// The task that task `i` of a step releases when it is done, if any.
     fn released_by(&self, i: u64) -> Option<u64> {
-        self.window.and_then(|w| i.checked_add(w)).filter(|n| *n < self.k())
+        super::window_next(self.window, i, self.k())
     }
 
     /// Asks for the final proof; refused (naming the field) for circuits whose wrap does not fit.

@@ -101,6 +101,19 @@ pub struct Validated {
     pub secrets: Vec<(String, Bytes)>,
 }
 
+/// Fair share across jobs (`--job-window`, recorded in each job's spec): of a job's `n` tasks
+/// of one step, released in order, the first `window` are dispatched at once (all `n` without a
+/// window) and task `i`, when done, releases task `i + window`. So at most `window` of them are
+/// queued or running at once, and every task is released exactly once.
+pub(crate) fn window_first(window: Option<u64>, n: u64) -> u64 {
+    window.unwrap_or(u64::MAX).min(n)
+}
+
+/// The task that task `i` releases when it is done (see [`window_first`]), if any.
+pub(crate) fn window_next(window: Option<u64>, i: u64, n: u64) -> Option<u64> {
+    window.and_then(|w| i.checked_add(w)).filter(|next| *next < n)
+}
+
 /// One job kind (see the module doc).
 #[async_trait]
 pub trait JobKind: Send + Sync + 'static {

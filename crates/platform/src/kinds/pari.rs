@@ -338,13 +338,13 @@ impl JobKind for PariBatch {
                 store.task_done(job, SETUP.name, &task_id("setup", 0)).await?;
                 // The first window of prove tasks; each one done releases the task a window
                 // after it (dispatches are at most once per task id, so a rerun adds nothing).
-                for i in 0..spec.prove_tasks().min(spec.window) {
+                for i in 0..super::window_first(Some(spec.window), spec.prove_tasks()) {
                     dispatch(p, job, PROVE, "prove", i).await?;
                 }
             }
             "prove" => {
                 store.task_done(job, PROVE.name, &task_id("prove", t.index)).await?;
-                if let Some(next) = t.index.checked_add(spec.window).filter(|n| *n < spec.prove_tasks()) {
+                if let Some(next) = super::window_next(Some(spec.window), t.index, spec.prove_tasks()) {
                     dispatch(p, job, PROVE, "prove", next).await?;
                 }
                 let k = t.index / spec.tasks_per_bundle;

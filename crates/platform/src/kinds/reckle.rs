@@ -78,13 +78,6 @@ impl ReckleJobSpec {
         Ok(reckle::plan_batch(self.params()?, &self.batch)?.into_iter().collect())
     }
 
-    /// The nodes of [`ReckleJobSpec::todo`] that wait for no child, in order: what the plan
-    /// task releases (a window of them at a time).
-    pub fn initial(&self) -> Result<Vec<NodeId>, PlatformError> {
-        let (params, todo) = (self.params()?, self.todo()?);
-        Ok(todo.iter().filter(|id| !(id.level > params.log_bucket && id.children().iter().any(|c| todo.contains(c)))).copied().collect())
-    }
-
     /// Nodes this job proves: all of `T'_I` for a batch job, the affected paths for an update.
     pub fn todo(&self) -> Result<BTreeSet<NodeId>, PlatformError> {
         match &self.update {
@@ -96,6 +89,12 @@ impl ReckleJobSpec {
     fn of(rec: &JobRecord) -> Result<Self, PlatformError> {
         serde_json::from_str(&rec.spec).map_err(|e| PlatformError::Corrupt(format!("job {} spec: {e}", rec.id)))
     }
+}
+
+/// The nodes of `todo` ([`ReckleJobSpec::todo`]) that wait for no child, in order: what the
+/// plan task releases, a window of them at a time.
+fn initial(params: Params, todo: &BTreeSet<NodeId>) -> Vec<NodeId> {
+    todo.iter().filter(|id| !(id.level > params.log_bucket && id.children().iter().any(|c| todo.contains(c)))).copied().collect()
 }
 
 /// Reckle circuit sets `(ℓ, q)` a process keeps built.
@@ -150,7 +149,7 @@ pub(crate) struct JobPlan {
     params: Params,
     plan: BTreeSet<NodeId>,
     todo: BTreeSet<NodeId>,
-    /// [`ReckleJobSpec::initial`], sorted.
+    /// [`initial`], sorted.
     initial: Vec<NodeId>,
 }
 
@@ -348,7 +347,8 @@ fn validated(spec: ReckleJobSpec, values: &[u64]) -> Result<Validated, PlatformE
 async fn plan(p: &Platform, rec: &JobRecord) -> Result<(), PlatformError> {
     let job = &rec.id;
     let spec = ReckleJobSpec::of(rec)?;
-    let (params, plan, todo, initial) = (spec.params()?, spec.plan()?, spec.todo()?, spec.initial()?);
+    let (params, plan, todo) = (spec.params()?, spec.plan()?, spec.todo()?);
+    let ready = initial(params, &todo);
     if let Some(u) = &spec.update {
         // Nodes the update keeps: their subtrees did not change, so the base job's proofs stand.
         for id in plan.difference(&todo) {
@@ -356,9 +356,9 @@ async fn plan(p: &Platform, rec: &JobRecord) -> Result<(), PlatformError> {
             p.blobs().put(&layout::reckle_node(job, *id), bytes).await?;
         }
     }
-    let first = initial.len().min(spec.window.unwrap_or(u64::MAX).try_into().unwrap_or(usize::MAX));
+    let first = super::window_first(spec.window, ready.len() as u64) as usize;
     let mut by_kind: BTreeMap<&'static str, (TaskKind, Vec<(String, String)>)> = BTreeMap::new();
-    for id in &initial[..first] {
+    for id in &ready[..first] {
         let kind = task_kind(params, *id);
         by_kind.entry(kind.name).or_insert((kind, Vec::new())).1.push((id.to_string(), node_payload(*id)?));
     }
@@ -393,7 +393,8 @@ async fn job_plan(p: &Platform, job: &str) -> Result<Arc<JobPlan>, PlatformError
         return Ok(j);
     }
     let spec = ReckleJobSpec::of(&p.record(job).await?)?;
-    let j = Arc::new(JobPlan { params: spec.params()?, plan: spec.plan()?, todo: spec.todo()?, initial: spec.initial()?, spec });
+    let (params, todo) = (spec.params()?, spec.todo()?);
+    let j = Arc::new(JobPlan { params, plan: spec.plan()?, initial: initial(params, &todo), todo, spec });
     // A BTreeSet entry is about 16 bytes of key plus its share of a node.
     let bytes = 48 * (j.plan.len() + j.todo.len()) as u64 + 16 * (j.spec.batch.len() + j.initial.len()) as u64 + 1024;
     p.cache().put(&key, j.clone(), bytes);
@@ -461,9 +462,10 @@ async fn on_done(p: &Platform, lease: &Lease) -> Result<(), PlatformError> {
     p.job_store().task_done(job, task_kind(j.params, id).name, &id.to_string()).await?;
     // The window slides: one of the first tasks done releases the one a window after it
     // (at most once, however often this report arrives).
-    if let (Some(w), Ok(i)) = (j.spec.window, j.initial.binary_search(&id)) {
-        if let Some(next) = usize::try_from(w).ok().and_then(|w| i.checked_add(w)).and_then(|n| j.initial.get(n)) {
-            dispatch_node(p, job, *next, task_kind(j.params, *next)).await?;
+    if let Ok(i) = j.initial.binary_search(&id) {
+        if let Some(next) = super::window_next(j.spec.window, i as u64, j.initial.len() as u64) {
+            let next = j.initial[next as usize];
+            dispatch_node(p, job, next, task_kind(j.params, next)).await?;
         }
     }
     if id.level == j.params.log_n {
