@@ -41,7 +41,7 @@ pub struct JobServiceImpl {
 
 /// Where a tenant may point `object_key` inputs.
 pub fn upload_prefix(tenant: &str) -> String {
-    format!("tenants/{tenant}/uploads/")
+    crate::layout::uploads_root(tenant)
 }
 
 /// Largest `UploadInput`: the leaves of the largest tree (8 bytes per value, 2^24 values).
@@ -59,8 +59,7 @@ fn upload_key(tenant: &str, name: &str) -> Result<String, Status> {
             "invalid name: {name:?}: use 1 to 64 letters, digits, '.', '-' and '_', not starting with '.'"
         )));
     }
-    let prefix = if tenant.is_empty() { "uploads/".to_string() } else { upload_prefix(tenant) };
-    let key = format!("{prefix}{name}");
+    let key = format!("{}{name}", crate::layout::uploads_root(tenant));
     blobstore::check_key(&key).map_err(|e| Status::invalid_argument(format!("invalid name: {e}")))?;
     Ok(key)
 }
@@ -140,10 +139,10 @@ pub fn job_to_pb(r: &JobRecord) -> pb::Job {
     }
 }
 
-fn request_from_pb(req: pb::SubmitJobRequest) -> Result<JobRequest, Status> {
+fn request_from_pb(tenant: &str, req: pb::SubmitJobRequest) -> Result<JobRequest, Status> {
     use pb::submit_job_request::Params;
     match req.params {
-        None => Err(Status::invalid_argument("invalid params: one of reckle_batch, reckle_update, pari_batch, hekaton is required")),
+        None => Err(Status::invalid_argument("invalid params: one of reckle_batch, reckle_update, pari_batch, pari_circom, hekaton is required")),
         Some(Params::Hekaton(p)) => {
             use ::hekaton::spec::CircuitSpec;
             let n = |v: u32| v as usize;
@@ -170,6 +169,13 @@ fn request_from_pb(req: pb::SubmitJobRequest) -> Result<JobRequest, Status> {
                 bundle_size: if p.bundle_size == 0 { 1024 } else { p.bundle_size },
             })
         }
+        Some(Params::PariCircom(p)) => Ok(JobRequest::PariCircom {
+            tenant: tenant.to_string(),
+            circuit_id: p.circuit_id,
+            witnesses: p.witness_object_keys,
+            per_task: p.proofs_per_task,
+            bundle_size: p.bundle_size,
+        }),
         Some(Params::ReckleBatch(p)) => {
             let leaves = match p.leaves {
                 Some(pb::reckle_batch_params::Leaves::Inline(v)) => Leaves::Inline(v.values),
@@ -238,11 +244,44 @@ impl JobService for JobServiceImpl {
         Ok(Response::new(pb::UploadInputResponse { object_key: key, size: total, blake2b: digest }))
     }
 
+    async fn register_circuit(&self, request: Request<pb::RegisterCircuitRequest>) -> Result<Response<pb::RegisterCircuitResponse>, Status> {
+        let tenant = self.tenant(&request).await?;
+        let key = request.into_inner().r1cs_object_key;
+        let (circuit_id, info, job) = self.platform.register_circuit(&tenant, &key).await.map_err(status)?;
+        let circuit = match info {
+            Some(info) => Some(self.circuit_to_pb(&tenant, info).await?),
+            None => None,
+        };
+        let job = match job {
+            Some(id) => Some(job_to_pb(&self.platform.record(&id).await.map_err(status)?)),
+            None => None,
+        };
+        Ok(Response::new(pb::RegisterCircuitResponse { circuit_id, circuit, job }))
+    }
+
+    async fn get_circuit(&self, request: Request<pb::GetCircuitRequest>) -> Result<Response<pb::Circuit>, Status> {
+        let tenant = self.tenant(&request).await?;
+        let id = request.into_inner().circuit_id;
+        match self.platform.registered_circuit(&tenant, &id).await.map_err(status)? {
+            Some(info) => Ok(Response::new(self.circuit_to_pb(&tenant, info).await?)),
+            None => Err(Status::not_found(format!("no circuit {id} is registered (or its registration has not finished)"))),
+        }
+    }
+
+    async fn list_circuits(&self, request: Request<pb::ListCircuitsRequest>) -> Result<Response<pb::ListCircuitsResponse>, Status> {
+        let tenant = self.tenant(&request).await?;
+        let mut circuits = Vec::new();
+        for info in self.platform.registered_circuits(&tenant).await.map_err(status)? {
+            circuits.push(self.circuit_to_pb(&tenant, info).await?);
+        }
+        Ok(Response::new(pb::ListCircuitsResponse { circuits }))
+    }
+
     async fn submit_job(&self, request: Request<pb::SubmitJobRequest>) -> Result<Response<pb::SubmitJobResponse>, Status> {
         let tenant = self.tenant(&request).await?;
         let req = request.into_inner();
         let key = (!req.idempotency_key.is_empty()).then(|| req.idempotency_key.clone());
-        let job_request = request_from_pb(req)?;
+        let job_request = request_from_pb(&tenant, req)?;
         if !tenant.is_empty() {
             match &job_request {
                 JobRequest::ReckleBatch { leaves: Leaves::Object(k), .. } if !k.starts_with(&upload_prefix(&tenant)) || k.contains("..") => {
@@ -398,7 +437,7 @@ impl JobService for JobServiceImpl {
                 if rec.state != JobState::Done {
                     return Err(Status::failed_precondition(format!("job {id} is {}, not done", rec.state.as_str())));
                 }
-                if rec.kind == crate::JOB_PARI_BATCH {
+                if rec.kind == crate::JOB_PARI_BATCH || rec.kind == crate::JOB_PARI_CIRCOM {
                     let (reason, checked_against) = match self.platform.verify_pari_outputs(&id, expected_vk.as_ref()).await {
                         Ok(against) => (String::new(), against),
                         Err(e) => (e, String::new()),
@@ -424,6 +463,21 @@ impl JobService for JobServiceImpl {
 }
 
 impl JobServiceImpl {
+    async fn circuit_to_pb(&self, tenant: &str, info: crate::CircuitInfo) -> Result<pb::Circuit, Status> {
+        let vk = self.platform.registered_vk(tenant, &info).await.map_err(status)?;
+        Ok(pb::Circuit {
+            circuit_id: info.circuit_id,
+            curve: info.curve.as_str().into(),
+            vk_digest: info.vk_digest,
+            constraints: info.constraints,
+            wires: info.wires,
+            public_outputs: info.public_outputs,
+            public_inputs: info.public_inputs,
+            vk: vk.to_vec(),
+            job_id: info.job_id,
+        })
+    }
+
     /// Checks the statement and proof against `expected_root` (or, without one, the
     /// statement's own C) and returns what it checked against; `Err(reason)` when the statement
     /// or proof is malformed or does not verify. Cheap checks (the claims, the expected C, the

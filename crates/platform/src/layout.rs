@@ -7,6 +7,8 @@
 //! jobs/<id>/pari/…          Pari keys and proof lists (intermediate)
 //! jobs/<id>/hekaton/…       Hekaton shares, commitments, messages, subcircuit proofs (intermediate)
 //! hekaton/keys/<spec>/…     Hekaton keys, per circuit structure, shared by jobs
+//! [tenants/<t>/]circuits/<id>/…  a registered circom circuit: circuit.json (written last),
+//!                           circuit.r1cs, keys/<vk digest>/{pk,vk}.bin
 //! jobs/<id>/proof/…         the published outputs
 //! ```
 
@@ -90,4 +92,42 @@ pub fn hekaton_key(spec: &str, vk: &str, name: &str) -> String {
 /// Hekaton: the verifying-key digest later jobs of structure `spec` reuse.
 pub fn hekaton_current_key(spec: &str) -> String {
     format!("hekaton/keys/{spec}/current")
+}
+
+/// A registered circom circuit's objects: under the tenant's prefix, or `circuits/` on an open
+/// API (tenant `""`).
+pub fn circuit_prefix(tenant: &str, id: &str) -> String {
+    if tenant.is_empty() {
+        format!("circuits/{id}/")
+    } else {
+        format!("tenants/{tenant}/circuits/{id}/")
+    }
+}
+
+/// Where a tenant's circuits are listed from.
+pub fn circuits_root(tenant: &str) -> String {
+    if tenant.is_empty() {
+        "circuits/".into()
+    } else {
+        format!("tenants/{tenant}/circuits/")
+    }
+}
+
+/// `circuit.json` or `circuit.r1cs` of a registered circuit.
+pub fn circuit_file(tenant: &str, id: &str, name: &str) -> String {
+    format!("{}{name}", circuit_prefix(tenant, id))
+}
+
+/// `pk.bin` or `vk.bin` of a registered circuit's key pair with digest `vk`.
+pub fn circuit_key(tenant: &str, id: &str, vk: &str, name: &str) -> String {
+    format!("{}keys/{vk}/{name}", circuit_prefix(tenant, id))
+}
+
+/// Where `UploadInput` stores a tenant's uploads (`uploads/` on an open API).
+pub fn uploads_root(tenant: &str) -> String {
+    if tenant.is_empty() {
+        "uploads/".into()
+    } else {
+        format!("tenants/{tenant}/uploads/")
+    }
 }

@@ -35,6 +35,7 @@ pub mod roles;
 pub mod service;
 
 pub use error::PlatformError;
+pub use kinds::circom::{CircomJobSpec, CircuitInfo, Curve as CircomCurve, JOB as JOB_PARI_CIRCOM, REGISTER_JOB as JOB_CIRCUIT_REGISTER};
 pub use kinds::hekaton::{HekatonJobSpec, JOB as JOB_HEKATON};
 pub use kinds::pari::{PariJobSpec, JOB as JOB_PARI_BATCH};
 pub use kinds::reckle::{ReckleJobSpec, UpdateSpec, JOB_BATCH as JOB_RECKLE_BATCH, JOB_UPDATE as JOB_RECKLE_UPDATE, MAX_BATCH, MAX_CHANGES, MAX_LOG_N};

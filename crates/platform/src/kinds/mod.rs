@@ -11,6 +11,7 @@
 //! Adding a kind: a file here implementing [`JobKind`], one line in [`Registry::builtin`], its
 //! [`JobRequest`] variant and its proto message (converted in `grpc.rs`).
 
+pub mod circom;
 pub mod hekaton;
 pub mod noop;
 pub mod pari;
@@ -68,6 +69,11 @@ pub enum JobRequest {
     /// `count` proofs of a built-in circuit family, instances from seeds `seed_start..`, in
     /// bundles of `bundle_size` (rounded up to whole prove tasks of `per_task` proofs).
     PariBatch { circuit: ::pari::circuits::CircuitFamily, seed_start: u64, count: u64, per_task: u64, bundle_size: u64 },
+    /// Registers the circom circuit uploaded at `r1cs_object` for `tenant` (the submitter).
+    CircuitRegister { tenant: String, r1cs_object: String },
+    /// A Pari proof per uploaded witness (`.wtns` object keys) of `tenant`'s registered circuit
+    /// `circuit_id`, `per_task` to a prove task (0: 4), in bundles of `bundle_size` (0: 1024).
+    PariCircom { tenant: String, circuit_id: String, witnesses: Vec<String>, per_task: u64, bundle_size: u64 },
     /// A Hekaton proof of `circuit` with inputs from `seed`, by `k` workers.
     Hekaton { circuit: ::hekaton::spec::CircuitSpec, seed: u64, final_proof: bool },
     /// `tasks` tasks that do nothing: measures the orchestration itself (not offered over gRPC).
@@ -81,8 +87,18 @@ impl JobRequest {
             JobRequest::ReckleBatch { .. } => reckle::JOB_BATCH,
             JobRequest::ReckleUpdate { .. } => reckle::JOB_UPDATE,
             JobRequest::PariBatch { .. } => pari::JOB,
+            JobRequest::CircuitRegister { .. } => circom::REGISTER_JOB,
+            JobRequest::PariCircom { .. } => circom::JOB,
             JobRequest::Hekaton { .. } => hekaton::JOB,
             JobRequest::Noop { .. } => noop::JOB,
+        }
+    }
+
+    /// The tenant a request names itself (it must be the submitter), if any.
+    pub fn tenant(&self) -> Option<&str> {
+        match self {
+            JobRequest::CircuitRegister { tenant, .. } | JobRequest::PariCircom { tenant, .. } => Some(tenant),
+            _ => None,
         }
     }
 }
@@ -160,12 +176,14 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// Reckle batch and update, Pari batch, Hekaton, no-op.
+    /// Reckle batch and update, Pari batch, circom registration and Pari circom, Hekaton, no-op.
     pub fn builtin() -> Self {
         Self::new(vec![
             Arc::new(reckle::ReckleBatch),
             Arc::new(reckle::ReckleUpdate),
             Arc::new(pari::PariBatch),
+            Arc::new(circom::CircuitRegister),
+            Arc::new(circom::PariCircom),
             Arc::new(hekaton::Hekaton),
             Arc::new(noop::Noop),
         ])

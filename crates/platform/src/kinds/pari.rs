@@ -164,8 +164,11 @@ impl PariJobSpec {
 
     /// Prove tasks gathered by bundle `k`.
     fn bundle_tasks(&self, k: u64) -> std::ops::Range<u64> {
-        let lo = k * self.tasks_per_bundle;
-        lo..(lo + self.tasks_per_bundle).min(self.prove_tasks())
+        self.steps().bundle_tasks(k)
+    }
+
+    fn steps(&self) -> Steps {
+        Steps { prove: PROVE, bundle: BUNDLE, prove_tasks: self.prove_tasks(), tasks_per_bundle: self.tasks_per_bundle, window: self.window }
     }
 
     fn of(rec: &JobRecord) -> Result<Self, PlatformError> {
@@ -175,12 +178,12 @@ impl PariJobSpec {
 
 /// A task's step and index, which is also its id (`<step>-<index>`).
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-struct PariTask {
-    step: String,
-    index: u64,
+pub(crate) struct PariTask {
+    pub step: String,
+    pub index: u64,
 }
 
-fn task_id(step: &str, index: u64) -> String {
+pub(crate) fn task_id(step: &str, index: u64) -> String {
     format!("{step}-{index}")
 }
 
@@ -200,7 +203,7 @@ fn prove_seed(secret: &[u8], index: u64) -> Result<[u8; 32], PlatformError> {
 }
 
 /// BLAKE2b-256 of a domain tag, the task index (if any) and the job's 32-byte secret.
-fn job_seed(secret: &[u8], tag: &[u8], index: Option<u64>) -> Result<[u8; 32], PlatformError> {
+pub(crate) fn job_seed(secret: &[u8], tag: &[u8], index: Option<u64>) -> Result<[u8; 32], PlatformError> {
     use blake2::digest::{Update, VariableOutput};
     if secret.len() != 32 {
         return Err(corrupt(format!("{SETUP_SECRET}: {} bytes, expected 32", secret.len())));
@@ -232,17 +235,94 @@ fn prove_list(
     Ok(ProofList { items })
 }
 
-fn pari_err(e: ::pari::Error) -> PlatformError {
+pub(crate) fn pari_err(e: ::pari::Error) -> PlatformError {
     PlatformError::Corrupt(format!("pari: {e}"))
 }
 
-fn task_of(lease: &Lease) -> Result<PariTask, PlatformError> {
+pub(crate) fn task_of(lease: &Lease) -> Result<PariTask, PlatformError> {
     serde_json::from_str(&lease.task.payload).map_err(|e| corrupt(format!("task payload: {e}")))
 }
 
-async fn dispatch(p: &Platform, job: &str, kind: TaskKind, step: &str, index: u64) -> Result<bool, PlatformError> {
+pub(crate) async fn dispatch(p: &Platform, job: &str, kind: TaskKind, step: &str, index: u64) -> Result<bool, PlatformError> {
     let payload = serde_json::to_string(&PariTask { step: step.into(), index }).map_err(corrupt)?;
     p.dispatch(job, kind, &task_id(step, index), payload).await
+}
+
+/// The prove and bundle steps every Pari job kind shares (built-in families and registered
+/// circom circuits): prove tasks released in a sliding window, bundle `k` once its prove tasks
+/// are done, the job done when every bundle is published.
+pub(crate) struct Steps {
+    pub prove: TaskKind,
+    pub bundle: TaskKind,
+    pub prove_tasks: u64,
+    pub tasks_per_bundle: u64,
+    pub window: u64,
+}
+
+impl Steps {
+    /// The first window of prove tasks (a rerun dispatches nothing twice).
+    pub async fn start(&self, p: &Platform, job: &str) -> Result<(), PlatformError> {
+        for i in 0..super::window_first(Some(self.window), self.prove_tasks) {
+            dispatch(p, job, self.prove, "prove", i).await?;
+        }
+        Ok(())
+    }
+
+    /// The executor, on the report of a prove or bundle task.
+    pub async fn on_done(&self, p: &Platform, job: &str, t: &PariTask) -> Result<(), PlatformError> {
+        let store = p.job_store();
+        if t.step == "prove" {
+            store.task_done(job, self.prove.name, &task_id("prove", t.index)).await?;
+            if let Some(next) = super::window_next(Some(self.window), t.index, self.prove_tasks) {
+                dispatch(p, job, self.prove, "prove", next).await?;
+            }
+            let k = t.index / self.tasks_per_bundle;
+            for i in self.bundle_tasks(k) {
+                if !store.is_done(job, &task_id("prove", i)).await? {
+                    return Ok(());
+                }
+            }
+            dispatch(p, job, self.bundle, "bundle", k).await?;
+        } else {
+            store.task_done(job, self.bundle.name, &task_id("bundle", t.index)).await?;
+            let rec = p.record(job).await?;
+            let b = rec.tasks.get(self.bundle.name).copied().unwrap_or_default();
+            if b.done == b.total {
+                p.job_done(job).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Prove tasks gathered by bundle `k`.
+    pub fn bundle_tasks(&self, k: u64) -> std::ops::Range<u64> {
+        let lo = k * self.tasks_per_bundle;
+        lo..(lo + self.tasks_per_bundle).min(self.prove_tasks)
+    }
+}
+
+/// Gathers the proof lists of `tasks` and batch-verifies them under `vk`, locating any bad
+/// proof by bisection: the bundle and the positions (in it) of the proofs that fail.
+pub(crate) async fn gather_bundle<E: ark_ec::pairing::Pairing>(
+    p: &Platform,
+    job: &str,
+    tasks: std::ops::Range<u64>,
+    vk: VerifyingKey<E>,
+) -> Result<(Bundle<E>, Vec<usize>), PlatformError> {
+    let mut items = Vec::new();
+    for i in tasks {
+        let list = ProofList::<E>::from_bytes(&p.blobs().get(&layout::pari_proofs(job, i)).await?).map_err(pari_err)?;
+        items.extend(list.items);
+    }
+    let bundle = Bundle::new(&vk, items);
+    tokio::task::spawn_blocking(move || {
+        let pvk: PreparedVerifyingKey<E> = vk.prepare()?;
+        let bad = bundle.locate_invalid(&pvk, &mut rand_chacha::ChaCha20Rng::from_entropy());
+        bad.map(|bad| (bundle, bad))
+    })
+    .await
+    .map_err(corrupt)?
+    .map_err(pari_err)
 }
 
 /// The job's spec, or `None` if it has ended (or no longer exists): its tasks are dropped.
@@ -338,30 +418,10 @@ impl JobKind for PariBatch {
                 store.task_done(job, SETUP.name, &task_id("setup", 0)).await?;
                 // The first window of prove tasks; each one done releases the task a window
                 // after it (dispatches are at most once per task id, so a rerun adds nothing).
-                for i in 0..super::window_first(Some(spec.window), spec.prove_tasks()) {
-                    dispatch(p, job, PROVE, "prove", i).await?;
-                }
+                spec.steps().start(p, job).await?;
             }
-            "prove" => {
-                store.task_done(job, PROVE.name, &task_id("prove", t.index)).await?;
-                if let Some(next) = super::window_next(Some(spec.window), t.index, spec.prove_tasks()) {
-                    dispatch(p, job, PROVE, "prove", next).await?;
-                }
-                let k = t.index / spec.tasks_per_bundle;
-                for i in spec.bundle_tasks(k) {
-                    if !store.is_done(job, &task_id("prove", i)).await? {
-                        return Ok(());
-                    }
-                }
-                dispatch(p, job, BUNDLE, "bundle", k).await?;
-            }
-            "bundle" => {
-                store.task_done(job, BUNDLE.name, &task_id("bundle", t.index)).await?;
-                let rec = p.record(job).await?;
-                let b = rec.tasks.get(BUNDLE.name).copied().unwrap_or_default();
-                if b.done == b.total {
-                    p.job_done(job).await?;
-                }
+            "prove" | "bundle" => {
+                spec.steps().on_done(p, job, &t).await?;
             }
             other => return Err(PlatformError::Corrupt(format!("unknown pari step {other:?}"))),
         }
@@ -375,20 +435,7 @@ impl JobKind for PariBatch {
         let t = task_of(lease)?;
         let vk_bytes = p.blobs().get(&layout::pari_key(job, "vk.bin")).await?;
         let vk = VerifyingKey::<Bls12_381>::from_bytes(&vk_bytes).map_err(pari_err)?;
-        let mut items = Vec::new();
-        for i in spec.bundle_tasks(t.index) {
-            let list = ProofList::<Bls12_381>::from_bytes(&p.blobs().get(&layout::pari_proofs(job, i)).await?).map_err(pari_err)?;
-            items.extend(list.items);
-        }
-        let bundle = Bundle::new(&vk, items);
-        let (bundle, bad) = tokio::task::spawn_blocking(move || {
-            let pvk: PreparedVerifyingKey<Bls12_381> = vk.prepare()?;
-            let bad = bundle.locate_invalid(&pvk, &mut rand_chacha::ChaCha20Rng::from_entropy());
-            bad.map(|bad| (bundle, bad))
-        })
-        .await
-        .map_err(corrupt)?
-        .map_err(pari_err)?;
+        let (bundle, bad) = gather_bundle(p, job, spec.bundle_tasks(t.index), vk).await?;
         if !bad.is_empty() {
             let first = t.index * spec.tasks_per_bundle * spec.per_task;
             let seeds: Vec<u64> = bad.iter().map(|i| spec.seed_start + first + *i as u64).collect();
@@ -416,9 +463,20 @@ impl JobKind for PariBatch {
     }
 }
 
-/// Verifies a Pari job's published bundles under `expected_vk` (or, without one, the key
-/// published beside them) and says which key it checked against. `Err(reason)` if any fails.
+/// Verifies a Pari job's published bundles (either Pari job kind) under `expected_vk` (or,
+/// without one, the key published beside them) and says which key it checked against.
+/// `Err(reason)` if any fails. The curve is the one `circuit.json` names (BLS12-381 if none).
 pub async fn verify_outputs(p: &Platform, job: &str, expected_vk: Option<&::pari::KeyDigest>) -> Result<String, String> {
+    let circuit = p.blobs().get(&layout::proof_file(job, "circuit.json")).await.map_err(|e| e.to_string())?;
+    let circuit: serde_json::Value = serde_json::from_slice(&circuit).map_err(|e| format!("circuit.json: {e}"))?;
+    match circuit["curve"].as_str() {
+        None | Some("bls12-381") => verify_outputs_on::<Bls12_381>(p, job, expected_vk).await,
+        Some("bn254") => verify_outputs_on::<ark_bn254::Bn254>(p, job, expected_vk).await,
+        Some(other) => Err(format!("circuit.json: unknown curve {other:?}")),
+    }
+}
+
+async fn verify_outputs_on<E: ark_ec::pairing::Pairing>(p: &Platform, job: &str, expected_vk: Option<&::pari::KeyDigest>) -> Result<String, String> {
     let dir = layout::proof_prefix(job);
     let vk = p.blobs().get(&layout::proof_file(job, "vk.bin")).await.map_err(|e| e.to_string())?;
     let found = ::pari::KeyDigest::of_bytes(&vk);
@@ -427,15 +485,15 @@ pub async fn verify_outputs(p: &Platform, job: &str, expected_vk: Option<&::pari
         None => format!("the published vk.bin, vk digest {found} (not pinned: pass expected_vk_digest)"),
     };
     let vk = match expected_vk {
-        Some(d) => VerifyingKey::<Bls12_381>::from_bytes_pinned(&vk, d),
-        None => VerifyingKey::<Bls12_381>::from_bytes(&vk),
+        Some(d) => VerifyingKey::<E>::from_bytes_pinned(&vk, d),
+        None => VerifyingKey::<E>::from_bytes(&vk),
     }
     .map_err(|e| format!("vk.bin: {e}"))?;
     let keys = p.blobs().list(&dir).await.map_err(|e| e.to_string())?;
     let mut bundles = Vec::new();
     for k in keys.iter().filter(|k| k.rsplit('/').next().is_some_and(|n| n.starts_with("bundle-"))) {
         let b = p.blobs().get(k).await.map_err(|e| e.to_string())?;
-        bundles.push((k.clone(), Bundle::<Bls12_381>::from_bytes(&b).map_err(|e| format!("{k}: {e}"))?));
+        bundles.push((k.clone(), Bundle::<E>::from_bytes(&b).map_err(|e| format!("{k}: {e}"))?));
     }
     if bundles.is_empty() {
         return Err("no bundles".into());

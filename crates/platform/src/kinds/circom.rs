@@ -1,0 +1,651 @@
+//! Bring your own circuit: circom circuits registered once, then proved with Pari per witness.
+//!
+//! * `circuit.register`: a user's `.r1cs` (uploaded) becomes a **registered circuit**. Its id is
+//!   the file's digest ([`circom::digest`]); its prime names the curve (BN254 for circom's
+//!   default `--prime bn128`, or BLS12-381). One `circuit.setup` task (a worker) runs the Pari
+//!   setup, with randomness from the job's secret (so a redelivered setup writes the same keys),
+//!   and stores `[tenants/<t>/]circuits/<id>/{circuit.r1cs, keys/<vk digest>/{pk,vk}.bin}`, then
+//!   `circuit.json` last: a circuit exists once `circuit.json` does, and it names the key pair.
+//!   Keys live under their own digest, so two registrations racing (each with its own setup)
+//!   both leave valid key pairs and jobs keep the one they were submitted against.
+//! * `pari.circom`: one Pari proof per uploaded `.wtns`, under the circuit's keys. The witnesses
+//!   are copied into the job's inputs at submission (format and wire count checked there); a
+//!   prove task (`circom.prove`) checks each of its witnesses against every constraint and fails
+//!   the job naming the witness and the first constraint it breaks. Then, as for built-in
+//!   families ([`super::pari::Steps`]), `circom.bundle` tasks batch-verify the proofs and
+//!   publish `jobs/<id>/proof/{circuit.json, vk.bin, bundle-<k>.bin, public-<k>.json}`:
+//!   `public-<k>.json` lists each proof's public signals (decimal, circom's order: outputs, then
+//!   public inputs), the bundle itself carries them as the proofs' instances.
+//!
+//! Trust: the job's spec records the verifying key's digest at submission and the aggregator
+//! refuses a `vk.bin` with another digest, so a key file replaced in the store cannot put a job's
+//! bundles under another key; `prover pari verify-bundles --vk-digest` pins it offline.
+//! Circuits are per tenant (the prefix), like jobs: another tenant's circuit id is unknown.
+
+use std::collections::BTreeMap;
+
+use ark_ec::pairing::Pairing;
+use ark_ff::PrimeField;
+use async_trait::async_trait;
+use bytes::Bytes;
+use jobs::JobRecord;
+use ::pari::bundle::ProofList;
+use ::pari::{KeyDigest, ProvingKey, VerifyingKey};
+use queue::Lease;
+use rand::SeedableRng;
+
+use super::pari::{dispatch, gather_bundle, job_seed, pari_err, task_id, task_of, Steps};
+use super::{JobKind, JobRequest, Served, TaskKind, Validated};
+use crate::error::{corrupt, invalid};
+use crate::{layout, Platform, PlatformError};
+
+pub const REGISTER_JOB: &str = "circuit.register";
+pub const JOB: &str = "pari.circom";
+pub const SETUP: TaskKind = TaskKind::new("circuit.setup", Served::Worker, 3600);
+pub const SETUP_DONE: TaskKind = TaskKind::new("circuit.done", Served::Executor, 300);
+pub const PROVE: TaskKind = TaskKind::new("circom.prove", Served::Worker, 1800);
+pub const DONE: TaskKind = TaskKind::new("circom.done", Served::Executor, 300);
+pub const BUNDLE: TaskKind = TaskKind::new("circom.bundle", Served::Aggregator, 1800);
+const REGISTER_TASKS: &[TaskKind] = &[SETUP, SETUP_DONE];
+const PROVE_TASKS: &[TaskKind] = &[PROVE, DONE, BUNDLE];
+
+/// Most witnesses (proofs) in one job.
+pub const MAX_WITNESSES: u64 = 1024;
+/// Largest circuit the platform sets up (constraints): keys and setup time grow linearly.
+pub const MAX_CONSTRAINTS: usize = 1 << 22;
+/// Default proofs per prove task.
+pub const DEFAULT_PER_TASK: u64 = 4;
+
+const R1CS: &str = "circuit.r1cs";
+const CIRCUIT_JSON: &str = "circuit.json";
+/// The job's secret (32 random bytes, drawn at submission): the setup's or the proofs'
+/// randomness derives from it, so a redelivered task writes the same bytes.
+const SECRET: &str = "circom-secret.bin";
+
+/// The curve whose scalar field is a circuit's prime.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Curve {
+    #[serde(rename = "bn254")]
+    Bn254,
+    #[serde(rename = "bls12-381")]
+    Bls12_381,
+}
+
+impl Curve {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Curve::Bn254 => "bn254",
+            Curve::Bls12_381 => "bls12-381",
+        }
+    }
+}
+
+/// Runs `$body` with `$E` bound to the pairing of `$curve`.
+macro_rules! on_curve {
+    ($curve:expr, $E:ident => $body:expr) => {
+        match $curve {
+            Curve::Bn254 => {
+                type $E = ark_bn254::Bn254;
+                $body
+            }
+            Curve::Bls12_381 => {
+                type $E = ark_bls12_381::Bls12_381;
+                $body
+            }
+        }
+    };
+}
+
+/// A registered circuit, as `circuit.json` records it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CircuitInfo {
+    pub circuit_id: String,
+    pub curve: Curve,
+    /// The digest of the verifying key (128 hex) its proofs are under.
+    pub vk_digest: String,
+    pub constraints: u64,
+    pub wires: u64,
+    pub public_outputs: u32,
+    pub public_inputs: u32,
+    /// The registration job.
+    pub job_id: String,
+}
+
+/// Sizes of a decoded `.r1cs`.
+struct Shape {
+    curve: Curve,
+    constraints: usize,
+    wires: u32,
+    public_outputs: u32,
+    public_inputs: u32,
+}
+
+fn shape_of<F: PrimeField>(curve: Curve, r: &circom::R1cs<F>) -> Shape {
+    Shape { curve, constraints: r.constraints.len(), wires: r.num_wires, public_outputs: r.num_pub_out, public_inputs: r.num_pub_in }
+}
+
+/// Decodes an `.r1cs` over whichever of the two curves its prime names.
+fn decode_r1cs(bytes: &[u8]) -> Result<Shape, circom::Error> {
+    match circom::R1cs::<ark_bn254::Fr>::from_bytes(bytes) {
+        Ok(r) => Ok(shape_of(Curve::Bn254, &r)),
+        Err(circom::Error::Prime { .. }) => {
+            circom::R1cs::<ark_bls12_381::Fr>::from_bytes(bytes).map(|r| shape_of(Curve::Bls12_381, &r))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// A circuit id: 64 lowercase hex digits.
+fn check_circuit_id(id: &str) -> Result<(), PlatformError> {
+    if id.len() != 64 || !id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+        return Err(invalid("circuit_id", format!("{id:?} is not a circuit id (64 lowercase hex digits)")));
+    }
+    Ok(())
+}
+
+/// An uploaded object the tenant may name: under its upload prefix, no `..`.
+fn check_upload(field: &'static str, tenant: &str, key: &str) -> Result<(), PlatformError> {
+    let root = layout::uploads_root(tenant);
+    if !key.starts_with(&root) || key.contains("..") {
+        return Err(invalid(field, format!("{key:?} is not under your upload prefix {root} (upload it with UploadInput / prover upload)")));
+    }
+    Ok(())
+}
+
+async fn get_upload(p: &Platform, field: &'static str, key: &str) -> Result<Bytes, PlatformError> {
+    match p.blobs().get(key).await {
+        Ok(b) => Ok(b),
+        Err(blobstore::BlobError::NotFound(_)) => Err(invalid(field, format!("{key:?}: no such upload"))),
+        Err(e) => Err(e.into()),
+    }
+}
+
+impl Platform {
+    /// The tenant's registered circuit `id`, if its registration has finished.
+    pub async fn registered_circuit(&self, tenant: &str, id: &str) -> Result<Option<CircuitInfo>, PlatformError> {
+        check_circuit_id(id)?;
+        match self.blobs().get(&layout::circuit_file(tenant, id, CIRCUIT_JSON)).await {
+            Ok(b) => Ok(Some(serde_json::from_slice(&b).map_err(|e| corrupt(format!("circuit {id}: {CIRCUIT_JSON}: {e}")))?)),
+            Err(blobstore::BlobError::NotFound(_)) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The verifying key (`vk.bin`) of a registered circuit, checked against its digest.
+    pub async fn registered_vk(&self, tenant: &str, info: &CircuitInfo) -> Result<Bytes, PlatformError> {
+        let vk = self.blobs().get(&layout::circuit_key(tenant, &info.circuit_id, &info.vk_digest, "vk.bin")).await?;
+        if KeyDigest::of_bytes(&vk).to_string() != info.vk_digest {
+            return Err(corrupt(format!("circuit {}: vk.bin does not have the digest circuit.json names", info.circuit_id)));
+        }
+        Ok(vk)
+    }
+
+    /// The tenant's registered circuits.
+    pub async fn registered_circuits(&self, tenant: &str) -> Result<Vec<CircuitInfo>, PlatformError> {
+        let mut out = Vec::new();
+        let root = layout::circuits_root(tenant);
+        for key in self.blobs().list(&root).await? {
+            let Some(id) = key.strip_prefix(&root).and_then(|rest| rest.strip_suffix(&format!("/{CIRCUIT_JSON}"))) else { continue };
+            if id.contains('/') || check_circuit_id(id).is_err() {
+                continue;
+            }
+            if let Some(info) = self.registered_circuit(tenant, id).await? {
+                out.push(info);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Registers the uploaded `.r1cs` at `r1cs_key` for `tenant`: the circuit id, and either
+    /// the circuit (registered already) or the registration job (created now, or the one
+    /// already running for this file).
+    pub async fn register_circuit(&self, tenant: &str, r1cs_key: &str) -> Result<(String, Option<CircuitInfo>, Option<String>), PlatformError> {
+        check_upload("r1cs_object_key", tenant, r1cs_key)?;
+        let bytes = get_upload(self, "r1cs_object_key", r1cs_key).await?;
+        let id = circom::digest(&bytes);
+        if let Some(info) = self.registered_circuit(tenant, &id).await? {
+            return Ok((id, Some(info), None));
+        }
+        let request = || JobRequest::CircuitRegister { tenant: tenant.to_string(), r1cs_object: r1cs_key.to_string() };
+        // One registration job per file (per tenant); a failed or cancelled one is replaced.
+        let mut key = format!("register-circuit/{id}");
+        let (mut job, _) = self.submit_as(tenant, request(), Some(&key)).await?;
+        for _ in 0..3 {
+            let rec = self.record(&job).await?;
+            if !matches!(rec.state, jobs::JobState::Failed | jobs::JobState::Cancelled) {
+                break;
+            }
+            key = format!("register-circuit/{id}/{job}");
+            job = self.submit_as(tenant, request(), Some(&key)).await?.0;
+        }
+        Ok((id, None, Some(job)))
+    }
+}
+
+/// The spec of a `circuit.register` job.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct RegisterSpec {
+    circuit_id: String,
+    curve: Curve,
+}
+
+/// The spec of a `pari.circom` job.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "RawCircomSpec")]
+pub struct CircomJobSpec {
+    pub circuit_id: String,
+    pub curve: Curve,
+    /// The key pair's digest at submission: the job's proofs are under this key.
+    pub vk_digest: String,
+    pub witnesses: u64,
+    pub per_task: u64,
+    pub tasks_per_bundle: u64,
+    pub window: u64,
+}
+
+#[derive(serde::Deserialize)]
+struct RawCircomSpec {
+    circuit_id: String,
+    curve: Curve,
+    vk_digest: String,
+    witnesses: u64,
+    per_task: u64,
+    tasks_per_bundle: u64,
+    window: u64,
+}
+
+impl TryFrom<RawCircomSpec> for CircomJobSpec {
+    type Error = PlatformError;
+    fn try_from(r: RawCircomSpec) -> Result<Self, PlatformError> {
+        let spec = CircomJobSpec {
+            circuit_id: r.circuit_id,
+            curve: r.curve,
+            vk_digest: r.vk_digest,
+            witnesses: r.witnesses,
+            per_task: r.per_task,
+            tasks_per_bundle: r.tasks_per_bundle,
+            window: r.window,
+        };
+        spec.check()?;
+        Ok(spec)
+    }
+}
+
+impl CircomJobSpec {
+    /// The bounds every spec keeps (a spec read back from the shared job store is input too).
+    fn check(&self) -> Result<(), PlatformError> {
+        check_circuit_id(&self.circuit_id)?;
+        self.vk_digest.parse::<KeyDigest>().map_err(|e| invalid("vk_digest", e.to_string()))?;
+        if self.witnesses == 0 || self.witnesses > MAX_WITNESSES {
+            return Err(invalid("witness_object_keys", format!("give 1 to {MAX_WITNESSES} witnesses, got {}", self.witnesses)));
+        }
+        if self.per_task == 0 || self.per_task > 64 {
+            return Err(invalid("proofs_per_task", format!("must be in 1..=64, got {}", self.per_task)));
+        }
+        if self.tasks_per_bundle == 0 || self.tasks_per_bundle > MAX_WITNESSES {
+            return Err(invalid("bundle_size", format!("must be in 1..={MAX_WITNESSES}, got {}", self.tasks_per_bundle)));
+        }
+        if self.window == 0 {
+            return Err(invalid("window", "must be at least 1"));
+        }
+        Ok(())
+    }
+
+    pub fn prove_tasks(&self) -> u64 {
+        self.witnesses.div_ceil(self.per_task)
+    }
+
+    fn steps(&self) -> Steps {
+        Steps { prove: PROVE, bundle: BUNDLE, prove_tasks: self.prove_tasks(), tasks_per_bundle: self.tasks_per_bundle, window: self.window }
+    }
+
+    /// Witnesses proved by prove task `i`.
+    fn witnesses_of(&self, i: u64) -> std::ops::Range<u64> {
+        let lo = i * self.per_task;
+        lo..(lo + self.per_task).min(self.witnesses)
+    }
+
+    fn of(rec: &JobRecord) -> Result<Self, PlatformError> {
+        serde_json::from_str(&rec.spec).map_err(|e| PlatformError::Corrupt(format!("job {} spec: {e}", rec.id)))
+    }
+}
+
+fn witness_input(i: u64) -> String {
+    format!("wtns-{i}.wtns")
+}
+
+/// The job's record if it has not ended (its tasks are dropped otherwise).
+async fn live_record(p: &Platform, job: &str) -> Result<Option<JobRecord>, PlatformError> {
+    Ok(p.job_store().get(job).await?.filter(|r| !r.state.is_terminal()))
+}
+
+/// `circuit.register`.
+pub struct CircuitRegister;
+
+#[async_trait]
+impl JobKind for CircuitRegister {
+    fn name(&self) -> &'static str {
+        REGISTER_JOB
+    }
+    fn task_kinds(&self) -> &'static [TaskKind] {
+        REGISTER_TASKS
+    }
+
+    async fn validate(&self, p: &Platform, request: JobRequest) -> Result<Validated, PlatformError> {
+        let JobRequest::CircuitRegister { tenant, r1cs_object } = request else {
+            return Err(PlatformError::Config("circuit.register: not a registration".into()));
+        };
+        check_upload("r1cs_object_key", &tenant, &r1cs_object)?;
+        let bytes = get_upload(p, "r1cs_object_key", &r1cs_object).await?;
+        let shape = tokio::task::spawn_blocking({
+            let bytes = bytes.clone();
+            move || decode_r1cs(&bytes)
+        })
+        .await
+        .map_err(corrupt)?
+        .map_err(|e| invalid("r1cs_object_key", e.to_string()))?;
+        if shape.constraints > MAX_CONSTRAINTS {
+            return Err(invalid("r1cs_object_key", format!("{} constraints, at most {MAX_CONSTRAINTS} on the platform", shape.constraints)));
+        }
+        if shape.constraints == 0 {
+            return Err(invalid("r1cs_object_key", "the circuit has no constraints"));
+        }
+        let spec = RegisterSpec { circuit_id: circom::digest(&bytes), curve: shape.curve };
+        Ok(Validated {
+            spec: serde_json::to_string(&spec).map_err(corrupt)?,
+            inputs: vec![(R1CS.to_string(), bytes)],
+            tasks: BTreeMap::from([(SETUP.name, 1)]),
+            secrets: vec![(SECRET.to_string(), Bytes::from(rand::random::<[u8; 32]>().to_vec()))],
+        })
+    }
+
+    async fn plan(&self, p: &Platform, job: &JobRecord) -> Result<(), PlatformError> {
+        dispatch(p, &job.id, SETUP, "setup", 0).await.map(|_| ())
+    }
+
+    /// Worker: the setup, once per circuit.
+    async fn work(&self, p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
+        let job = &lease.task.job_id;
+        let Some(rec) = live_record(p, job).await? else { return Ok(()) };
+        let spec: RegisterSpec = serde_json::from_str(&rec.spec).map_err(|e| corrupt(format!("job {job} spec: {e}")))?;
+        let tenant = rec.tenant.as_str();
+        let info = match p.registered_circuit(tenant, &spec.circuit_id).await? {
+            // Registered already (by an earlier delivery of this task, or another registration).
+            Some(info) => info,
+            None => {
+                let r1cs = p.blobs().get(&layout::input(job, R1CS)).await?;
+                if circom::digest(&r1cs) != spec.circuit_id {
+                    return Err(corrupt(format!("{R1CS}: not the circuit {} the job registers", spec.circuit_id)));
+                }
+                let seed = job_seed(&p.blobs().get(&layout::input(job, SECRET)).await?, b"prover/circuit.setup/v1", None)?;
+                let curve = spec.curve;
+                let bytes = r1cs.clone();
+                let (shape, pk, vk) = tokio::task::spawn_blocking(move || on_curve!(curve, E => setup::<E>(curve, &bytes, seed)))
+                    .await
+                    .map_err(corrupt)??;
+                let vk_digest = KeyDigest::of_bytes(&vk).to_string();
+                let id = &spec.circuit_id;
+                p.blobs().put(&layout::circuit_file(tenant, id, R1CS), r1cs).await?;
+                p.blobs().put(&layout::circuit_key(tenant, id, &vk_digest, "pk.bin"), Bytes::from(pk)).await?;
+                p.blobs().put(&layout::circuit_key(tenant, id, &vk_digest, "vk.bin"), Bytes::from(vk)).await?;
+                let info = CircuitInfo {
+                    circuit_id: id.clone(),
+                    curve,
+                    vk_digest,
+                    constraints: shape.constraints as u64,
+                    wires: u64::from(shape.wires),
+                    public_outputs: shape.public_outputs,
+                    public_inputs: shape.public_inputs,
+                    job_id: job.clone(),
+                };
+                // Last: the circuit exists from here on.
+                let json = Bytes::from(serde_json::to_vec_pretty(&info).map_err(corrupt)?);
+                p.blobs().put(&layout::circuit_file(tenant, id, CIRCUIT_JSON), json).await?;
+                tracing::info!(circuit = %id, curve = curve.as_str(), constraints = shape.constraints, "circuit registered");
+                info
+            }
+        };
+        // The job's own outputs: what was registered, and the key to pin.
+        let vk = p.registered_vk(tenant, &info).await?;
+        p.blobs().put(&layout::proof_file(job, CIRCUIT_JSON), Bytes::from(serde_json::to_vec_pretty(&info).map_err(corrupt)?)).await?;
+        p.blobs().put(&layout::proof_file(job, "vk.bin"), vk).await?;
+        p.report(lease, SETUP_DONE).await
+    }
+
+    async fn on_done(&self, p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
+        let job = &lease.task.job_id;
+        if !p.live(job).await? {
+            return Ok(());
+        }
+        p.job_store().task_done(job, SETUP.name, &task_id("setup", 0)).await?;
+        p.job_done(job).await
+    }
+
+    fn scratch_prefixes(&self, job: &str) -> Vec<String> {
+        vec![layout::inputs_prefix(job)]
+    }
+}
+
+/// The setup of a circom circuit: its shape and the key pair's bytes.
+fn setup<E: Pairing>(curve: Curve, r1cs: &[u8], seed: [u8; 32]) -> Result<(Shape, Vec<u8>, Vec<u8>), PlatformError> {
+    let r = circom::R1cs::<E::ScalarField>::from_bytes(r1cs).map_err(|e| corrupt(format!("{R1CS}: {e}")))?;
+    let mut rng = rand_chacha::ChaCha20Rng::from_seed(seed);
+    let (pk, vk) = ::pari::setup::<E, _, _>(circom::CircomCircuit { r1cs: &r, witness: None }, &mut rng).map_err(pari_err)?;
+    Ok((shape_of(curve, &r), pk.to_bytes(), vk.to_bytes()))
+}
+
+/// `pari.circom`.
+pub struct PariCircom;
+
+#[async_trait]
+impl JobKind for PariCircom {
+    fn name(&self) -> &'static str {
+        JOB
+    }
+    fn task_kinds(&self) -> &'static [TaskKind] {
+        PROVE_TASKS
+    }
+
+    async fn validate(&self, p: &Platform, request: JobRequest) -> Result<Validated, PlatformError> {
+        let JobRequest::PariCircom { tenant, circuit_id, witnesses, per_task, bundle_size } = request else {
+            return Err(PlatformError::Config("pari.circom: not a circom request".into()));
+        };
+        check_circuit_id(&circuit_id)?;
+        let info = p.registered_circuit(&tenant, &circuit_id).await?.ok_or_else(|| {
+            invalid("circuit_id", format!("no circuit {circuit_id} is registered (RegisterCircuit / prover circuit register), or its registration has not finished"))
+        })?;
+        let n = witnesses.len() as u64;
+        let per_task = if per_task == 0 { DEFAULT_PER_TASK } else { per_task };
+        let bundle_size = if bundle_size == 0 { MAX_WITNESSES } else { bundle_size };
+        if bundle_size > MAX_WITNESSES {
+            return Err(invalid("bundle_size", format!("must be in 1..={MAX_WITNESSES}, got {bundle_size}")));
+        }
+        let spec = CircomJobSpec {
+            circuit_id,
+            curve: info.curve,
+            vk_digest: info.vk_digest.clone(),
+            witnesses: n,
+            per_task,
+            tasks_per_bundle: bundle_size.div_ceil(per_task.clamp(1, 64)),
+            window: p.config().job_window.max(1),
+        };
+        spec.check()?;
+        // Each witness: the tenant's, and a `.wtns` of this circuit's field and wire count (its
+        // constraints are checked by the prove task, which has the circuit decoded anyway).
+        let mut inputs = Vec::with_capacity(witnesses.len());
+        for (i, key) in witnesses.iter().enumerate() {
+            check_upload("witness_object_keys", &tenant, key)?;
+            let bytes = get_upload(p, "witness_object_keys", key).await?;
+            let wires = on_curve!(info.curve, E => circom::read_wtns::<<E as Pairing>::ScalarField>(&bytes).map(|w| w.len()))
+                .map_err(|e| invalid("witness_object_keys", format!("[{i}] {key:?}: {e}")))?;
+            if wires as u64 != info.wires {
+                return Err(invalid("witness_object_keys", format!("[{i}] {key:?}: {wires} wires, the circuit has {}", info.wires)));
+            }
+            inputs.push((witness_input(i as u64), bytes));
+        }
+        Ok(Validated {
+            spec: serde_json::to_string(&spec).map_err(corrupt)?,
+            inputs,
+            tasks: BTreeMap::from([(PROVE.name, spec.prove_tasks()), (BUNDLE.name, spec.prove_tasks().div_ceil(spec.tasks_per_bundle))]),
+            secrets: vec![(SECRET.to_string(), Bytes::from(rand::random::<[u8; 32]>().to_vec()))],
+        })
+    }
+
+    async fn plan(&self, p: &Platform, job: &JobRecord) -> Result<(), PlatformError> {
+        CircomJobSpec::of(job)?.steps().start(p, &job.id).await
+    }
+
+    /// Worker: prove task `i` (its witnesses, one proof each).
+    async fn work(&self, p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
+        let job = &lease.task.job_id;
+        let Some(rec) = live_record(p, job).await? else { return Ok(()) };
+        let spec = CircomJobSpec::of(&rec)?;
+        let t = task_of(lease)?;
+        if t.index >= spec.prove_tasks() {
+            return Err(corrupt(format!("prove task {} out of range", t.index)));
+        }
+        let tenant = rec.tenant.as_str();
+        let r1cs = p.blobs().get(&layout::circuit_file(tenant, &spec.circuit_id, R1CS)).await?;
+        if circom::digest(&r1cs) != spec.circuit_id {
+            return Err(corrupt(format!("circuit {}: {R1CS} does not have the circuit's digest", spec.circuit_id)));
+        }
+        let pk = p.blobs().get(&layout::circuit_key(tenant, &spec.circuit_id, &spec.vk_digest, "pk.bin")).await?;
+        let mut wtns = Vec::new();
+        for i in spec.witnesses_of(t.index) {
+            wtns.push((i, p.blobs().get(&layout::input(job, &witness_input(i))).await?));
+        }
+        let seed = job_seed(&p.blobs().get(&layout::input(job, SECRET)).await?, b"prover/circom.prove/v1", Some(t.index))?;
+        let curve = spec.curve;
+        let outcome = tokio::task::spawn_blocking(move || on_curve!(curve, E => prove_list::<E>(&r1cs, &pk, &wtns, seed)))
+            .await
+            .map_err(corrupt)??;
+        match outcome {
+            Ok((list, n)) => {
+                ::metrics::counter!("prover_proofs_total", "kind" => "pari.circom").increment(n);
+                p.blobs().put(&layout::pari_proofs(job, t.index), Bytes::from(list)).await?;
+                p.report(lease, DONE).await
+            }
+            // A witness that does not satisfy the circuit: the job cannot succeed.
+            Err(reason) => p.fail_job(job, &reason).await,
+        }
+    }
+
+    async fn on_done(&self, p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
+        let job = &lease.task.job_id;
+        if !p.live(job).await? {
+            return Ok(());
+        }
+        let spec = CircomJobSpec::of(&p.record(job).await?)?;
+        spec.steps().on_done(p, job, &task_of(lease)?).await
+    }
+
+    /// Aggregator: gathers, batch-verifies and publishes bundle `k`.
+    async fn finish(&self, p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
+        let job = &lease.task.job_id;
+        let Some(rec) = live_record(p, job).await? else { return Ok(()) };
+        let spec = CircomJobSpec::of(&rec)?;
+        let t = task_of(lease)?;
+        let vk = p.blobs().get(&layout::circuit_key(&rec.tenant, &spec.circuit_id, &spec.vk_digest, "vk.bin")).await?;
+        on_curve!(spec.curve, E => publish_bundle::<E>(p, &rec, &spec, t.index, vk).await)?;
+        p.report(lease, DONE).await
+    }
+
+    fn scratch_prefixes(&self, job: &str) -> Vec<String> {
+        vec![layout::pari_prefix(job), layout::inputs_prefix(job)]
+    }
+}
+
+/// The proofs of one prove task (a [`ProofList`]'s bytes and its length), or why a witness
+/// cannot be proved (it names the witness and the first constraint it breaks).
+#[allow(clippy::type_complexity)]
+fn prove_list<E: Pairing>(r1cs: &[u8], pk: &[u8], wtns: &[(u64, Bytes)], seed: [u8; 32]) -> Result<Result<(Vec<u8>, u64), String>, PlatformError> {
+    let r = circom::R1cs::<E::ScalarField>::from_bytes(r1cs).map_err(|e| corrupt(format!("{R1CS}: {e}")))?;
+    let pk = ProvingKey::<E>::from_bytes(pk).map_err(pari_err)?;
+    let mut rng = rand_chacha::ChaCha20Rng::from_seed(seed);
+    let mut items = Vec::with_capacity(wtns.len());
+    for (i, bytes) in wtns {
+        let w = circom::read_wtns::<E::ScalarField>(bytes).map_err(|e| corrupt(format!("witness {i}: {e}")))?;
+        if let Err(e) = r.check_witness(&w) {
+            return Ok(Err(format!("witness {i} (witness_object_keys[{i}]): {e}")));
+        }
+        let x = r.public_signals(&w).to_vec();
+        let proof = ::pari::prove(&pk, circom::CircomCircuit { r1cs: &r, witness: Some(&w) }, &mut rng).map_err(pari_err)?;
+        items.push((x, proof));
+    }
+    let n = items.len() as u64;
+    Ok(Ok((ProofList { items }.to_bytes(), n)))
+}
+
+/// Batch-verifies bundle `k` of a job under the circuit's key (refusing a key with another
+/// digest than the job's) and publishes it with its public signals, or fails the job naming
+/// the witnesses whose proofs do not verify.
+async fn publish_bundle<E: Pairing>(p: &Platform, rec: &JobRecord, spec: &CircomJobSpec, k: u64, vk_bytes: Bytes) -> Result<(), PlatformError> {
+    let job = &rec.id;
+    let digest: KeyDigest = spec.vk_digest.parse().map_err(corrupt)?;
+    let vk = VerifyingKey::<E>::from_bytes_pinned(&vk_bytes, &digest).map_err(pari_err)?;
+    let steps = spec.steps();
+    let (bundle, bad) = gather_bundle(p, job, steps.bundle_tasks(k), vk).await?;
+    let first = k * spec.tasks_per_bundle * spec.per_task;
+    if !bad.is_empty() {
+        let witnesses: Vec<u64> = bad.iter().map(|i| first + *i as u64).collect();
+        return p.fail_job(job, &format!("bundle {k}: the proofs of witnesses {witnesses:?} do not verify")).await;
+    }
+    let public: Vec<serde_json::Value> = bundle
+        .items
+        .iter()
+        .enumerate()
+        .map(|(i, (x, _))| {
+            serde_json::json!({ "witness": first + i as u64, "public": x.iter().map(|v| v.to_string()).collect::<Vec<_>>() })
+        })
+        .collect();
+    let circuit = serde_json::json!({
+        "curve": spec.curve.as_str(),
+        "circuit_id": spec.circuit_id,
+        "vk_digest": spec.vk_digest,
+    });
+    let put = |name: String, bytes: Vec<u8>| {
+        let key = layout::proof_file(job, &name);
+        async move { p.blobs().put(&key, Bytes::from(bytes)).await }
+    };
+    put(CIRCUIT_JSON.into(), serde_json::to_vec_pretty(&circuit).map_err(corrupt)?).await?;
+    put("vk.bin".into(), vk_bytes.to_vec()).await?;
+    put(format!("public-{k}.json"), serde_json::to_vec_pretty(&public).map_err(corrupt)?).await?;
+    put(layout::pari_bundle_name(k), bundle.to_bytes()).await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_specs_are_checked_when_decoded() {
+        let good = CircomJobSpec {
+            circuit_id: "ab".repeat(32),
+            curve: Curve::Bn254,
+            vk_digest: "00".repeat(64),
+            witnesses: 5,
+            per_task: 2,
+            tasks_per_bundle: 2,
+            window: 4,
+        };
+        let json = serde_json::to_value(&good).unwrap();
+        assert_eq!(serde_json::from_value::<CircomJobSpec>(json.clone()).unwrap(), good);
+        assert_eq!(good.prove_tasks(), 3);
+        assert_eq!(good.witnesses_of(2), 4..5);
+        for (field, value, named) in [
+            ("per_task", serde_json::json!(0), "proofs_per_task"),
+            ("tasks_per_bundle", serde_json::json!(0), "bundle_size"),
+            ("witnesses", serde_json::json!(0), "witness_object_keys"),
+            ("witnesses", serde_json::json!(MAX_WITNESSES + 1), "witness_object_keys"),
+            ("window", serde_json::json!(0), "window"),
+            ("circuit_id", serde_json::json!("../x"), "circuit_id"),
+            ("vk_digest", serde_json::json!("zz"), "vk_digest"),
+        ] {
+            let mut bad = json.clone();
+            bad[field] = value;
+            let err = serde_json::from_value::<CircomJobSpec>(bad).expect_err(field).to_string();
+            assert!(err.contains(named), "{field}: {err}");
+        }
+    }
+}

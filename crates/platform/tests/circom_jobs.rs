@@ -1,0 +1,210 @@
+//! Registered circom circuits through the platform (issue 14): `circuit.register` runs the Pari
+//! setup once per `.r1cs`, `pari.circom` proves uploaded witnesses under those keys and
+//! publishes batch-verified bundles with their public signals. Embedded and against real Redis
+//! and S3 (MinIO); the circuits come from circom2 via the test command
+//! (`PROVER_TEST_CIRCOM_DIR`, see scripts/circom-fixtures.sh), or the checked-in fixtures.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+mod common;
+
+use ark_ff::PrimeField;
+use bytes::Bytes;
+use platform::{CircomCurve, JobOutcome, JobRequest, Platform, PlatformError};
+use queue::QueueConfig;
+use tokio::sync::watch;
+
+/// The example circuit (c = a·b, h = Poseidon(a, b); b public) over `curve` ("bn254" or
+/// "bls12381"): its `.r1cs`, and witnesses with their (a, b).
+fn example(curve: &str) -> (Vec<u8>, Vec<(Vec<u8>, u64, u64)>) {
+    let inputs = [(3, 11), (5, 7), (2, 13)];
+    match std::env::var("PROVER_TEST_CIRCOM_DIR") {
+        Ok(dir) => {
+            let dir = std::path::Path::new(&dir).join(curve);
+            let r1cs = std::fs::read(dir.join("example.r1cs")).expect("compiled example.r1cs");
+            let w = inputs.iter().enumerate().map(|(i, (a, b))| (std::fs::read(dir.join(format!("w{i}.wtns"))).unwrap(), *a, *b)).collect();
+            (r1cs, w)
+        }
+        Err(_) => {
+            // The checked-in fixtures: one witness (a = 3, b = 11), used three times.
+            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../circom/tests/fixtures");
+            let name = if curve == "bn254" { "bn254" } else { "bls12381" };
+            let r1cs = std::fs::read(dir.join(format!("example-{name}.r1cs"))).unwrap();
+            let w = std::fs::read(dir.join(format!("example-{name}.wtns"))).unwrap();
+            (r1cs, (0..3).map(|_| (w.clone(), 3, 11)).collect())
+        }
+    }
+}
+
+async fn platform(real: bool) -> Option<(Arc<Platform>, Option<tempfile::TempDir>)> {
+    let cfg = QueueConfig { visibility_timeout: Duration::from_secs(5), ..QueueConfig::default() };
+    let (q, blobs, jobs, dir) = common::backends(real, cfg).await?;
+    Some((Platform::new(q, blobs, jobs), dir))
+}
+
+async fn upload(p: &Platform, tenant: &str, name: &str, bytes: Vec<u8>) -> String {
+    let key = format!("tenants/{tenant}/uploads/{name}");
+    p.blobs().put(&key, Bytes::from(bytes)).await.unwrap();
+    key
+}
+
+fn invalid_field(r: Result<impl std::fmt::Debug, PlatformError>) -> &'static str {
+    match r {
+        Err(PlatformError::InvalidJob { field, .. }) => field,
+        other => panic!("expected an invalid request, got {other:?}"),
+    }
+}
+
+async fn wait(p: &Platform, job: &str) -> JobOutcome {
+    tokio::time::timeout(Duration::from_secs(600), p.wait(job, |_| {})).await.expect("job did not end")
+}
+
+/// Witness `w` with wire 1 (output c) changed: well-formed, but it breaks `c = a·b`.
+fn broken<F: PrimeField>(w: &[u8]) -> Vec<u8> {
+    let mut v = circom::read_wtns::<F>(w).unwrap();
+    v[1] += F::one();
+    circom::write_wtns(&v)
+}
+
+async fn run(real: bool, curve: &str) {
+    let Some((p, _dir)) = platform(real).await else { return };
+    let tenant = format!("alice-{}", uuid::Uuid::new_v4().simple());
+    let other = format!("bob-{}", uuid::Uuid::new_v4().simple());
+    let (r1cs, witnesses) = example(curve);
+    let r1cs_key = upload(&p, &tenant, "example.r1cs", r1cs.clone()).await;
+
+    // Registration input is checked before anything is written.
+    let bob_key = upload(&p, &other, "example.r1cs", r1cs.clone()).await;
+    assert_eq!(invalid_field(p.register_circuit(&tenant, &bob_key).await), "r1cs_object_key", "another tenant's upload");
+    let junk = upload(&p, &tenant, "junk.r1cs", witnesses[0].0.clone()).await;
+    assert_eq!(invalid_field(p.register_circuit(&tenant, &junk).await), "r1cs_object_key", "a .wtns handed over as .r1cs");
+    let missing = format!("tenants/{tenant}/uploads/none.r1cs");
+    assert_eq!(invalid_field(p.register_circuit(&tenant, &missing).await), "r1cs_object_key");
+
+    let (id, info, job) = p.register_circuit(&tenant, &r1cs_key).await.unwrap();
+    assert_eq!(id, circom::digest(&r1cs));
+    assert!(info.is_none());
+    let job = job.expect("a registration job");
+    // Registering the same file again, before the setup ran, returns the same job.
+    assert_eq!(p.register_circuit(&tenant, &r1cs_key).await.unwrap().2.as_deref(), Some(job.as_str()));
+
+    let (stop, rx) = watch::channel(false);
+    tokio::spawn(p.clone().run_executor("ex".into(), rx.clone()));
+    tokio::spawn(p.clone().run_aggregator("ag".into(), rx.clone()));
+    for i in 0..2 {
+        tokio::spawn(p.clone().run_worker(format!("w{i}"), rx.clone()));
+    }
+    assert_eq!(wait(&p, &job).await, JobOutcome::Done);
+    let info = p.registered_circuit(&tenant, &id).await.unwrap().expect("registered");
+    assert_eq!(info.curve, if curve == "bn254" { CircomCurve::Bn254 } else { CircomCurve::Bls12_381 });
+    assert_eq!((info.constraints, info.wires, info.public_outputs, info.public_inputs), (518, 521, 2, 1));
+    assert_eq!(info.job_id, job);
+    let vk = p.registered_vk(&tenant, &info).await.unwrap();
+    assert_eq!(pari::KeyDigest::of_bytes(&vk).to_string(), info.vk_digest);
+    assert_eq!(p.registered_circuits(&tenant).await.unwrap(), vec![info.clone()]);
+    // Circuits are per tenant, and registering again changes nothing.
+    assert!(p.registered_circuit(&other, &id).await.unwrap().is_none());
+    assert!(p.registered_circuits(&other).await.unwrap().is_empty());
+    assert_eq!(p.register_circuit(&tenant, &r1cs_key).await.unwrap(), (id.clone(), Some(info.clone()), None));
+
+    // Proving requests are checked before anything is written.
+    let mut keys = Vec::new();
+    for (i, (w, _, _)) in witnesses.iter().enumerate() {
+        keys.push(upload(&p, &tenant, &format!("w{i}.wtns"), w.clone()).await);
+    }
+    let prove = |tenant: &str, circuit_id: &str, witnesses: Vec<String>| JobRequest::PariCircom {
+        tenant: tenant.to_string(),
+        circuit_id: circuit_id.to_string(),
+        witnesses,
+        per_task: 2,
+        bundle_size: 2,
+    };
+    let submit = |r: JobRequest, t: String| {
+        let p = p.clone();
+        async move { p.submit_as(&t, r, None).await }
+    };
+    assert_eq!(invalid_field(submit(prove(&other, &id, vec![]), other.clone()).await), "circuit_id", "another tenant's circuit");
+    assert_eq!(invalid_field(submit(prove(&tenant, &"0".repeat(64), keys.clone()), tenant.clone()).await), "circuit_id");
+    assert_eq!(invalid_field(submit(prove(&tenant, "../x", keys.clone()), tenant.clone()).await), "circuit_id");
+    assert_eq!(invalid_field(submit(prove(&tenant, &id, vec![]), tenant.clone()).await), "witness_object_keys");
+    let bob_w = upload(&p, &other, "w0.wtns", witnesses[0].0.clone()).await;
+    assert_eq!(invalid_field(submit(prove(&tenant, &id, vec![bob_w]), tenant.clone()).await), "witness_object_keys");
+    let (other_curve, _) = example(if curve == "bn254" { "bls12381" } else { "bn254" });
+    let wrong = upload(&p, &tenant, "r1cs-as-wtns", other_curve).await;
+    assert_eq!(invalid_field(submit(prove(&tenant, &id, vec![wrong]), tenant.clone()).await), "witness_object_keys");
+    match submit(prove(&tenant, &id, keys.clone()), other.clone()).await {
+        Err(PlatformError::Config(_)) => {}
+        other => panic!("a request naming another tenant than its submitter: {other:?}"),
+    }
+
+    // Three witnesses, two per prove task, bundles of one task: 2 prove tasks, 2 bundles.
+    let (pj, _) = submit(prove(&tenant, &id, keys.clone()), tenant.clone()).await.unwrap();
+    let rec = p.job_store().get(&pj).await.unwrap().unwrap();
+    assert_eq!((rec.tasks["circom.prove"].total, rec.tasks["circom.bundle"].total), (2, 2));
+    assert_eq!(wait(&p, &pj).await, JobOutcome::Done);
+    let digest: pari::KeyDigest = info.vk_digest.parse().unwrap();
+    assert!(p.verify_pari_outputs(&pj, Some(&digest)).await.unwrap().contains(&info.vk_digest));
+    assert!(p.verify_pari_outputs(&pj, Some(&pari::KeyDigest([7; 64]))).await.is_err(), "another key's digest was accepted");
+    // Each proof's public signals, circom's order: c = a·b, h, then the public input b.
+    for (k, range) in [(0, 0..2), (1, 2..3)] {
+        let public: serde_json::Value = serde_json::from_slice(&p.blobs().get(&format!("jobs/{pj}/proof/public-{k}.json")).await.unwrap()).unwrap();
+        let public = public.as_array().unwrap();
+        assert_eq!(public.len(), range.len());
+        for (entry, i) in public.iter().zip(range) {
+            let (_, a, b) = witnesses[i];
+            assert_eq!(entry["witness"], i);
+            let signals: Vec<&str> = entry["public"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+            assert_eq!((signals.len(), signals[0], signals[2]), (3, (a * b).to_string().as_str(), b.to_string().as_str()), "witness {i}");
+        }
+    }
+
+    // A witness that breaks a constraint fails the job, naming it and the constraint.
+    let bad = match curve {
+        "bn254" => broken::<ark_bn254::Fr>(&witnesses[1].0),
+        _ => broken::<ark_bls12_381::Fr>(&witnesses[1].0),
+    };
+    let bad_key = upload(&p, &tenant, "bad.wtns", bad).await;
+    let (bj, _) = submit(prove(&tenant, &id, vec![keys[0].clone(), bad_key]), tenant.clone()).await.unwrap();
+    match wait(&p, &bj).await {
+        JobOutcome::Failed(m) => assert!(m.contains("witness 1") && m.contains("constraint"), "{m}"),
+        other => panic!("a job with an unsatisfying witness ended {other:?}"),
+    }
+
+    // The attack on the key store: another key pair of the same circuit (one whose setup the
+    // attacker ran) written over the circuit's pk.bin and vk.bin. The job's spec pins the digest circuit.json names, so the aggregator
+    // refuses the swapped key instead of publishing under it, and GetCircuit's check fails too.
+    let vk_key = format!("tenants/{tenant}/circuits/{id}/keys/{}/vk.bin", info.vk_digest);
+    let (other_pk, other_vk) = match curve {
+        "bn254" => other_key::<ark_bn254::Bn254>(&r1cs),
+        _ => other_key::<ark_bls12_381::Bls12_381>(&r1cs),
+    };
+    p.blobs().put(&vk_key.replace("vk.bin", "pk.bin"), Bytes::from(other_pk)).await.unwrap();
+    p.blobs().put(&vk_key, Bytes::from(other_vk)).await.unwrap();
+    let (pj2, _) = submit(prove(&tenant, &id, vec![keys[0].clone()]), tenant.clone()).await.unwrap();
+    match wait(&p, &pj2).await {
+        JobOutcome::Failed(m) => assert!(m.contains("digest"), "{m}"),
+        other => panic!("a job under a swapped key ended {other:?}"),
+    }
+    assert!(p.registered_vk(&tenant, &info).await.is_err(), "a swapped vk.bin was served");
+    let _ = stop.send(true);
+}
+
+/// A second setup of the same circuit: another key pair's bytes.
+fn other_key<E: ark_ec::pairing::Pairing>(r1cs: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    use rand::SeedableRng;
+    let r = circom::R1cs::<E::ScalarField>::from_bytes(r1cs).unwrap();
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(99);
+    let (pk, vk) = pari::setup::<E, _, _>(circom::CircomCircuit { r1cs: &r, witness: None }, &mut rng).unwrap();
+    (pk.to_bytes(), vk.to_bytes())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn embedded_registered_circuits_bls12_381() {
+    run(false, "bls12381").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn redis_s3_registered_circuits_bn254() {
+    run(true, "bn254").await;
+}
