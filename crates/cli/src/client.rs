@@ -51,7 +51,9 @@ pub enum SubmitCommand {
     Reckle(SubmitReckle),
     /// Update the batch proof of a done Reckle job (re-proves only the affected paths).
     ReckleUpdate(SubmitUpdate),
-    /// Many Pari proofs (BLS12-381) of a built-in circuit, emitted in batch-verified bundles.
+    /// Many Pari proofs, emitted in batch-verified bundles: of a built-in circuit (BLS12-381,
+    /// instances from seeds), or of a registered circom circuit (`--circuit-id`, one proof per
+    /// `--witness`).
     Pari(SubmitPari),
     /// A Hekaton proof of a large circuit, its subcircuits proved by separate workers.
     Hekaton(SubmitHekaton),
@@ -75,19 +77,27 @@ pub struct SubmitHekaton {
 #[derive(Args)]
 pub struct SubmitPari {
     /// Circuit family: chain or poseidon.
-    #[arg(long, default_value = "chain")]
+    #[arg(long, default_value = "chain", conflicts_with = "circuit_id")]
     pub circuit: String,
     /// Chain steps, or Poseidon inputs.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, conflicts_with = "circuit_id")]
     pub size: u64,
-    /// Number of proofs.
-    #[arg(long)]
-    pub count: u64,
+    /// Number of proofs (built-in families).
+    #[arg(long, required_unless_present = "circuit_id", conflicts_with = "circuit_id")]
+    pub count: Option<u64>,
     /// Instances come from seeds seed_start .. seed_start + count.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, conflicts_with = "circuit_id")]
     pub seed_start: u64,
-    #[arg(long, default_value_t = 16)]
-    pub proofs_per_task: u64,
+    /// A registered circom circuit (`prover circuit register`) instead of a built-in family.
+    #[arg(long, requires = "witness")]
+    pub circuit_id: Option<String>,
+    /// With --circuit-id: a witness (.wtns, from snarkjs or circom's generator) to prove; give
+    /// it once per proof. The files are uploaded, not sent inline.
+    #[arg(long, value_name = "FILE")]
+    pub witness: Vec<PathBuf>,
+    /// Proofs per prove task (default: 16 for built-in families, 4 for circom circuits).
+    #[arg(long)]
+    pub proofs_per_task: Option<u64>,
     #[arg(long, default_value_t = 1024)]
     pub bundle_size: u64,
     #[arg(long)]
@@ -274,14 +284,15 @@ pub fn submit(ep: Endpoint, cmd: SubmitCommand) -> anyhow::Result<()> {
                 })),
             }
         }
+        SubmitCommand::Pari(a) if a.circuit_id.is_some() => return submit_circom(ep, a),
         SubmitCommand::Pari(a) => pb::SubmitJobRequest {
             idempotency_key: a.idempotency_key.unwrap_or_default(),
             params: Some(pb::submit_job_request::Params::PariBatch(pb::PariBatchParams {
                 circuit: a.circuit,
                 size: a.size,
                 seed_start: a.seed_start,
-                count: a.count,
-                proofs_per_task: a.proofs_per_task,
+                count: a.count.context("--count is required")?,
+                proofs_per_task: a.proofs_per_task.unwrap_or(16),
                 bundle_size: a.bundle_size,
             })),
         },
@@ -441,6 +452,13 @@ pub fn fetch(ep: Endpoint, job: String, out: PathBuf) -> anyhow::Result<()> {
                     println!("commitment C = {c} (verify with: prover reckle verify {} --root {c})", out.display());
                 }
             }
+            "circuit.json" if !files.iter().any(|(n, _, _)| n == "proof.bin" || n.starts_with("bundle-")) => {
+                // A registration job: what it registered.
+                if let Some(v) = json() {
+                    let field = |k: &str| v.get(k).and_then(|r| r.as_str()).unwrap_or("?").to_string();
+                    println!("circuit {} registered, vk digest = {}", field("circuit_id"), field("vk_digest"));
+                }
+            }
             "circuit.json" => {
                 if let Some(d) = json().and_then(|v| v.get("vk_digest").and_then(|r| r.as_str().map(String::from))) {
                     // A Hekaton proof directory holds proof.bin; a Pari one, bundles.
@@ -474,6 +492,138 @@ pub fn verify_remote(ep: Endpoint, job: String, root: Option<String>, vk_digest:
             bail!("job {job}: proof invalid: {}", r.reason);
         }
         println!("verified against {}", r.checked_against);
+        Ok(())
+    })
+}
+
+/// Uploads a file under a name derived from its content (`<prefix>-<16 hex of its BLAKE2b>.<ext>`):
+/// the object key.
+async fn upload_file(c: &mut Client, path: &std::path::Path, prefix: &str, ext: &str) -> anyhow::Result<String> {
+    let data = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let name = format!("{prefix}-{}.{ext}", &hex::encode(blake2_256(&data))[..16]);
+    Ok(upload_bytes(c, &name, data).await?.object_key)
+}
+
+/// `prover submit pari --circuit-id ID --witness FILE…`: uploads the witnesses, submits.
+fn submit_circom(ep: Endpoint, a: SubmitPari) -> anyhow::Result<()> {
+    let circuit_id = a.circuit_id.context("--circuit-id")?;
+    runtime()?.block_on(async {
+        let mut c = connect(&ep).await?;
+        let mut keys = Vec::with_capacity(a.witness.len());
+        for w in &a.witness {
+            keys.push(upload_file(&mut c, w, "wtns", "wtns").await.with_context(|| format!("--witness {}", w.display()))?);
+        }
+        eprintln!("{} witness(es) uploaded", keys.len());
+        let req = pb::SubmitJobRequest {
+            idempotency_key: a.idempotency_key.unwrap_or_default(),
+            params: Some(pb::submit_job_request::Params::PariCircom(pb::PariCircomParams {
+                circuit_id,
+                witness_object_keys: keys,
+                proofs_per_task: a.proofs_per_task.unwrap_or(0),
+                bundle_size: a.bundle_size,
+            })),
+        };
+        let resp = c.submit_job(req).await.map_err(rpc)?.into_inner();
+        if !resp.created {
+            eprintln!("the idempotency key names an earlier job");
+        }
+        println!("{}", resp.job_id);
+        Ok(())
+    })
+}
+
+#[derive(Subcommand)]
+pub enum CircuitCommand {
+    /// Register a circom circuit (.r1cs, compiled with --prime bn128 or bls12381): uploads it,
+    /// runs its setup once as a job (waits for it), prints the circuit id and the verifying
+    /// key's digest to pin.
+    Register {
+        #[arg(long, value_name = "FILE")]
+        r1cs: PathBuf,
+        /// Return once the registration job is submitted (prints its id) instead of waiting.
+        #[arg(long)]
+        no_wait: bool,
+    },
+    /// Your registered circuits, one per line.
+    List,
+    /// One registered circuit.
+    Show { circuit_id: String },
+    /// Write a registered circuit's verifying key (`vk.bin`, checked against its digest) and a
+    /// `circuit.json` naming its curve into --out.
+    ExportVk {
+        circuit_id: String,
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+fn print_circuit(c: &pb::Circuit) {
+    println!("circuit_id {}", c.circuit_id);
+    println!("vk_digest {}", c.vk_digest);
+    println!("curve {}", c.curve);
+    println!(
+        "constraints {}, wires {}, public signals {} ({} outputs, {} inputs), registered by job {}",
+        c.constraints,
+        c.wires,
+        c.public_outputs + c.public_inputs,
+        c.public_outputs,
+        c.public_inputs,
+        c.job_id
+    );
+}
+
+pub fn circuit(ep: Endpoint, cmd: CircuitCommand) -> anyhow::Result<()> {
+    runtime()?.block_on(async {
+        let mut c = connect(&ep).await?;
+        match cmd {
+            CircuitCommand::Register { r1cs, no_wait } => {
+                let key = upload_file(&mut c, &r1cs, "circuit", "r1cs").await.with_context(|| format!("--r1cs {}", r1cs.display()))?;
+                let resp = c.register_circuit(pb::RegisterCircuitRequest { r1cs_object_key: key }).await.map_err(rpc)?.into_inner();
+                if let Some(circuit) = resp.circuit {
+                    eprintln!("registered already");
+                    print_circuit(&circuit);
+                    return Ok(());
+                }
+                let job = resp.job.context("the server returned neither the circuit nor a registration job")?;
+                eprintln!("circuit {}: registration job {} (the setup runs once)", resp.circuit_id, job.job_id);
+                if no_wait {
+                    println!("{}", job.job_id);
+                    return Ok(());
+                }
+                let mut stream = c.watch_job(pb::WatchJobRequest { job_id: job.job_id.clone() }).await.map_err(rpc)?.into_inner();
+                let mut last = job;
+                while let Some(update) = stream.message().await.map_err(rpc)? {
+                    last = update;
+                }
+                if pb::JobState::try_from(last.state) != Ok(pb::JobState::Done) {
+                    bail!("registration job {} {}: {}", last.job_id, state_name(last.state), last.message);
+                }
+                let circuit = c.get_circuit(pb::GetCircuitRequest { circuit_id: resp.circuit_id }).await.map_err(rpc)?.into_inner();
+                print_circuit(&circuit);
+            }
+            CircuitCommand::List => {
+                for ci in c.list_circuits(pb::ListCircuitsRequest {}).await.map_err(rpc)?.into_inner().circuits {
+                    println!("{}  {}  {} constraints  vk {}", ci.circuit_id, ci.curve, ci.constraints, ci.vk_digest);
+                }
+            }
+            CircuitCommand::Show { circuit_id } => {
+                print_circuit(&c.get_circuit(pb::GetCircuitRequest { circuit_id }).await.map_err(rpc)?.into_inner());
+            }
+            CircuitCommand::ExportVk { circuit_id, out } => {
+                let ci = c.get_circuit(pb::GetCircuitRequest { circuit_id }).await.map_err(rpc)?.into_inner();
+                let found = pari::KeyDigest::of_bytes(&ci.vk).to_string();
+                if found != ci.vk_digest {
+                    bail!("the platform sent a vk.bin with digest {found}, not the circuit's {}", ci.vk_digest);
+                }
+                let json = serde_json::json!({ "curve": ci.curve, "circuit_id": ci.circuit_id, "vk_digest": ci.vk_digest });
+                write_dir_atomically(&out, |dir| {
+                    std::fs::write(dir.join("vk.bin"), &ci.vk)?;
+                    std::fs::write(dir.join("circuit.json"), serde_json::to_vec_pretty(&json)?)?;
+                    Ok(())
+                })?;
+                println!("wrote {} (vk digest {})", out.display(), ci.vk_digest);
+            }
+        }
         Ok(())
     })
 }

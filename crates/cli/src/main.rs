@@ -45,6 +45,13 @@ enum Command {
         #[command(subcommand)]
         job: client::SubmitCommand,
     },
+    /// Registered circom circuits: register (setup once), list, show, export-vk.
+    Circuit {
+        #[command(flatten)]
+        endpoint: client::Endpoint,
+        #[command(subcommand)]
+        cmd: client::CircuitCommand,
+    },
     /// Upload an input too large to send inline (a Reckle job's leaves, `leaves.bin` format:
     /// 8-byte little-endian values) to your tenant's upload prefix; prints the object key for
     /// `submit reckle --leaves-object`.
@@ -124,6 +131,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => serve::run(args),
         Command::Admin(cmd) => admin::run(cmd),
         Command::Submit { endpoint, job } => client::submit(endpoint, job),
+        Command::Circuit { endpoint, cmd } => client::circuit(endpoint, cmd),
         Command::Upload { file, name, endpoint } => client::upload(endpoint, file, name),
         Command::Watch { job, endpoint } => client::watch(endpoint, job),
         Command::Status { job, endpoint } => client::status(endpoint, job),

@@ -87,6 +87,10 @@ pub enum PariCommand {
         dir: PathBuf,
         #[command(flatten)]
         pin: Pin,
+        /// Also print each verified entry's public inputs (for a circom circuit its public
+        /// signals, circom's order), one line per entry: `bundle-K.bin#I: v, v, …`.
+        #[arg(long)]
+        public: bool,
         /// Print the report as JSON on stdout.
         #[arg(long)]
         json: bool,
@@ -216,12 +220,27 @@ pub fn run(cmd: PariCommand) -> anyhow::Result<()> {
             Curve::Bls12_381 => verify_one::<ark_bls12_381::Bls12_381>(&keys, pin, &proof),
             Curve::Bn254 => verify_one::<ark_bn254::Bn254>(&keys, pin, &proof),
         },
-        PariCommand::VerifyBundles { dir, pin, json } => verify_bundles(&dir, pin, json),
+        PariCommand::VerifyBundles { dir, pin, json, public } => match bundles_curve(&dir)? {
+            Curve::Bls12_381 => verify_bundles::<ark_bls12_381::Bls12_381>(&dir, pin, json, public),
+            Curve::Bn254 => verify_bundles::<ark_bn254::Bn254>(&dir, pin, json, public),
+        },
         PariCommand::BatchVerify { keys, pin, json, proofs } => match read_circuit(&keys)?.curve {
             Curve::Bls12_381 => batch_verify::<ark_bls12_381::Bls12_381>(&keys, pin, json, &proofs),
             Curve::Bn254 => batch_verify::<ark_bn254::Bn254>(&keys, pin, json, &proofs),
         },
     }
+}
+
+/// The curve a fetched Pari job's `circuit.json` names (a built-in family's job or a
+/// registered circom circuit's).
+fn bundles_curve(dir: &Path) -> anyhow::Result<Curve> {
+    #[derive(serde::Deserialize)]
+    struct Named {
+        curve: Curve,
+    }
+    let p = dir.join("circuit.json");
+    let bytes = std::fs::read(&p).with_context(|| format!("{}: cannot read circuit.json", dir.display()))?;
+    Ok(serde_json::from_slice::<Named>(&bytes).with_context(|| format!("{}: invalid", p.display()))?.curve)
 }
 
 fn read_circuit(keys: &Path) -> anyhow::Result<CircuitFile> {
@@ -456,12 +475,8 @@ fn batch_verify<E: Pairing>(keys: &Path, pin: Pin, json: bool, dirs: &[PathBuf])
     finish(&key, json, report.total, bad, serde_json::Value::Null)
 }
 
-fn verify_bundles(dir: &Path, pin: Pin, json: bool) -> anyhow::Result<()> {
-    use ark_bls12_381::Bls12_381;
-    if read_circuit(dir)?.curve != Curve::Bls12_381 {
-        anyhow::bail!("{}: platform bundles are on BLS12-381", dir.display());
-    }
-    let key = Key::<Bls12_381>::load(dir.join("vk.bin"), &pin)?;
+fn verify_bundles<E: Pairing>(dir: &Path, pin: Pin, json: bool, public: bool) -> anyhow::Result<()> {
+    let key = Key::<E>::load(dir.join("vk.bin"), &pin)?;
     let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("{}: cannot list", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -477,10 +492,25 @@ fn verify_bundles(dir: &Path, pin: Pin, json: bool) -> anyhow::Result<()> {
         let report = std::fs::read(path)
             .map_err(|e| format!("cannot read: {e}"))
             .and_then(|bytes| {
-                pari::bundle::Bundle::<Bls12_381>::verify_bytes_report(&bytes, &key.pvk, &mut rng).map_err(|e| e.to_string())
+                let r = pari::bundle::Bundle::<E>::verify_bytes_report(&bytes, &key.pvk, &mut rng).map_err(|e| e.to_string())?;
+                Ok((r, bytes))
             });
         match report {
-            Ok(r) => {
+            Ok((r, bytes)) => {
+                // Public inputs only of a bundle whose every entry verified.
+                if public && r.bad.is_empty() {
+                    if let Ok(b) = pari::bundle::Bundle::<E>::from_bytes(&bytes) {
+                        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                        for (i, (x, _)) in b.items.iter().enumerate() {
+                            let x: Vec<String> = x.iter().map(|v| v.to_string()).collect();
+                            if json {
+                                eprintln!("{name}#{i}: {}", x.join(", "));
+                            } else {
+                                println!("{name}#{i}: {}", x.join(", "));
+                            }
+                        }
+                    }
+                }
                 total += r.total;
                 per_bundle.push(serde_json::json!({ "bundle": path.display().to_string(), "entries": r.total, "bad": r.bad.len() }));
                 bad.extend(r.bad.iter().map(|b| named(format!("{}#{}", path.display(), b.index), &b.reason)));

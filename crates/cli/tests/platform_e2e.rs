@@ -448,6 +448,109 @@ fn hekaton_job_across_worker_processes() {
     ok(prover(&["hekaton", "verify-final", fdir.to_str().unwrap(), "--key-digest", &fdigest]));
 }
 
+/// The example circom circuit over BN254 (c = a·b, h = Poseidon(a, b); b public), compiled by
+/// circom2 in the test command (`PROVER_TEST_CIRCOM_DIR`), or the checked-in fixture: the
+/// `.r1cs` and three witnesses with their (a, b).
+fn circom_example(dir: &Path) -> (std::path::PathBuf, Vec<(std::path::PathBuf, u64, u64)>) {
+    match std::env::var("PROVER_TEST_CIRCOM_DIR") {
+        Ok(c) => {
+            let c = Path::new(&c).join("bn254");
+            let w = [(3, 11), (5, 7), (2, 13)].iter().enumerate().map(|(i, (a, b))| (c.join(format!("w{i}.wtns")), *a, *b)).collect();
+            (c.join("example.r1cs"), w)
+        }
+        Err(_) => {
+            let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("../circom/tests/fixtures");
+            let w: Vec<_> = (0..3)
+                .map(|i| {
+                    let p = dir.join(format!("w{i}.wtns"));
+                    std::fs::copy(f.join("example-bn254.wtns"), &p).unwrap();
+                    (p, 3, 11)
+                })
+                .collect();
+            (f.join("example-bn254.r1cs"), w)
+        }
+    }
+}
+
+/// Issue 14's path through the multi-process cluster: `prover circuit register` (the setup
+/// runs once, on a worker), `prover submit pari --circuit-id … --witness …` (witnesses
+/// uploaded), `prover fetch`, then offline `prover pari verify-bundles` pinned to the digest
+/// the registration printed, with each proof's public signals; a tampered bundle and another
+/// digest are refused.
+#[test]
+fn registered_circom_circuit_across_processes() {
+    let Some(svc) = Services::from_env() else { return };
+    let grpc = free_port();
+    let ep = format!("http://127.0.0.1:{grpc}");
+    let planner = svc.spawn("planner", "cc-planner", Some(grpc));
+    let executor = svc.spawn("executor", "cc-executor", None);
+    let aggregator = svc.spawn("aggregator", "cc-aggregator", None);
+    let workers: Vec<Proc> = (0..2).map(|i| svc.spawn("worker", &format!("cc-worker-{i}"), None)).collect();
+    for p in [&planner, &executor, &aggregator].into_iter().chain(&workers) {
+        wait_ready(p.metrics);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (r1cs, witnesses) = circom_example(tmp.path());
+    let field = |out: &str, name: &str| -> String {
+        out.lines().find_map(|l| l.strip_prefix(&format!("{name} "))).unwrap_or_else(|| panic!("no {name} in {out}")).to_string()
+    };
+    let registered = ok(prover(&["circuit", "register", "--r1cs", r1cs.to_str().unwrap(), "--endpoint", &ep]));
+    let (id, digest) = (field(&registered, "circuit_id"), field(&registered, "vk_digest"));
+    assert_eq!(field(&registered, "curve"), "bn254");
+    // Registering the same file again runs no second setup.
+    let again = prover(&["circuit", "register", "--r1cs", r1cs.to_str().unwrap(), "--endpoint", &ep]);
+    assert!(String::from_utf8_lossy(&again.stderr).contains("registered already"));
+    assert_eq!(field(&ok(again), "vk_digest"), digest);
+    assert!(ok(prover(&["circuit", "list", "--endpoint", &ep])).lines().any(|l| l.starts_with(&id) && l.contains(&digest)));
+    assert_eq!(field(&ok(prover(&["circuit", "show", &id, "--endpoint", &ep])), "vk_digest"), digest);
+    let vk_dir = tmp.path().join("vk");
+    ok(prover(&["circuit", "export-vk", &id, "--out", vk_dir.to_str().unwrap(), "--endpoint", &ep]));
+    fails_with(prover(&["circuit", "show", &"0".repeat(64), "--endpoint", &ep]), &["NotFound"]);
+    // A file that is not a witness of this circuit is refused at submission, naming the field.
+    fails_with(
+        prover(&["submit", "pari", "--circuit-id", &id, "--witness", r1cs.to_str().unwrap(), "--endpoint", &ep]),
+        &["InvalidArgument", "witness_object_keys"],
+    );
+
+    let mut args = vec!["submit", "pari", "--circuit-id", &id, "--proofs-per-task", "2", "--endpoint", &ep];
+    for (w, _, _) in &witnesses {
+        args.extend(["--witness", w.to_str().unwrap()]);
+    }
+    let job = ok(prover(&args));
+    let deadline = Instant::now() + Duration::from_secs(600);
+    loop {
+        let s = status(&ep, &job);
+        if s.contains(" done") {
+            break;
+        }
+        assert!(!s.contains(" failed") && Instant::now() < deadline, "job did not finish: {s}\n{}", svc.log("cc-aggregator"));
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let dir = tmp.path().join("proof");
+    let fetched = ok(prover(&["fetch", &job, "--out", dir.to_str().unwrap(), "--endpoint", &ep]));
+    assert!(fetched.contains(&format!("vk digest = {digest}")) && fetched.contains("pari verify-bundles"), "{fetched}");
+    assert_eq!(std::fs::read(dir.join("vk.bin")).unwrap(), std::fs::read(vk_dir.join("vk.bin")).unwrap());
+    let d = dir.to_str().unwrap();
+    let out = ok(prover(&["pari", "verify-bundles", d, "--vk-digest", &digest, "--public"]));
+    assert!(out.contains("3 verified, 0 bad"), "{out}");
+    // Public signals, circom's order: c = a·b, h = Poseidon(a, b), then b.
+    for (i, (_, a, b)) in witnesses.iter().enumerate() {
+        let line = out.lines().find(|l| l.starts_with(&format!("bundle-0.bin#{i}: "))).unwrap_or_else(|| panic!("no public signals of entry {i}: {out}"));
+        let v: Vec<&str> = line.split(": ").nth(1).unwrap().split(", ").collect();
+        assert_eq!((v.len(), v[0], v[2]), (3, (a * b).to_string().as_str(), b.to_string().as_str()), "{line}");
+    }
+    ok(prover(&["verify-remote", &job, "--vk-digest", &digest, "--endpoint", &ep]));
+    let mut wrong = digest.clone().into_bytes();
+    wrong[0] = if wrong[0] == b'0' { b'1' } else { b'0' };
+    assert!(!prover(&["pari", "verify-bundles", d, "--vk-digest", std::str::from_utf8(&wrong).unwrap()]).status.success());
+    let bundle = dir.join("bundle-0.bin");
+    let mut bytes = std::fs::read(&bundle).unwrap();
+    let n = bytes.len();
+    bytes[n - 50] ^= 1;
+    std::fs::write(&bundle, bytes).unwrap();
+    assert!(!prover(&["pari", "verify-bundles", d, "--vk-digest", &digest]).status.success(), "a tampered bundle verified");
+}
+
 /// `openssl` with `args` in `dir`; panics with its output on failure.
 fn openssl(dir: &std::path::Path, args: &[&str]) {
     let o = Command::new("openssl").args(args).current_dir(dir).output().expect("run openssl");
