@@ -627,3 +627,25 @@ pub fn circuit(ep: Endpoint, cmd: CircuitCommand) -> anyhow::Result<()> {
         Ok(())
     })
 }
+
+/// `prover bundle --circuit-id ID --jobs A,B… --out DIR`: one bundle of the proofs of several
+/// done jobs of a registered circuit, written as a directory `prover pari verify-bundles` checks
+/// (`circuit.json`, `vk.bin`, `bundle-0.bin`, and `sources.json`: each entry's job and witness).
+pub fn bundle(ep: Endpoint, circuit_id: String, jobs: Vec<String>, out: PathBuf) -> anyhow::Result<()> {
+    let b = runtime()?.block_on(async {
+        let mut c = connect(&ep).await?;
+        anyhow::Ok(c.get_bundle(pb::GetBundleRequest { circuit_id: circuit_id.clone(), job_ids: jobs }).await.map_err(rpc)?.into_inner())
+    })?;
+    let circuit = serde_json::json!({ "curve": b.curve, "circuit_id": circuit_id, "vk_digest": b.vk_digest });
+    let sources: Vec<serde_json::Value> = b.sources.iter().map(|s| serde_json::json!({ "job_id": s.job_id, "witness": s.witness })).collect();
+    write_dir_atomically(&out, |dir| {
+        std::fs::write(dir.join("circuit.json"), serde_json::to_vec_pretty(&circuit)?)?;
+        std::fs::write(dir.join("vk.bin"), &b.vk)?;
+        std::fs::write(dir.join("bundle-0.bin"), &b.bundle)?;
+        std::fs::write(dir.join("sources.json"), serde_json::to_vec_pretty(&sources)?)?;
+        Ok(())
+    })?;
+    println!("wrote {} ({} proofs)", out.display(), b.sources.len());
+    println!("vk digest = {} (verify with: prover pari verify-bundles {} --vk-digest {})", b.vk_digest, out.display(), b.vk_digest);
+    Ok(())
+}

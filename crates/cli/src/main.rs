@@ -52,6 +52,19 @@ enum Command {
         #[command(subcommand)]
         cmd: client::CircuitCommand,
     },
+    /// One bundle of the proofs of several done jobs of a registered circuit (GetBundle), to
+    /// verify at once with `prover pari verify-bundles DIR --vk-digest HEX`.
+    Bundle {
+        #[arg(long)]
+        circuit_id: String,
+        /// Done `pari.circom` jobs of the circuit, comma separated.
+        #[arg(long, value_delimiter = ',', required = true)]
+        jobs: Vec<String>,
+        #[arg(long)]
+        out: std::path::PathBuf,
+        #[command(flatten)]
+        endpoint: client::Endpoint,
+    },
     /// Upload an input too large to send inline (a Reckle job's leaves, `leaves.bin` format:
     /// 8-byte little-endian values) to your tenant's upload prefix; prints the object key for
     /// `submit reckle --leaves-object`.
@@ -132,6 +145,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Admin(cmd) => admin::run(cmd),
         Command::Submit { endpoint, job } => client::submit(endpoint, job),
         Command::Circuit { endpoint, cmd } => client::circuit(endpoint, cmd),
+        Command::Bundle { circuit_id, jobs, out, endpoint } => client::bundle(endpoint, circuit_id, jobs, out),
         Command::Upload { file, name, endpoint } => client::upload(endpoint, file, name),
         Command::Watch { job, endpoint } => client::watch(endpoint, job),
         Command::Status { job, endpoint } => client::status(endpoint, job),

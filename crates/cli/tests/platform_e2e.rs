@@ -540,6 +540,24 @@ fn registered_circom_circuit_across_processes() {
         assert_eq!((v.len(), v[0], v[2]), (3, (a * b).to_string().as_str(), b.to_string().as_str()), "{line}");
     }
     ok(prover(&["verify-remote", &job, "--vk-digest", &digest, "--endpoint", &ep]));
+    // A second job of the same circuit, and one bundle of both jobs' proofs.
+    let second = ok(prover(&["submit", "pari", "--circuit-id", &id, "--witness", witnesses[1].0.to_str().unwrap(), "--endpoint", &ep]));
+    loop {
+        let s = status(&ep, &second);
+        if s.contains(" done") {
+            break;
+        }
+        assert!(!s.contains(" failed") && Instant::now() < deadline, "job did not finish: {s}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let both = tmp.path().join("both");
+    let b = both.to_str().unwrap();
+    let out = ok(prover(&["bundle", "--circuit-id", &id, "--jobs", &format!("{job},{second}"), "--out", b, "--endpoint", &ep]));
+    assert!(out.contains("4 proofs") && out.contains(&digest), "{out}");
+    let out = ok(prover(&["pari", "verify-bundles", b, "--vk-digest", &digest, "--public"]));
+    assert!(out.contains("4 verified, 0 bad") && out.contains(&format!("bundle-0.bin#3: {}, ", witnesses[1].1 * witnesses[1].2)), "{out}");
+    let sources: serde_json::Value = serde_json::from_slice(&std::fs::read(both.join("sources.json")).unwrap()).unwrap();
+    assert_eq!(sources[3]["job_id"], second.as_str());
     let mut wrong = digest.clone().into_bytes();
     wrong[0] = if wrong[0] == b'0' { b'1' } else { b'0' };
     assert!(!prover(&["pari", "verify-bundles", d, "--vk-digest", std::str::from_utf8(&wrong).unwrap()]).status.success());

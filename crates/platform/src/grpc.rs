@@ -277,6 +277,19 @@ impl JobService for JobServiceImpl {
         Ok(Response::new(pb::ListCircuitsResponse { circuits }))
     }
 
+    async fn get_bundle(&self, request: Request<pb::GetBundleRequest>) -> Result<Response<pb::GetBundleResponse>, Status> {
+        let tenant = self.tenant(&request).await?;
+        let req = request.into_inner();
+        let b = self.platform.circuit_bundle(&tenant, &req.circuit_id, &req.job_ids).await.map_err(status)?;
+        Ok(Response::new(pb::GetBundleResponse {
+            curve: b.curve.as_str().into(),
+            vk_digest: b.vk_digest,
+            vk: b.vk.to_vec(),
+            bundle: b.bundle,
+            sources: b.sources.into_iter().map(|(job_id, witness)| pb::BundleSource { job_id, witness }).collect(),
+        }))
+    }
+
     async fn submit_job(&self, request: Request<pb::SubmitJobRequest>) -> Result<Response<pb::SubmitJobResponse>, Status> {
         let tenant = self.tenant(&request).await?;
         let req = request.into_inner();

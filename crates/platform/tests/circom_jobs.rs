@@ -159,6 +159,23 @@ async fn run(real: bool, curve: &str) {
         }
     }
 
+    // One bundle across jobs of the circuit, for a consumer to verify at once.
+    let (pj_b, _) = submit(prove(&tenant, &id, vec![keys[2].clone(), keys[0].clone()]), tenant.clone()).await.unwrap();
+    assert_eq!(wait(&p, &pj_b).await, JobOutcome::Done);
+    let cross = p.circuit_bundle(&tenant, &id, &[pj.clone(), pj_b.clone()]).await.unwrap();
+    assert_eq!((cross.vk_digest.as_str(), &cross.vk[..]), (info.vk_digest.as_str(), &vk[..]));
+    let expected: Vec<(String, u64)> = vec![(pj.clone(), 0), (pj.clone(), 1), (pj.clone(), 2), (pj_b.clone(), 0), (pj_b.clone(), 1)];
+    assert_eq!(cross.sources, expected);
+    let b_values: Vec<u64> = [0usize, 1, 2, 2, 0].iter().map(|i| witnesses[*i].2).collect();
+    match curve {
+        "bn254" => check_cross::<ark_bn254::Bn254>(&cross.vk, &cross.bundle, &b_values),
+        _ => check_cross::<ark_bls12_381::Bls12_381>(&cross.vk, &cross.bundle, &b_values),
+    }
+    assert!(matches!(p.circuit_bundle(&other, &id, &[pj.clone()]).await, Err(PlatformError::NotFound(_))), "another tenant's job");
+    assert_eq!(invalid_field(p.circuit_bundle(&tenant, &id, &[job.clone()]).await.map(|_| ())), "job_ids", "a registration job");
+    assert_eq!(invalid_field(p.circuit_bundle(&tenant, &id, &[]).await.map(|_| ())), "job_ids");
+    assert_eq!(invalid_field(p.circuit_bundle(&tenant, &"1".repeat(64), &[pj.clone()]).await.map(|_| ())), "job_ids", "another circuit");
+
     // A witness that breaks a constraint fails the job, naming it and the constraint.
     let bad = match curve {
         "bn254" => broken::<ark_bn254::Fr>(&witnesses[1].0),
@@ -170,6 +187,7 @@ async fn run(real: bool, curve: &str) {
         JobOutcome::Failed(m) => assert!(m.contains("witness 1") && m.contains("constraint"), "{m}"),
         other => panic!("a job with an unsatisfying witness ended {other:?}"),
     }
+    assert!(matches!(p.circuit_bundle(&tenant, &id, &[bj.clone()]).await, Err(PlatformError::Precondition(_))), "a failed job");
 
     // The attack on the key store: another key pair of the same circuit (one whose setup the
     // attacker ran) written over the circuit's pk.bin and vk.bin. The job's spec pins the digest circuit.json names, so the aggregator
@@ -188,6 +206,18 @@ async fn run(real: bool, curve: &str) {
     }
     assert!(p.registered_vk(&tenant, &info).await.is_err(), "a swapped vk.bin was served");
     let _ = stop.send(true);
+}
+
+/// The cross-job bundle verifies under the circuit's key, its entries' public input b are
+/// `b_values` in order, and a bundle with one entry's proof replaced by another's does not.
+fn check_cross<E: ark_ec::pairing::Pairing>(vk: &[u8], bundle: &[u8], b_values: &[u64]) {
+    let pvk = pari::VerifyingKey::<E>::from_bytes(vk).unwrap().prepare().unwrap();
+    let mut b = pari::bundle::Bundle::<E>::from_bytes(bundle).unwrap();
+    b.verify(&pvk, &mut rand::thread_rng()).unwrap();
+    let found: Vec<String> = b.items.iter().map(|(x, _)| x[2].to_string()).collect();
+    assert_eq!(found, b_values.iter().map(|v| v.to_string()).collect::<Vec<_>>());
+    b.items[1].1 = b.items[0].1.clone();
+    assert!(b.verify(&pvk, &mut rand::thread_rng()).is_err(), "a proof moved to another entry verified");
 }
 
 /// A second setup of the same circuit: another key pair's bytes.
