@@ -81,6 +81,10 @@ pub enum PariCommand {
         #[arg(required = true)]
         proofs: Vec<PathBuf>,
     },
+    /// Export in snarkjs's JSON conventions (decimal strings, [x, y, "1"] points):
+    /// verification_key.json from DIR's vk.bin, and proof-<name>.json with public-<name>.json
+    /// for each entry of DIR's bundles and each --proof directory.
+    ExportSnarkjs(ExportArgs),
     /// Verify the bundles of a Pari job fetched from the platform (`vk.bin`, `bundle-*.bin`):
     /// every entry of every bundle, one batch verification per bundle; names every bad entry.
     VerifyBundles {
@@ -95,6 +99,18 @@ pub enum PariCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Args)]
+pub struct ExportArgs {
+    /// A key directory (`prover pari setup`, `prover circuit export-vk`) or a fetched job's
+    /// proof directory (`prover fetch`, `prover bundle`): its `circuit.json` names the curve.
+    pub dir: PathBuf,
+    /// Proof directories (`prover pari prove`: proof.bin, public.json) to export too.
+    #[arg(long, value_name = "DIR")]
+    pub proof: Vec<PathBuf>,
+    #[arg(long)]
+    pub out: PathBuf,
 }
 
 #[derive(Args)]
@@ -220,6 +236,10 @@ pub fn run(cmd: PariCommand) -> anyhow::Result<()> {
             Curve::Bls12_381 => verify_one::<ark_bls12_381::Bls12_381>(&keys, pin, &proof),
             Curve::Bn254 => verify_one::<ark_bn254::Bn254>(&keys, pin, &proof),
         },
+        PariCommand::ExportSnarkjs(a) => match bundles_curve(&a.dir)? {
+            Curve::Bls12_381 => export_snarkjs::<ark_bls12_381::Bls12_381>(&a),
+            Curve::Bn254 => export_snarkjs::<ark_bn254::Bn254>(&a),
+        },
         PariCommand::VerifyBundles { dir, pin, json, public } => match bundles_curve(&dir)? {
             Curve::Bls12_381 => verify_bundles::<ark_bls12_381::Bls12_381>(&dir, pin, json, public),
             Curve::Bn254 => verify_bundles::<ark_bn254::Bn254>(&dir, pin, json, public),
@@ -229,6 +249,46 @@ pub fn run(cmd: PariCommand) -> anyhow::Result<()> {
             Curve::Bn254 => batch_verify::<ark_bn254::Bn254>(&keys, pin, json, &proofs),
         },
     }
+}
+
+fn export_snarkjs<E: Pairing>(a: &ExportArgs) -> anyhow::Result<()> {
+    use pari::snarkjs;
+    let vk_path = a.dir.join("vk.bin");
+    let vk_bytes = std::fs::read(&vk_path).with_context(|| format!("{}: cannot read", vk_path.display()))?;
+    let vk = VerifyingKey::<E>::from_bytes(&vk_bytes).with_context(|| vk_path.display().to_string())?;
+    let mut files: Vec<(String, Vec<u8>)> = vec![("verification_key.json".into(), serde_json::to_vec_pretty(&snarkjs::verification_key(&vk))?)];
+    let mut add = |name: String, proof: &Proof<E>, x: &[E::ScalarField]| -> anyhow::Result<()> {
+        files.push((format!("proof-{name}.json"), serde_json::to_vec_pretty(&snarkjs::proof(proof))?));
+        files.push((format!("public-{name}.json"), serde_json::to_vec_pretty(&snarkjs::public(x))?));
+        Ok(())
+    };
+    let mut bundles: Vec<PathBuf> = std::fs::read_dir(&a.dir)
+        .with_context(|| format!("{}: cannot list", a.dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("bundle-") && n.ends_with(".bin")))
+        .collect();
+    bundles.sort();
+    for path in &bundles {
+        let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+        let b = pari::bundle::Bundle::<E>::from_bytes(&bytes).with_context(|| path.display().to_string())?;
+        let stem = path.file_stem().and_then(|n| n.to_str()).unwrap_or("bundle").trim_start_matches("bundle-").to_string();
+        for (i, (x, p)) in b.items.iter().enumerate() {
+            add(format!("{stem}-{i}"), p, x)?;
+        }
+    }
+    for (i, dir) in a.proof.iter().enumerate() {
+        let (public, proof) = read_entry::<E>(dir).map_err(|e| anyhow::anyhow!("--proof {}: {e}", dir.display()))?;
+        add(format!("p{i}"), &proof, &public)?;
+    }
+    let n = files.len();
+    write_dir_atomically(&a.out, |out| {
+        for (name, bytes) in &files {
+            std::fs::write(out.join(name), bytes)?;
+        }
+        Ok(())
+    })?;
+    println!("wrote {} ({n} files; vk digest {})", a.out.display(), vk.digest());
+    Ok(())
 }
 
 /// The curve a fetched Pari job's `circuit.json` names (a built-in family's job or a

@@ -228,8 +228,20 @@ fn circom_circuits_are_set_up_proved_and_verified() {
         assert!(text.contains("verified") && text.contains("public signals (outputs, then public inputs): 33, "), "{text}");
         assert!(text.trim_end().ends_with(", 11"), "the public input b = 11 comes last: {text}");
 
-        // Claim another output.
+        // The snarkjs-style export: the key's digest, its public-input count, the proof's
+        // points as [x, y, "1"], and the same public signals.
         let public: Vec<String> = serde_json::from_slice(&std::fs::read(proof.join("public.json")).unwrap()).unwrap();
+        let json = tmp.path().join(format!("json-{curve}"));
+        ok(prover(&["pari", "export-snarkjs", p(&keys), "--proof", p(&proof), "--out", p(&json)]));
+        let read = |n: &str| serde_json::from_slice::<serde_json::Value>(&std::fs::read(json.join(n)).unwrap()).unwrap();
+        let vk = read("verification_key.json");
+        assert_eq!((vk["protocol"].as_str(), vk["curve"].as_str(), vk["nPublic"].as_u64()), (Some("pari"), Some(if curve == "bn254" { "bn128" } else { "bls12381" }), Some(3)));
+        assert_eq!(vk["vkDigest"].as_str(), Some(digest.as_str()));
+        assert_eq!(vk["vk_delta_h"][2], serde_json::json!(["1", "0"]));
+        assert_eq!(read("proof-p0.json")["t"][2], "1");
+        assert_eq!(read("public-p0.json"), serde_json::json!(public));
+
+        // Claim another output.
         let mut lie = public.clone();
         lie[0] = "34".into();
         std::fs::write(proof.join("public.json"), serde_json::to_vec(&lie).unwrap()).unwrap();

@@ -558,6 +558,12 @@ fn registered_circom_circuit_across_processes() {
     assert!(out.contains("4 verified, 0 bad") && out.contains(&format!("bundle-0.bin#3: {}, ", witnesses[1].1 * witnesses[1].2)), "{out}");
     let sources: serde_json::Value = serde_json::from_slice(&std::fs::read(both.join("sources.json")).unwrap()).unwrap();
     assert_eq!(sources[3]["job_id"], second.as_str());
+    // The same proofs in snarkjs's JSON conventions.
+    let json = tmp.path().join("json");
+    ok(prover(&["pari", "export-snarkjs", b, "--out", json.to_str().unwrap()]));
+    let public: Vec<String> = serde_json::from_slice(&std::fs::read(json.join("public-0-3.json")).unwrap()).unwrap();
+    assert_eq!((public[0].clone(), public[2].clone()), ((witnesses[1].1 * witnesses[1].2).to_string(), witnesses[1].2.to_string()));
+    assert!(json.join("proof-0-3.json").exists() && json.join("verification_key.json").exists());
     let mut wrong = digest.clone().into_bytes();
     wrong[0] = if wrong[0] == b'0' { b'1' } else { b'0' };
     assert!(!prover(&["pari", "verify-bundles", d, "--vk-digest", std::str::from_utf8(&wrong).unwrap()]).status.success());

@@ -85,6 +85,7 @@ pub mod generator;
 pub mod msm;
 pub mod prover;
 pub mod r1cs;
+pub mod snarkjs;
 pub mod transcript;
 pub mod verifier;
 
