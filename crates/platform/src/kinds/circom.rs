@@ -23,6 +23,7 @@
 //! Circuits are per tenant (the prefix), like jobs: another tenant's circuit id is unknown.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use ark_ec::pairing::Pairing;
 use ark_ff::PrimeField;
@@ -601,20 +602,15 @@ impl JobKind for PariCircom {
             return Err(corrupt(format!("prove task {} out of range", t.index)));
         }
         let tenant = rec.tenant.as_str();
-        let r1cs = p.blobs().get(&layout::circuit_file(tenant, &spec.circuit_id, R1CS)).await?;
-        if circom::digest(&r1cs) != spec.circuit_id {
-            return Err(corrupt(format!("circuit {}: {R1CS} does not have the circuit's digest", spec.circuit_id)));
-        }
-        let pk = p.blobs().get(&layout::circuit_key(tenant, &spec.circuit_id, &spec.vk_digest, "pk.bin")).await?;
         let mut wtns = Vec::new();
         for i in spec.witnesses_of(t.index) {
             wtns.push((i, p.blobs().get(&layout::input(job, &witness_input(i))).await?));
         }
         let seed = job_seed(&p.blobs().get(&layout::input(job, SECRET)).await?, b"prover/circom.prove/v1", Some(t.index))?;
-        let curve = spec.curve;
-        let outcome = tokio::task::spawn_blocking(move || on_curve!(curve, E => prove_list::<E>(&r1cs, &pk, &wtns, seed)))
-            .await
-            .map_err(corrupt)??;
+        let outcome = on_curve!(spec.curve, E => {
+            let circuit = prover_circuit::<E>(p, tenant, &spec).await?;
+            tokio::task::spawn_blocking(move || prove_list::<E>(&circuit, &wtns, seed)).await.map_err(corrupt)??
+        });
         match outcome {
             Ok((list, n)) => {
                 ::metrics::counter!("prover_proofs_total", "kind" => "pari.circom").increment(n);
@@ -651,12 +647,44 @@ impl JobKind for PariCircom {
     }
 }
 
+/// A registered circuit decoded for proving: its constraints and proving key.
+struct ProverCircuit<E: Pairing> {
+    r1cs: circom::R1cs<E::ScalarField>,
+    pk: ProvingKey<E>,
+}
+
+/// The circuit and proving key of a job's key pair, decoded once per process (the cache):
+/// decoding a proving key checks every point, which costs more than proving a small circuit.
+async fn prover_circuit<E: Pairing>(p: &Platform, tenant: &str, spec: &CircomJobSpec) -> Result<Arc<ProverCircuit<E>>, PlatformError> {
+    let pk_key = layout::circuit_key(tenant, &spec.circuit_id, &spec.vk_digest, "pk.bin");
+    let name = format!("circom/{pk_key}");
+    if let Some(c) = p.cache().get::<ProverCircuit<E>>(&name) {
+        return Ok(c);
+    }
+    let r1cs = p.blobs().get(&layout::circuit_file(tenant, &spec.circuit_id, R1CS)).await?;
+    if circom::digest(&r1cs) != spec.circuit_id {
+        return Err(corrupt(format!("circuit {}: {R1CS} does not have the circuit's digest", spec.circuit_id)));
+    }
+    let pk = p.blobs().get(&pk_key).await?;
+    // Decoded sizes: a constraint term holds a 32-byte coefficient as the file does; the key's
+    // points are kept affine (about the bytes of their compressed form, twice).
+    let size = r1cs.len() as u64 + 2 * pk.len() as u64;
+    let c = tokio::task::spawn_blocking(move || -> Result<ProverCircuit<E>, PlatformError> {
+        let r1cs = circom::R1cs::<E::ScalarField>::from_bytes(&r1cs).map_err(|e| corrupt(format!("{R1CS}: {e}")))?;
+        Ok(ProverCircuit { r1cs, pk: ProvingKey::<E>::from_bytes(&pk).map_err(pari_err)? })
+    })
+    .await
+    .map_err(corrupt)??;
+    let c = Arc::new(c);
+    p.cache().put(&name, c.clone(), size);
+    Ok(c)
+}
+
 /// The proofs of one prove task (a [`ProofList`]'s bytes and its length), or why a witness
 /// cannot be proved (it names the witness and the first constraint it breaks).
 #[allow(clippy::type_complexity)]
-fn prove_list<E: Pairing>(r1cs: &[u8], pk: &[u8], wtns: &[(u64, Bytes)], seed: [u8; 32]) -> Result<Result<(Vec<u8>, u64), String>, PlatformError> {
-    let r = circom::R1cs::<E::ScalarField>::from_bytes(r1cs).map_err(|e| corrupt(format!("{R1CS}: {e}")))?;
-    let pk = ProvingKey::<E>::from_bytes(pk).map_err(pari_err)?;
+fn prove_list<E: Pairing>(c: &ProverCircuit<E>, wtns: &[(u64, Bytes)], seed: [u8; 32]) -> Result<Result<(Vec<u8>, u64), String>, PlatformError> {
+    let (r, pk) = (&c.r1cs, &c.pk);
     let mut rng = rand_chacha::ChaCha20Rng::from_seed(seed);
     let mut items = Vec::with_capacity(wtns.len());
     for (i, bytes) in wtns {
@@ -665,7 +693,7 @@ fn prove_list<E: Pairing>(r1cs: &[u8], pk: &[u8], wtns: &[(u64, Bytes)], seed: [
             return Ok(Err(format!("witness {i} (witness_object_keys[{i}]): {e}")));
         }
         let x = r.public_signals(&w).to_vec();
-        let proof = ::pari::prove(&pk, circom::CircomCircuit { r1cs: &r, witness: Some(&w) }, &mut rng).map_err(pari_err)?;
+        let proof = ::pari::prove(pk, circom::CircomCircuit { r1cs: &r, witness: Some(&w) }, &mut rng).map_err(pari_err)?;
         items.push((x, proof));
     }
     let n = items.len() as u64;
