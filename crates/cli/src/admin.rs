@@ -92,6 +92,7 @@ pub enum TokenCommand {
 }
 
 pub fn run(cmd: AdminCommand) -> anyhow::Result<()> {
+    platform::service::install_crypto_provider();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     rt.block_on(async move {
         let cmd = match cmd {

@@ -620,3 +620,91 @@ fn planner_serves_grpc_over_tls() {
     ok(prover(&["cancel", &job, "--endpoint", &https, "--ca", &p("planner-ca.pem")]));
     assert!(s.log("tls-planner").contains("gRPC over TLS"), "{}", s.log("tls-planner"));
 }
+
+/// A child process killed when dropped.
+struct Child2(Child);
+
+impl Drop for Child2 {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Redis over TLS (`rediss://`) and S3 over HTTPS (MinIO with a certificate), both signed by a
+/// private CA the processes trust through `SSL_CERT_FILE`: `prover admin token create`,
+/// `prover admin gc` and a service process connect; with another CA they refuse.
+#[test]
+fn redis_and_s3_over_tls_with_a_private_ca() {
+    let Some(svc) = Services::from_env() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    test_pki(d, "store");
+    test_pki(d, "other");
+    let (rport, sport) = (free_port(), free_port());
+    let p = |n: &str| d.join(n).to_str().unwrap().to_string();
+    let _redis = Child2(
+        Command::new("redis-server")
+            .args(["--port", "0", "--tls-port", &rport.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args(["--tls-cert-file", &p("store-cert.pem"), "--tls-key-file", &p("store-key.pem"), "--tls-ca-cert-file", &p("store-ca.pem")])
+            .args(["--tls-auth-clients", "no", "--maxmemory-policy", "noeviction"])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("redis-server"),
+    );
+    let certs = d.join("certs");
+    std::fs::create_dir_all(&certs).unwrap();
+    std::fs::copy(d.join("store-cert.pem"), certs.join("public.crt")).unwrap();
+    std::fs::copy(d.join("store-key.pem"), certs.join("private.key")).unwrap();
+    let (key, secret) = (std::env::var("AWS_ACCESS_KEY_ID").unwrap(), std::env::var("AWS_SECRET_ACCESS_KEY").unwrap());
+    let _minio = Child2(
+        Command::new("minio")
+            .args(["server", &p("minio"), "--address", &format!("127.0.0.1:{sport}"), "--console-address", &format!("127.0.0.1:{}", free_port())])
+            .args(["--certs-dir", certs.to_str().unwrap()])
+            .env("MINIO_ROOT_USER", &key)
+            .env("MINIO_ROOT_PASSWORD", &secret)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("minio (go install github.com/minio/minio)"),
+    );
+    let redis = format!("rediss://127.0.0.1:{rport}/");
+    let s3 = format!("https://127.0.0.1:{sport}");
+    let with_ca = |ca: &str, args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_prover")).args(args).env("SSL_CERT_FILE", d.join(ca)).env_remove("SSL_CERT_DIR").output().unwrap()
+    };
+    // Wait for both servers (polled with a bound: a server that never starts fails the test).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let gc = ["admin", "gc", "--older-than", "1d", "--dry-run", "--redis", &redis, "--s3-endpoint", &s3, "--bucket", "tls-test"];
+    loop {
+        let o = with_ca("store-ca.pem", &gc);
+        if o.status.success() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "gc over TLS never succeeded: {}", String::from_utf8_lossy(&o.stderr));
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let token = with_ca("store-ca.pem", &["admin", "token", "create", "--tenant", "tls", "--redis", &redis]);
+    assert!(ok(token).contains("tenant: tls"));
+    // Another CA: neither server is trusted.
+    let refused = with_ca("other-ca.pem", &["admin", "token", "list", "--redis", &redis]);
+    assert!(!refused.status.success(), "Redis with an untrusted certificate was accepted");
+    // S3 alone (Redis in plain text): trusted with the CA, refused with another.
+    let gc_s3 = ["admin", "gc", "--older-than", "1d", "--dry-run", "--redis", &svc.redis, "--s3-endpoint", &s3, "--bucket", "tls-test"];
+    ok(with_ca("store-ca.pem", &gc_s3));
+    let refused = with_ca("other-ca.pem", &gc_s3);
+    assert!(!refused.status.success(), "S3 with an untrusted certificate was accepted");
+    // A service process over both.
+    let metrics = free_port();
+    let _exec = Child2(
+        Command::new(env!("CARGO_BIN_EXE_prover"))
+            .args(["serve", "executor", "--redis", &redis, "--s3-endpoint", &s3, "--bucket", "tls-test"])
+            .args(["--metrics-listen", &format!("127.0.0.1:{metrics}"), "--name", "tls-executor"])
+            .env("SSL_CERT_FILE", d.join("store-ca.pem"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_ready(metrics);
+}

@@ -227,7 +227,14 @@ fn backend(what: &'static str) -> impl FnOnce(Box<dyn std::error::Error + Send +
 }
 
 /// Connects to Redis and S3.
+/// Makes aws-lc-rs the process's default rustls CryptoProvider (the one gRPC TLS and S3 use):
+/// the Redis client's TLS (`rediss://`) takes the default. Call before connecting; idempotent.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+}
+
 pub async fn connect(cfg: &ServiceConfig) -> Result<Arc<Platform>, ServiceError> {
+    install_crypto_provider();
     let redis = cfg.redis.as_deref().ok_or_else(|| ServiceError::Config("--redis (PROVER_REDIS_URL) is required".into()))?;
     let endpoint =
         cfg.s3_endpoint.clone().ok_or_else(|| ServiceError::Config("--s3-endpoint (PROVER_S3_ENDPOINT) is required".into()))?;
@@ -312,6 +319,7 @@ pub async fn run(
         );
         None
     } else if let Some(url) = &cfg.redis {
+        install_crypto_provider();
         let store = auth::RedisTokenStore::connect(url).await.map_err(|e| backend("Redis token store")(Box::new(e)))?;
         tracing::info!("authentication on: API tokens from Redis");
         Some(Arc::new(store))
