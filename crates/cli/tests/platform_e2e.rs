@@ -619,6 +619,25 @@ fn planner_serves_grpc_over_tls() {
     fails_with(prover(&["status", &job, "--endpoint", &format!("http://127.0.0.1:{grpc}"), "--ca", &p("planner-ca.pem")]), &["not https"]);
     ok(prover(&["cancel", &job, "--endpoint", &https, "--ca", &p("planner-ca.pem")]));
     assert!(s.log("tls-planner").contains("gRPC over TLS"), "{}", s.log("tls-planner"));
+
+    // Rotation without a restart: new files (a certificate from the other CA) are served from
+    // the next handshake on; the old CA is then refused.
+    std::fs::copy(p("other-cert.pem"), p("planner-cert.pem")).unwrap();
+    std::fs::copy(p("other-key.pem"), p("planner-key.pem")).unwrap();
+    let status_with = |ca: &str| prover(&["status", &job, "--endpoint", &https, "--ca", &p(ca)]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !status_with("other-ca.pem").status.success() {
+        assert!(Instant::now() < deadline, "the rotated certificate was never served: {}", s.log("tls-planner"));
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    fails_with(status_with("planner-ca.pem"), &[]);
+    // A rotation that does not load (a damaged file) keeps the previous certificate.
+    std::fs::write(p("planner-cert.pem"), "-----BEGIN CERTIFICATE-----\nbroken\n").unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    ok(status_with("other-ca.pem"));
+    ok(status_with("other-ca.pem"));
+    let log = s.log("tls-planner");
+    assert!(log.contains("TLS certificate reloaded") && log.contains("does not load"), "{log}");
 }
 
 /// A child process killed when dropped.

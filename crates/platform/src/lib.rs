@@ -33,6 +33,7 @@ pub mod metrics;
 pub mod planner;
 pub mod roles;
 pub mod service;
+pub mod tls;
 
 pub use error::PlatformError;
 pub use kinds::circom::{CircomJobSpec, CircuitInfo, Curve as CircomCurve, JOB as JOB_PARI_CIRCOM, REGISTER_JOB as JOB_CIRCUIT_REGISTER};

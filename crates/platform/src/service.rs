@@ -127,19 +127,12 @@ pub struct ServiceConfig {
     pub log_format: String,
 }
 
-/// The gRPC server's TLS settings from `--tls-cert` and `--tls-key`, if given; unreadable or
-/// unparsable files are a configuration error naming the flag.
-fn tls_config(cfg: &ServiceConfig) -> Result<Option<tonic::transport::ServerTlsConfig>, ServiceError> {
+/// The gRPC server's certificate from `--tls-cert` and `--tls-key`, if given, re-read when the
+/// files change ([`crate::tls`]); unreadable or unparsable files are a configuration error
+/// naming the flag.
+fn tls_cert(cfg: &ServiceConfig) -> Result<Option<Arc<crate::tls::ReloadingCert>>, ServiceError> {
     let (Some(cert), Some(key)) = (&cfg.tls_cert, &cfg.tls_key) else { return Ok(None) };
-    let read = |flag: &str, path: &PathBuf| -> Result<Vec<u8>, ServiceError> {
-        let pem = std::fs::read(path).map_err(|e| ServiceError::Config(format!("{flag} {}: {e}", path.display())))?;
-        if !String::from_utf8_lossy(&pem).contains("-----BEGIN ") {
-            return Err(ServiceError::Config(format!("{flag} {}: not a PEM file", path.display())));
-        }
-        Ok(pem)
-    };
-    let identity = tonic::transport::Identity::from_pem(read("--tls-cert", cert)?, read("--tls-key", key)?);
-    Ok(Some(tonic::transport::ServerTlsConfig::new().identity(identity)))
+    crate::tls::ReloadingCert::new(cert.clone(), key.clone()).map(|c| Some(Arc::new(c))).map_err(ServiceError::Config)
 }
 
 impl ServiceConfig {
@@ -348,22 +341,30 @@ pub async fn run(
                     .build_v1()
                     .map_err(|e| ServiceError::Config(format!("reflection: {e}")))?;
                 let mut grpc_stop = stop_rx.clone();
-                let mut builder = tonic::transport::Server::builder();
-                if let Some(tls) = tls_config(&cfg)? {
-                    builder = builder.tls_config(tls).map_err(|e| ServiceError::Config(format!("--tls-cert/--tls-key: {e}")))?;
-                    tracing::info!("gRPC over TLS");
-                }
-                let server = builder
+                let router = tonic::transport::Server::builder()
                     .add_service(health)
                     .add_service(reflection)
                     .add_service(match &tokens {
                         Some(t) => grpc::JobServiceImpl::new(p).with_tokens(t.clone()).into_server(),
                         None => grpc::JobServiceImpl::new(p).into_server(),
-                    })
-                    .serve_with_incoming_shutdown(tokio_stream::wrappers::TcpListenerStream::new(listener), async move {
-                        let _ = grpc_stop.wait_for(|s| *s).await;
                     });
-                tasks.spawn(async move { server.await.map_err(|e| ServiceError::Config(format!("gRPC server: {e}"))) });
+                let shutdown = async move {
+                    let _ = grpc_stop.wait_for(|s| *s).await;
+                };
+                let gerr = |e: tonic::transport::Error| ServiceError::Config(format!("gRPC server: {e}"));
+                match tls_cert(&cfg)? {
+                    Some(cert) => {
+                        install_crypto_provider();
+                        let config = crate::tls::server_config(cert).map_err(ServiceError::Config)?;
+                        tracing::info!("gRPC over TLS (the certificate is re-read when its files change)");
+                        let incoming = crate::tls::incoming(listener, config);
+                        tasks.spawn(async move { router.serve_with_incoming_shutdown(incoming, shutdown).await.map_err(gerr) });
+                    }
+                    None => {
+                        let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+                        tasks.spawn(async move { router.serve_with_incoming_shutdown(incoming, shutdown).await.map_err(gerr) });
+                    }
+                }
             }
             Role::Executor => {
                 let name = cfg.name("executor");
