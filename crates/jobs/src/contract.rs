@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::{Created, JobError, JobRecord, JobState, JobStore, TaskCounts};
+use crate::{Created, JobError, JobRecord, JobState, JobStore, Limits, TaskCounts, LIMIT_HOURLY_TASKS};
 
 fn record(id: &str) -> JobRecord {
     let mut r = JobRecord::new(id, "reckle.batch", r#"{"log_n":4}"#);
@@ -197,27 +197,51 @@ pub async fn tenant_active_jobs_are_limited(s: &dyn JobStore, p: &str) {
     let (ta, tb) = (format!("{p}-ta"), format!("{p}-tb"));
     let job = |n: &str, t: &str| record(&format!("{p}-{n}")).with_tenant(t.to_string());
     let full = Err(JobError::LimitReached { limit: "active jobs per tenant", max: 2 });
-    assert_eq!(s.create_limited(&job("a1", &ta), Some(("k1", "f1")), Some(2)).await.unwrap(), Created::New);
-    assert_eq!(s.create_limited(&job("a2", &ta), None, Some(2)).await.unwrap(), Created::New);
-    assert_eq!(s.create_limited(&job("a3", &ta), None, Some(2)).await, full);
+    assert_eq!(s.create_limited(&job("a1", &ta), Some(("k1", "f1")), Limits::active(2)).await.unwrap(), Created::New);
+    assert_eq!(s.create_limited(&job("a2", &ta), None, Limits::active(2)).await.unwrap(), Created::New);
+    assert_eq!(s.create_limited(&job("a3", &ta), None, Limits::active(2)).await, full);
     assert_eq!(s.get(&format!("{p}-a3")).await.unwrap(), None, "a refused job left a record");
     assert_eq!(s.list_tenant(&ta, 0, 10).await.unwrap().0.len(), 2);
     // The retry of a recorded submission is answered, not refused.
-    assert_eq!(s.create_limited(&job("a1-retry", &ta), Some(("k1", "f1")), Some(2)).await.unwrap(), Created::Existing(format!("{p}-a1")));
+    assert_eq!(s.create_limited(&job("a1-retry", &ta), Some(("k1", "f1")), Limits::active(2)).await.unwrap(), Created::Existing(format!("{p}-a1")));
     // Other tenants and tenant-less jobs have their own count.
-    assert_eq!(s.create_limited(&job("b1", &tb), None, Some(2)).await.unwrap(), Created::New);
-    assert_eq!(s.create_limited(&record(&format!("{p}-n1")), None, Some(0)).await.unwrap(), Created::New);
+    assert_eq!(s.create_limited(&job("b1", &tb), None, Limits::active(2)).await.unwrap(), Created::New);
+    assert_eq!(s.create_limited(&record(&format!("{p}-n1")), None, Limits::active(0)).await.unwrap(), Created::New);
     // A job that ends, or is deleted, frees its place.
     s.transition(&format!("{p}-a1"), JobState::Running, "").await.unwrap();
-    assert_eq!(s.create_limited(&job("a3", &ta), None, Some(2)).await, full, "a running job still counts");
+    assert_eq!(s.create_limited(&job("a3", &ta), None, Limits::active(2)).await, full, "a running job still counts");
     s.transition(&format!("{p}-a1"), JobState::Done, "").await.unwrap();
-    assert_eq!(s.create_limited(&job("a3", &ta), None, Some(2)).await.unwrap(), Created::New);
-    assert_eq!(s.create_limited(&job("a4", &ta), None, Some(2)).await, full);
+    assert_eq!(s.create_limited(&job("a3", &ta), None, Limits::active(2)).await.unwrap(), Created::New);
+    assert_eq!(s.create_limited(&job("a4", &ta), None, Limits::active(2)).await, full);
     s.delete(&format!("{p}-a2")).await.unwrap();
-    assert_eq!(s.create_limited(&job("a4", &ta), None, Some(2)).await.unwrap(), Created::New);
+    assert_eq!(s.create_limited(&job("a4", &ta), None, Limits::active(2)).await.unwrap(), Created::New);
     // Without a limit, none.
     assert_eq!(s.create(&job("a5", &ta), None).await.unwrap(), Created::New);
     for n in ["a1", "a3", "a4", "a5", "b1", "n1"] {
+        s.delete(&format!("{p}-{n}")).await.unwrap();
+    }
+}
+
+/// A tenant's hourly work budget: a job whose planned tasks would take the hour's total over
+/// the limit is refused with [`JobError::LimitReached`] and writes nothing; jobs that end give
+/// nothing back; a repeated submission is answered and charges nothing; other tenants and jobs
+/// without a tenant have their own budget (none).
+pub async fn tenant_hourly_tasks_are_limited(s: &dyn JobStore, p: &str) {
+    let (ta, tb) = (format!("{p}-ta"), format!("{p}-tb"));
+    let job = |n: &str, t: &str| record(&format!("{p}-{n}")).with_tenant(t.to_string());
+    // record() plans 3 tasks; a budget of 7 admits two jobs.
+    let lim = Limits { max_active: None, max_tasks_per_hour: Some(7) };
+    let spent = Err(JobError::LimitReached { limit: LIMIT_HOURLY_TASKS, max: 7 });
+    assert_eq!(s.create_limited(&job("a1", &ta), Some(("k1", "f1")), lim).await.unwrap(), Created::New);
+    assert_eq!(s.create_limited(&job("a2", &ta), None, lim).await.unwrap(), Created::New);
+    assert_eq!(s.create_limited(&job("a3", &ta), None, lim).await, spent);
+    assert_eq!(s.get(&format!("{p}-a3")).await.unwrap(), None, "a refused job left a record");
+    assert_eq!(s.create_limited(&job("a1-retry", &ta), Some(("k1", "f1")), lim).await.unwrap(), Created::Existing(format!("{p}-a1")));
+    s.transition(&format!("{p}-a1"), JobState::Done, "").await.unwrap();
+    assert_eq!(s.create_limited(&job("a3", &ta), None, lim).await, spent, "an ended job gave its budget back");
+    assert_eq!(s.create_limited(&job("b1", &tb), None, lim).await.unwrap(), Created::New);
+    assert_eq!(s.create_limited(&record(&format!("{p}-n1")), None, Limits { max_active: None, max_tasks_per_hour: Some(0) }).await.unwrap(), Created::New);
+    for n in ["a1", "a2", "b1", "n1"] {
         s.delete(&format!("{p}-{n}")).await.unwrap();
     }
 }

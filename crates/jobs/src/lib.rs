@@ -213,6 +213,33 @@ pub fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
+/// Per-tenant admission limits, checked and recorded with the job in one atomic step
+/// ([`JobStore::create_limited`]). Jobs without a tenant are never limited.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// Jobs of the tenant that have not ended.
+    pub max_active: Option<u64>,
+    /// Tasks the tenant's jobs may plan per clock hour (UTC): a work budget. A job's planned
+    /// tasks are charged when it is recorded and are not given back when it ends.
+    pub max_tasks_per_hour: Option<u64>,
+}
+
+impl Limits {
+    /// Only the active-jobs limit.
+    pub fn active(max: u64) -> Self {
+        Self { max_active: Some(max), max_tasks_per_hour: None }
+    }
+}
+
+/// The clock hour (UTC, hours since the epoch) a work budget is charged to.
+pub fn budget_hour(now_ms: u64) -> u64 {
+    now_ms / 3_600_000
+}
+
+/// Names of the limits in [`JobError::LimitReached`].
+pub const LIMIT_ACTIVE: &str = "active jobs per tenant";
+pub const LIMIT_HOURLY_TASKS: &str = "tasks per tenant per hour";
+
 #[async_trait]
 pub trait JobStore: Send + Sync {
     /// Records a new job (state `Queued`, with its planned task counts). With an idempotency key
@@ -220,14 +247,15 @@ pub trait JobStore: Send + Sync {
     /// [`Created::Existing`] and writes nothing; with another fingerprint,
     /// [`JobError::IdempotencyConflict`].
     async fn create(&self, rec: &JobRecord, idempotency: Option<(&str, &str)>) -> Result<Created, JobError> {
-        self.create_limited(rec, idempotency, None).await
+        self.create_limited(rec, idempotency, Limits::default()).await
     }
     /// [`JobStore::create`], refused with [`JobError::LimitReached`] when the record's tenant
-    /// already has `max_active` jobs that have not ended (checked and recorded in one atomic
-    /// step, so concurrent submissions cannot overshoot). A repeated submission that names an
-    /// earlier job is answered as by `create`, whatever the count. Jobs without a tenant are
-    /// never limited.
-    async fn create_limited(&self, rec: &JobRecord, idempotency: Option<(&str, &str)>, max_active: Option<u64>) -> Result<Created, JobError>;
+    /// already has `limits.max_active` jobs that have not ended, or when the tasks its jobs
+    /// planned this hour plus this job's would exceed `limits.max_tasks_per_hour` (checked and
+    /// recorded in one atomic step, so concurrent submissions cannot overshoot). A repeated
+    /// submission that names an earlier job is answered as by `create`, whatever the counts, and
+    /// charges nothing. Jobs without a tenant are never limited.
+    async fn create_limited(&self, rec: &JobRecord, idempotency: Option<(&str, &str)>, limits: Limits) -> Result<Created, JobError>;
     async fn get(&self, id: &str) -> Result<Option<JobRecord>, JobError>;
     /// Newest first: `(records, next offset if more)`.
     async fn list(&self, offset: u64, limit: u64) -> Result<(Vec<JobRecord>, Option<u64>), JobError>;

@@ -5,7 +5,7 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 
-use crate::{check_idempotency_key, check_record, now_ms, Created, JobError, JobRecord, JobState, JobStore};
+use crate::{budget_hour, check_idempotency_key, check_record, now_ms, Created, JobError, JobRecord, JobState, JobStore, Limits, LIMIT_ACTIVE, LIMIT_HOURLY_TASKS};
 
 #[derive(Default)]
 struct Inner {
@@ -15,6 +15,8 @@ struct Inner {
     released: HashMap<String, HashSet<String>>,
     idem: HashMap<String, (String, String)>,
     expires: HashMap<String, std::time::Instant>,
+    /// Tasks planned per (tenant, clock hour).
+    work: HashMap<(String, u64), u64>,
 }
 
 impl Inner {
@@ -54,7 +56,7 @@ impl MemoryJobStore {
 
 #[async_trait]
 impl JobStore for MemoryJobStore {
-    async fn create_limited(&self, rec: &JobRecord, idempotency: Option<(&str, &str)>, max_active: Option<u64>) -> Result<Created, JobError> {
+    async fn create_limited(&self, rec: &JobRecord, idempotency: Option<(&str, &str)>, limits: Limits) -> Result<Created, JobError> {
         check_record(rec)?;
         let mut g = self.lock();
         g.sweep();
@@ -71,11 +73,23 @@ impl JobStore for MemoryJobStore {
         if g.jobs.contains_key(&rec.id) {
             return Err(JobError::AlreadyExists(rec.id.clone()));
         }
-        if let (Some(max), false) = (max_active, rec.tenant.is_empty()) {
+        if let (Some(max), false) = (limits.max_active, rec.tenant.is_empty()) {
             let active = g.jobs.values().filter(|r| r.tenant == rec.tenant && !r.state.is_terminal()).count() as u64;
             if active >= max {
-                return Err(JobError::LimitReached { limit: "active jobs per tenant", max });
+                return Err(JobError::LimitReached { limit: LIMIT_ACTIVE, max });
             }
+        }
+        if !rec.tenant.is_empty() {
+            let hour = budget_hour(now_ms());
+            g.work.retain(|(_, h), _| *h + 1 >= hour);
+            let planned = rec.progress().total;
+            let used = g.work.get(&(rec.tenant.clone(), hour)).copied().unwrap_or(0);
+            if let Some(max) = limits.max_tasks_per_hour {
+                if used.saturating_add(planned) > max {
+                    return Err(JobError::LimitReached { limit: LIMIT_HOURLY_TASKS, max });
+                }
+            }
+            g.work.insert((rec.tenant.clone(), hour), used.saturating_add(planned));
         }
         if let Some((key, fp)) = idempotency {
             g.idem.insert(crate::tenant_idempotency_key(&rec.tenant, key), (rec.id.clone(), fp.into()));

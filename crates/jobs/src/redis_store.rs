@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use redis::aio::ConnectionManager;
 use redis::{AsyncCommands, Script};
 
-use crate::{check_idempotency_key, check_record, tenant_idempotency_key, now_ms, Created, JobError, JobRecord, JobState, JobStore, TaskCounts};
+use crate::{budget_hour, check_idempotency_key, check_record, tenant_idempotency_key, now_ms, Created, JobError, JobRecord, JobState, JobStore, Limits, TaskCounts, LIMIT_ACTIVE, LIMIT_HOURLY_TASKS};
 
 const JOBS: &str = "prover:jobs";
 const ACTIVE: &str = "prover:jobs:active";
@@ -54,11 +54,16 @@ if ARGV[1] == '1' then
 end
 if redis.call('EXISTS', KEYS[1]) == 1 then return {'exists', ''} end
 if KEYS[6] and tonumber(ARGV[5]) >= 0 and redis.call('ZCARD', KEYS[6]) >= tonumber(ARGV[5]) then return {'limit', ''} end
-for i = 6, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+if KEYS[7] and tonumber(ARGV[7]) >= 0 and tonumber(redis.call('GET', KEYS[7]) or '0') + tonumber(ARGV[6]) > tonumber(ARGV[7]) then return {'budget', ''} end
+for i = 8, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3])
 redis.call('ZADD', KEYS[4], ARGV[4], ARGV[3])
 if KEYS[5] then redis.call('ZADD', KEYS[5], ARGV[4], ARGV[3]) end
 if KEYS[6] then redis.call('ZADD', KEYS[6], ARGV[4], ARGV[3]) end
+if KEYS[7] then
+  redis.call('INCRBY', KEYS[7], ARGV[6])
+  redis.call('PEXPIRE', KEYS[7], 7200000)
+end
 if ARGV[1] == '1' then redis.call('SET', KEYS[3], ARGV[3] .. ' ' .. ARGV[2]) end
 return {'new', ''}
 "#;
@@ -244,7 +249,7 @@ impl RedisJobStore {
 
 #[async_trait]
 impl JobStore for RedisJobStore {
-    async fn create_limited(&self, rec: &JobRecord, idempotency: Option<(&str, &str)>, max_active: Option<u64>) -> Result<Created, JobError> {
+    async fn create_limited(&self, rec: &JobRecord, idempotency: Option<(&str, &str)>, limits: Limits) -> Result<Created, JobError> {
         check_record(rec)?;
         if let Some((key, _)) = idempotency {
             check_idempotency_key(key)?;
@@ -255,9 +260,11 @@ impl JobStore for RedisJobStore {
         inv.key(JOBS).key(idem_key(key)).key(ACTIVE);
         if !rec.tenant.is_empty() {
             inv.key(tenant_key(&rec.tenant)).key(tenant_active_key(&rec.tenant));
+            inv.key(format!("prover:jobs:tenant-work:{}:{}", rec.tenant, budget_hour(now_ms())));
         }
-        let limit = max_active.map_or(-1, |m| m.min(i64::MAX as u64) as i64);
-        inv.arg(if idempotency.is_some() { "1" } else { "0" }).arg(fp).arg(&rec.id).arg(rec.created_ms).arg(limit);
+        let cap = |m: Option<u64>| m.map_or(-1, |m| m.min(i64::MAX as u64) as i64);
+        inv.arg(if idempotency.is_some() { "1" } else { "0" }).arg(fp).arg(&rec.id).arg(rec.created_ms).arg(cap(limits.max_active));
+        inv.arg(rec.progress().total.min(i64::MAX as u64)).arg(cap(limits.max_tasks_per_hour));
         let mut fields: Vec<(String, String)> = vec![
             ("kind".into(), rec.kind.clone()),
             ("spec".into(), rec.spec.clone()),
@@ -279,7 +286,8 @@ impl JobStore for RedisJobStore {
         match what.as_str() {
             "new" => Ok(Created::New),
             "exists" => Err(JobError::AlreadyExists(rec.id.clone())),
-            "limit" => Err(JobError::LimitReached { limit: "active jobs per tenant", max: max_active.unwrap_or(0) }),
+            "limit" => Err(JobError::LimitReached { limit: LIMIT_ACTIVE, max: limits.max_active.unwrap_or(0) }),
+            "budget" => Err(JobError::LimitReached { limit: LIMIT_HOURLY_TASKS, max: limits.max_tasks_per_hour.unwrap_or(0) }),
             _ => {
                 let (job, old_fp) = stored.split_once(' ').unwrap_or((&stored, ""));
                 if old_fp == fp {

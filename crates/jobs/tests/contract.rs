@@ -57,3 +57,4 @@ contract_case!(active_jobs_are_listed);
 contract_case!(finished_jobs_expire);
 contract_case!(tenants_are_separate);
 contract_case!(tenant_active_jobs_are_limited);
+contract_case!(tenant_hourly_tasks_are_limited);

@@ -68,6 +68,9 @@ impl From<JobError> for PlatformError {
             JobError::Invalid { field, reason } => PlatformError::InvalidJob { field, reason },
             JobError::IdempotencyConflict { .. } => PlatformError::Precondition(e.to_string()),
             JobError::NotFound(id) => PlatformError::NotFound(id),
+            JobError::LimitReached { limit, .. } if limit == jobs::LIMIT_HOURLY_TASKS => {
+                PlatformError::Quota(format!("{e}: the budget renews at the start of the next hour (UTC)"))
+            }
             JobError::LimitReached { .. } => PlatformError::Quota(format!("{e}: wait for one of your jobs to end, or cancel one")),
             e => PlatformError::Jobs(e),
         }

@@ -93,11 +93,13 @@ pub struct Quotas {
     pub max_active_jobs: Option<u64>,
     /// Tasks one job of a tenant may plan (its work budget).
     pub max_job_tasks: Option<u64>,
+    /// Tasks a tenant's jobs may plan per clock hour (UTC; checked atomically with the record).
+    pub max_tasks_per_hour: Option<u64>,
 }
 
 impl Default for Quotas {
     fn default() -> Self {
-        Self { max_active_jobs: Some(64), max_job_tasks: Some(100_000) }
+        Self { max_active_jobs: Some(64), max_job_tasks: Some(100_000), max_tasks_per_hour: Some(1_000_000) }
     }
 }
 

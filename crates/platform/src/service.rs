@@ -88,6 +88,9 @@ pub struct ServiceConfig {
     /// Tasks one job of a tenant may plan (planner role; 0: no limit).
     #[arg(long, env = "PROVER_TENANT_MAX_JOB_TASKS", default_value_t = 100_000)]
     pub tenant_max_job_tasks: u64,
+    /// Tasks a tenant's jobs may plan per clock hour, UTC (planner role; 0: no limit).
+    #[arg(long, env = "PROVER_TENANT_MAX_TASKS_PER_HOUR", default_value_t = 1_000_000)]
+    pub tenant_max_tasks_per_hour: u64,
     /// Seconds between reconciler rounds (executor role).
     #[arg(long, env = "PROVER_RECONCILE_EVERY_SECS", default_value_t = 2)]
     pub reconcile_every_secs: u64,
@@ -157,6 +160,7 @@ impl ServiceConfig {
             quotas: crate::Quotas {
                 max_active_jobs: (self.tenant_max_active_jobs > 0).then_some(self.tenant_max_active_jobs),
                 max_job_tasks: (self.tenant_max_job_tasks > 0).then_some(self.tenant_max_job_tasks),
+                max_tasks_per_hour: (self.tenant_max_tasks_per_hour > 0).then_some(self.tenant_max_tasks_per_hour),
             },
             ..PlatformConfig::default()
         };

@@ -205,10 +205,12 @@ async fn redis_s3_tenants_are_isolated() {
 
 /// Quotas through the API (issue 12 item 3): a tenant at its limit of active jobs is refused
 /// with RESOURCE_EXHAUSTED naming the limit, while another tenant is not; a job that ends frees
-/// a place; a job planning more tasks than a tenant's per-job budget is refused the same way.
+/// a place; a job planning more tasks than a tenant's per-job budget is refused the same way, and
+/// so is a job over the tenant's hourly budget (which an ended job does not give back).
 async fn quotas_are_enforced(real: bool) {
     let Some((q, blobs, jobs, _dir)) = common::backends_in_db(real, QueueConfig::default(), 2).await else { return };
-    let quotas = platform::Quotas { max_active_jobs: Some(2), max_job_tasks: Some(4) };
+    // Each small Pari job plans 3 tasks (setup, prove, bundle): 3 jobs an hour.
+    let quotas = platform::Quotas { max_active_jobs: Some(2), max_job_tasks: Some(4), max_tasks_per_hour: Some(9) };
     let platform = Platform::with_config(q, blobs, jobs, platform::PlatformConfig { quotas, ..Default::default() });
     let store = tokens(real).await;
     let run = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
@@ -227,6 +229,14 @@ async fn quotas_are_enforced(real: bool) {
     c.submit_job(req(pari(""), kb)).await.expect("another tenant has its own quota");
     c.cancel_job(req(pb::CancelJobRequest { job_id: j1 }, ka)).await.unwrap();
     c.submit_job(req(pari(""), ka)).await.expect("a cancelled job frees its place");
+    // Tenant a has planned 9 tasks this hour (the refused job charged nothing): a fourth job is
+    // over the hourly budget even with a place free.
+    let jobs = c.list_jobs(req(pb::ListJobsRequest::default(), ka)).await.unwrap().into_inner().jobs;
+    let running = jobs.iter().find(|j| j.state != pb::JobState::Cancelled as i32).unwrap().job_id.clone();
+    c.cancel_job(req(pb::CancelJobRequest { job_id: running }, ka)).await.unwrap();
+    let e = c.submit_job(req(pari(""), ka)).await.unwrap_err();
+    assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
+    assert!(e.message().contains("tasks per tenant per hour") && e.message().contains("next hour"), "{e:?}");
     // 2 proofs per task, 10 proofs: 5 prove tasks and more, over the budget of 4 tasks.
     let mut big = pari("");
     if let Some(pb::submit_job_request::Params::PariBatch(p)) = &mut big.params {
