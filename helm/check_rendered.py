@@ -128,6 +128,14 @@ def main():
                 expect("PROVER_TLS_CERT" not in env and "tls" not in vols, f"{dname}: no TLS unless planner.tls.secretName")
         for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
             expect("secretKeyRef" in env.get(key, {}).get("valueFrom", {}), f"{dname}: {key} from a Secret")
+        pod_vols = {v["name"]: v for v in pod.get("volumes", [])}
+        if name == "external-values":
+            mounts = {m["name"]: m for m in c.get("volumeMounts", [])}
+            expect(env.get("SSL_CERT_FILE", {}).get("value") == "/etc/prover/store-ca/ca.crt", f"{dname}: SSL_CERT_FILE")
+            expect(pod_vols.get("store-ca", {}).get("secret", {}).get("secretName") == "store-ca-bundle", f"{dname}: the CA bundle mounted")
+            expect(mounts.get("store-ca", {}).get("mountPath") == "/etc/prover/store-ca", f"{dname}: CA bundle mount")
+        else:
+            expect("SSL_CERT_FILE" not in env and "store-ca" not in pod_vols, f"{dname}: no CA bundle unless storeCA.secretName")
         expect("PROVER_REDIS_URL" in env or "PROVER_REDIS_URL" in config, f"{dname}: PROVER_REDIS_URL set")
         if role == "worker":
             drain = int(env["PROVER_DRAIN_TIMEOUT_SECS"]["value"])

@@ -204,6 +204,10 @@ spec:
       {{- with .extraEnv }}
         {{- toYaml . | nindent 8 }}
       {{- end }}
+      {{- if ($root.Values.storeCA).secretName }}
+        - name: SSL_CERT_FILE
+          value: /etc/prover/store-ca/{{ $root.Values.storeCA.key | default "ca.crt" }}
+      {{- end }}
       {{- if .tlsSecret }}
         - name: PROVER_TLS_CERT
           value: /etc/prover/tls/tls.crt
@@ -247,6 +251,11 @@ spec:
           mountPath: /etc/prover/tls
           readOnly: true
         {{- end }}
+        {{- if ($root.Values.storeCA).secretName }}
+        - name: store-ca
+          mountPath: /etc/prover/store-ca
+          readOnly: true
+        {{- end }}
   volumes:
     - name: tmp
       emptyDir:
@@ -255,6 +264,11 @@ spec:
     - name: tls
       secret:
         secretName: {{ .tlsSecret }}
+    {{- end }}
+    {{- if ($root.Values.storeCA).secretName }}
+    - name: store-ca
+      secret:
+        secretName: {{ $root.Values.storeCA.secretName }}
     {{- end }}
   {{- with $spec.nodeSelector }}
   nodeSelector:
