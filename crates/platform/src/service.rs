@@ -356,7 +356,7 @@ pub async fn run(
                     let _ = grpc_stop.wait_for(|s| *s).await;
                 };
                 let gerr = |e: tonic::transport::Error| ServiceError::Config(format!("gRPC server: {e}"));
-                match tls_cert(&cfg)? {
+                match tls_cert(cfg)? {
                     Some(cert) => {
                         install_crypto_provider();
                         let config = crate::tls::server_config(cert).map_err(ServiceError::Config)?;

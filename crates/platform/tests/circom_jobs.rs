@@ -17,7 +17,9 @@ use tokio::sync::watch;
 
 /// The example circuit (c = a·b, h = Poseidon(a, b); b public) over `curve` ("bn254" or
 /// "bls12381"): its `.r1cs`, and witnesses with their (a, b).
-fn example(curve: &str) -> (Vec<u8>, Vec<(Vec<u8>, u64, u64)>) {
+type Witnesses = Vec<(Vec<u8>, u64, u64)>;
+
+fn example(curve: &str) -> (Vec<u8>, Witnesses) {
     let inputs = [(3, 11), (5, 7), (2, 13)];
     match std::env::var("PROVER_TEST_CIRCOM_DIR") {
         Ok(dir) => {
@@ -171,10 +173,10 @@ async fn run(real: bool, curve: &str) {
         "bn254" => check_cross::<ark_bn254::Bn254>(&cross.vk, &cross.bundle, &b_values),
         _ => check_cross::<ark_bls12_381::Bls12_381>(&cross.vk, &cross.bundle, &b_values),
     }
-    assert!(matches!(p.circuit_bundle(&other, &id, &[pj.clone()]).await, Err(PlatformError::NotFound(_))), "another tenant's job");
-    assert_eq!(invalid_field(p.circuit_bundle(&tenant, &id, &[job.clone()]).await.map(|_| ())), "job_ids", "a registration job");
+    assert!(matches!(p.circuit_bundle(&other, &id, std::slice::from_ref(&pj)).await, Err(PlatformError::NotFound(_))), "another tenant's job");
+    assert_eq!(invalid_field(p.circuit_bundle(&tenant, &id, std::slice::from_ref(&job)).await.map(|_| ())), "job_ids", "a registration job");
     assert_eq!(invalid_field(p.circuit_bundle(&tenant, &id, &[]).await.map(|_| ())), "job_ids");
-    assert_eq!(invalid_field(p.circuit_bundle(&tenant, &"1".repeat(64), &[pj.clone()]).await.map(|_| ())), "job_ids", "another circuit");
+    assert_eq!(invalid_field(p.circuit_bundle(&tenant, &"1".repeat(64), std::slice::from_ref(&pj)).await.map(|_| ())), "job_ids", "another circuit");
 
     // A witness that breaks a constraint fails the job, naming it and the constraint.
     let bad = match curve {
@@ -187,7 +189,7 @@ async fn run(real: bool, curve: &str) {
         JobOutcome::Failed(m) => assert!(m.contains("witness 1") && m.contains("constraint"), "{m}"),
         other => panic!("a job with an unsatisfying witness ended {other:?}"),
     }
-    assert!(matches!(p.circuit_bundle(&tenant, &id, &[bj.clone()]).await, Err(PlatformError::Precondition(_))), "a failed job");
+    assert!(matches!(p.circuit_bundle(&tenant, &id, std::slice::from_ref(&bj)).await, Err(PlatformError::Precondition(_))), "a failed job");
 
     // The attack on the key store: another key pair of the same circuit (one whose setup the
     // attacker ran) written over the circuit's pk.bin and vk.bin. The job's spec pins the digest circuit.json names, so the aggregator
