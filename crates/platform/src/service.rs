@@ -115,7 +115,7 @@ pub struct ServiceConfig {
     #[arg(long, env = "PROVER_REQUIRE_AUTH")]
     pub require_auth: bool,
     /// PEM certificate chain for the gRPC port (planner role): with --tls-key, the API is
-    /// served over TLS only. Read at start: restart the planner to rotate it.
+    /// served over TLS only. Re-read when the files change (a renewal needs no restart).
     #[arg(long, env = "PROVER_TLS_CERT", requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,
     /// PEM private key of --tls-cert.
