@@ -10,8 +10,8 @@ pub const GROUP: &str = "prover.dev";
 
 /// A proving job submitted to the platform's JobService (`SubmitJob`) and followed until it ends.
 ///
-/// Exactly one of `reckleBatch`, `reckleUpdate` and `pariBatch` must be given: the one `kind`
-/// names. The job is submitted once; later changes to the spec are not applied to it.
+/// Exactly one of `reckleBatch`, `reckleUpdate`, `pariBatch`, `pariCircom` and `hekaton` must be
+/// given: the one `kind` names. The job is submitted once; later changes to the spec are not applied to it.
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "prover.dev",
@@ -29,7 +29,7 @@ pub const GROUP: &str = "prover.dev";
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ProofJobSpec {
-    /// Which job: reckle-batch, reckle-update, pari-batch or hekaton.
+    /// Which job: reckle-batch, reckle-update, pari-batch, pari-circom or hekaton.
     pub kind: JobKind,
     /// Idempotency key of the submission (default: the resource's UID), so that a retried
     /// submission returns the job already created instead of a second one. The operator
@@ -45,9 +45,29 @@ pub struct ProofJobSpec {
     /// Parameters of a pari-batch job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pari_batch: Option<PariBatch>,
+    /// Parameters of a pari-circom job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pari_circom: Option<PariCircom>,
     /// Parameters of a hekaton job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hekaton: Option<Hekaton>,
+}
+
+/// Pari proofs of a registered circom circuit (`prover circuit register`), one per uploaded
+/// witness (`PariCircomParams`), published in batch-verified bundles with their public signals.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PariCircom {
+    /// The circuit id `prover circuit register` printed (64 hex digits).
+    pub circuit_id: String,
+    /// Object keys of uploaded `.wtns` files (`prover upload`), under the tenant's upload prefix.
+    pub witness_object_keys: Vec<String>,
+    /// Proofs per prove task (default 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proofs_per_task: Option<u64>,
+    /// Proofs per bundle, rounded up to whole prove tasks (default 1024).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundle_size: Option<u64>,
 }
 
 /// A Hekaton proof of one large circuit, its subcircuits proved by separate workers
@@ -87,6 +107,8 @@ pub enum JobKind {
     ReckleUpdate,
     #[serde(rename = "pari-batch")]
     PariBatch,
+    #[serde(rename = "pari-circom")]
+    PariCircom,
     #[serde(rename = "hekaton")]
     Hekaton,
 }
@@ -97,6 +119,7 @@ impl JobKind {
             JobKind::ReckleBatch => "reckle-batch",
             JobKind::ReckleUpdate => "reckle-update",
             JobKind::PariBatch => "pari-batch",
+            JobKind::PariCircom => "pari-circom",
             JobKind::Hekaton => "hekaton",
         }
     }

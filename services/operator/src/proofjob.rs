@@ -60,6 +60,7 @@ pub fn submit_request(spec: &ProofJobSpec, idempotency_key: &str) -> Result<pb::
         spec.reckle_batch.as_ref().map(|_| "reckleBatch"),
         spec.reckle_update.as_ref().map(|_| "reckleUpdate"),
         spec.pari_batch.as_ref().map(|_| "pariBatch"),
+        spec.pari_circom.as_ref().map(|_| "pariCircom"),
         spec.hekaton.as_ref().map(|_| "hekaton"),
     ]
     .into_iter()
@@ -69,6 +70,7 @@ pub fn submit_request(spec: &ProofJobSpec, idempotency_key: &str) -> Result<pb::
         JobKind::ReckleBatch => "reckleBatch",
         JobKind::ReckleUpdate => "reckleUpdate",
         JobKind::PariBatch => "pariBatch",
+        JobKind::PariCircom => "pariCircom",
         JobKind::Hekaton => "hekaton",
     };
     if given != [wanted] {
@@ -100,6 +102,15 @@ pub fn submit_request(spec: &ProofJobSpec, idempotency_key: &str) -> Result<pb::
                 size: p.size,
                 seed_start: p.seed_start,
                 count: p.count,
+                proofs_per_task: p.proofs_per_task.unwrap_or(0),
+                bundle_size: p.bundle_size.unwrap_or(0),
+            })
+        }
+        JobKind::PariCircom => {
+            let p = spec.pari_circom.as_ref().expect("checked above");
+            Params::PariCircom(pb::PariCircomParams {
+                circuit_id: p.circuit_id.clone(),
+                witness_object_keys: p.witness_object_keys.clone(),
                 proofs_per_task: p.proofs_per_task.unwrap_or(0),
                 bundle_size: p.bundle_size.unwrap_or(0),
             })
@@ -303,6 +314,30 @@ mod tests {
         assert_eq!(req.idempotency_key, "uid-1");
         let Some(pb::submit_job_request::Params::PariBatch(p)) = req.params else { panic!("{req:?}") };
         assert_eq!((p.circuit.as_str(), p.size, p.seed_start, p.count, p.proofs_per_task, p.bundle_size), ("chain", 8, 3, 4, 2, 0));
+    }
+
+    /// A pari-circom ProofJob carries the registered circuit and the witnesses' object keys; a
+    /// spec naming the kind without its parameters (or with another kind's) is refused.
+    #[test]
+    fn pari_circom_request_carries_circuit_and_witnesses() {
+        use crate::crd::PariCircom;
+        let spec = ProofJobSpec {
+            kind: JobKind::PariCircom,
+            pari_circom: Some(PariCircom {
+                circuit_id: "ab".repeat(32),
+                witness_object_keys: vec!["tenants/t/uploads/w0.wtns".into(), "tenants/t/uploads/w1.wtns".into()],
+                proofs_per_task: None,
+                bundle_size: Some(8),
+            }),
+            ..Default::default()
+        };
+        let req = submit_request(&spec, "uid-2").unwrap();
+        let Some(pb::submit_job_request::Params::PariCircom(p)) = req.params else { panic!("{req:?}") };
+        assert_eq!((p.circuit_id.len(), p.witness_object_keys.len(), p.proofs_per_task, p.bundle_size), (64, 2, 0, 8));
+        let bare = ProofJobSpec { kind: JobKind::PariCircom, ..Default::default() };
+        assert!(submit_request(&bare, "u").unwrap_err().contains("spec.pariCircom"));
+        let mixed = ProofJobSpec { pari_batch: pari().pari_batch, ..spec };
+        assert!(submit_request(&mixed, "u").unwrap_err().contains("pariBatch"));
     }
 
     #[test]
