@@ -188,6 +188,13 @@ async fn commit_tasks_are_released_a_window_at_a_time() {
         let (stop, rx) = watch::channel(false);
         tokio::spawn(p.clone().run_executor("window-ex".into(), rx.clone()));
         spawn_workers(&p, &["hekaton.setup"], 1, &rx);
+        // Claim only once the executor has released the step's first tasks (it dispatches them
+        // one by one after the setup): a claim in between would see a partial count.
+        let deadline = std::time::Instant::now() + Duration::from_secs(300);
+        while q.job_tasks(COMMIT.name, &job).await.unwrap() < window.min(8) {
+            assert!(std::time::Instant::now() < deadline, "the first commit tasks were never queued");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         let (mut most, mut taken) = (0, std::collections::BTreeSet::new());
         while taken.len() < 8 {
             let lease = claim(&p, &job, COMMIT.name).await;

@@ -209,6 +209,13 @@ async fn bucket_window(real: bool) {
         let (job, _) = p.submit(req, None).await.unwrap();
         let (tx, rx) = watch::channel(false);
         tokio::spawn(p.clone().run_executor("window-executor".into(), rx));
+        // Claim only once the plan task has dispatched the job's first tasks (it moves the job
+        // to running after): a claim during the dispatch would see a partial count.
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        while p.job_store().get(&job).await.unwrap().expect("the job").state == jobs::JobState::Queued {
+            assert!(std::time::Instant::now() < deadline, "the plan task never ran");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         let (mut most, mut taken) = (0, std::collections::BTreeSet::new());
         while taken.len() < 16 {
             let lease = q.claim(LEAF.name, "window-worker", Duration::from_secs(20)).await.unwrap().expect("a bucket task");
