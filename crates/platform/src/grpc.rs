@@ -249,7 +249,7 @@ impl JobService for JobServiceImpl {
         let key = request.into_inner().r1cs_object_key;
         let (circuit_id, info, job) = self.platform.register_circuit(&tenant, &key).await.map_err(status)?;
         let circuit = match info {
-            Some(info) => Some(self.circuit_to_pb(&tenant, info).await?),
+            Some(info) => Some(self.circuit_to_pb(&tenant, info, true).await?),
             None => None,
         };
         let job = match job {
@@ -263,7 +263,7 @@ impl JobService for JobServiceImpl {
         let tenant = self.tenant(&request).await?;
         let id = request.into_inner().circuit_id;
         match self.platform.registered_circuit(&tenant, &id).await.map_err(status)? {
-            Some(info) => Ok(Response::new(self.circuit_to_pb(&tenant, info).await?)),
+            Some(info) => Ok(Response::new(self.circuit_to_pb(&tenant, info, true).await?)),
             None => Err(Status::not_found(format!("no circuit {id} is registered (or its registration has not finished)"))),
         }
     }
@@ -272,7 +272,7 @@ impl JobService for JobServiceImpl {
         let tenant = self.tenant(&request).await?;
         let mut circuits = Vec::new();
         for info in self.platform.registered_circuits(&tenant).await.map_err(status)? {
-            circuits.push(self.circuit_to_pb(&tenant, info).await?);
+            circuits.push(self.circuit_to_pb(&tenant, info, false).await?);
         }
         Ok(Response::new(pb::ListCircuitsResponse { circuits }))
     }
@@ -476,8 +476,11 @@ impl JobService for JobServiceImpl {
 }
 
 impl JobServiceImpl {
-    async fn circuit_to_pb(&self, tenant: &str, info: crate::CircuitInfo) -> Result<pb::Circuit, Status> {
-        let vk = self.platform.registered_vk(tenant, &info).await.map_err(status)?;
+    /// A circuit for the API; with `with_vk`, its verifying key too (read and checked against
+    /// its digest: GetCircuit, RegisterCircuit), without it none (ListCircuits: no read per
+    /// circuit).
+    async fn circuit_to_pb(&self, tenant: &str, info: crate::CircuitInfo, with_vk: bool) -> Result<pb::Circuit, Status> {
+        let vk = if with_vk { self.platform.registered_vk(tenant, &info).await.map_err(status)?.to_vec() } else { Vec::new() };
         Ok(pb::Circuit {
             circuit_id: info.circuit_id,
             curve: info.curve.as_str().into(),
@@ -486,7 +489,7 @@ impl JobServiceImpl {
             wires: info.wires,
             public_outputs: info.public_outputs,
             public_inputs: info.public_inputs,
-            vk: vk.to_vec(),
+            vk,
             job_id: info.job_id,
         })
     }

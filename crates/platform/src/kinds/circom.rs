@@ -207,7 +207,7 @@ impl Platform {
         if let Some(info) = self.registered_circuit(tenant, &id).await? {
             return Ok((id, Some(info), None));
         }
-        let request = || JobRequest::CircuitRegister { tenant: tenant.to_string(), r1cs_object: r1cs_key.to_string() };
+        let request = || JobRequest::CircuitRegister { tenant: tenant.to_string(), r1cs_object: r1cs_key.to_string(), r1cs: bytes.clone() };
         // One registration job per file (per tenant); a failed or cancelled one is replaced.
         let mut key = format!("register-circuit/{id}");
         let (mut job, _) = self.submit_as(tenant, request(), Some(&key)).await?;
@@ -428,12 +428,11 @@ impl JobKind for CircuitRegister {
         REGISTER_TASKS
     }
 
-    async fn validate(&self, p: &Platform, request: JobRequest) -> Result<Validated, PlatformError> {
-        let JobRequest::CircuitRegister { tenant, r1cs_object } = request else {
+    async fn validate(&self, _p: &Platform, request: JobRequest) -> Result<Validated, PlatformError> {
+        let JobRequest::CircuitRegister { tenant, r1cs_object, r1cs: bytes } = request else {
             return Err(PlatformError::Config("circuit.register: not a registration".into()));
         };
         check_upload("r1cs_object_key", &tenant, &r1cs_object)?;
-        let bytes = get_upload(p, "r1cs_object_key", &r1cs_object).await?;
         let shape = tokio::task::spawn_blocking({
             let bytes = bytes.clone();
             move || decode_r1cs(&bytes)

@@ -69,8 +69,9 @@ pub enum JobRequest {
     /// `count` proofs of a built-in circuit family, instances from seeds `seed_start..`, in
     /// bundles of `bundle_size` (rounded up to whole prove tasks of `per_task` proofs).
     PariBatch { circuit: ::pari::circuits::CircuitFamily, seed_start: u64, count: u64, per_task: u64, bundle_size: u64 },
-    /// Registers the circom circuit uploaded at `r1cs_object` for `tenant` (the submitter).
-    CircuitRegister { tenant: String, r1cs_object: String },
+    /// Registers the circom circuit uploaded at `r1cs_object` for `tenant` (the submitter);
+    /// `r1cs` is that object's content, read once by [`crate::Platform::register_circuit`].
+    CircuitRegister { tenant: String, r1cs_object: String, r1cs: Bytes },
     /// A Pari proof per uploaded witness (`.wtns` object keys) of `tenant`'s registered circuit
     /// `circuit_id`, `per_task` to a prove task (0: 4), in bundles of `bundle_size` (0: 1024).
     PariCircom { tenant: String, circuit_id: String, witnesses: Vec<String>, per_task: u64, bundle_size: u64 },
