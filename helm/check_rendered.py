@@ -136,6 +136,10 @@ def main():
             expect(mounts.get("store-ca", {}).get("mountPath") == "/etc/prover/store-ca", f"{dname}: CA bundle mount")
         else:
             expect("SSL_CERT_FILE" not in env and "store-ca" not in pod_vols, f"{dname}: no CA bundle unless storeCA.secretName")
+        if name == "external-values":
+            expect(env.get("OTEL_EXPORTER_OTLP_ENDPOINT", {}).get("value") == "http://otel-collector.observability:4317", f"{dname}: traces exported")
+        else:
+            expect("OTEL_EXPORTER_OTLP_ENDPOINT" not in env, f"{dname}: no traces unless tracing.otlpEndpoint")
         expect("PROVER_REDIS_URL" in env or "PROVER_REDIS_URL" in config, f"{dname}: PROVER_REDIS_URL set")
         if role == "worker":
             drain = int(env["PROVER_DRAIN_TIMEOUT_SECS"]["value"])

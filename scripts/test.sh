@@ -8,6 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/prover-target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+# A fresh clone builds the workspace crates cold anyway (their artifacts are per path), and
+# incremental state for every clone path piled up to tens of GB here: off in the test command.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 for step in scripts/test.d/*.sh; do
   echo "==> ${step}"
   start=$(date +%s)

@@ -12,9 +12,9 @@ struct Args {
 /// Runs `role` until SIGTERM; exits 1 with one line on error.
 pub fn main_for(role: Role) {
     let args = Args::parse();
-    service::init_logging(&args.config.log_format);
     let rt = tokio::runtime::Runtime::new().expect("tokio runtime");
     let result = rt.block_on(async {
+        let _telemetry = service::init_observability(&args.config, &format!("prover-{}", role.name()))?;
         let platform = service::connect(&args.config).await?;
         service::run(platform, &[role], &args.config, std::future::pending()).await
     });

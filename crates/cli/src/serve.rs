@@ -22,9 +22,13 @@ pub struct ServeArgs {
 }
 
 pub fn run(a: ServeArgs) -> anyhow::Result<()> {
-    service::init_logging(&a.config.log_format);
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     rt.block_on(async {
+        let service = match (a.embedded, a.role) {
+            (false, Some(role)) => format!("prover-{}", role.name()),
+            _ => "prover".to_string(),
+        };
+        let _telemetry = service::init_observability(&a.config, &service)?;
         match (a.embedded, a.role) {
             (true, Some(_)) => bail!("--embedded runs every role: do not name one"),
             (true, None) => {

@@ -35,7 +35,7 @@ async fn dead_letters_are_listed_and_cleared() {
     let q = RedisQueue::connect(&url, cfg).await.unwrap();
     let job = format!("dlq-test-{}", std::process::id());
     let kind = "pari.prove";
-    q.enqueue(kind, TaskMessage { job_id: job.clone(), task_id: "t1".into(), payload: "{}".into(), failures: 0 }).await.unwrap();
+    q.enqueue(kind, TaskMessage::new(job.clone(), "t1", "{}")).await.unwrap();
     let lease = q.claim(kind, "w", std::time::Duration::from_secs(2)).await.unwrap().expect("claimed");
     assert_eq!(q.fail(&lease, "the prover ran out of memory").await.unwrap(), FailOutcome::DeadLettered);
 

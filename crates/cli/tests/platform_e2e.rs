@@ -727,3 +727,167 @@ fn redis_and_s3_over_tls_with_a_private_ca() {
     );
     wait_ready(metrics);
 }
+
+/// One span as the collector's debug exporter printed it.
+#[derive(Debug, Default, Clone)]
+struct CollectedSpan {
+    service: String,
+    instance: String,
+    trace: String,
+    parent: String,
+    id: String,
+    name: String,
+    attrs: Vec<(String, String)>,
+}
+
+impl CollectedSpan {
+    fn attr(&self, key: &str) -> Option<&str> {
+        self.attrs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+}
+
+/// Parses the debug exporter's detailed text: resource attributes, then its spans.
+fn parse_collected(text: &str) -> Vec<CollectedSpan> {
+    let (mut out, mut service, mut instance) = (Vec::new(), String::new(), String::new());
+    let mut span: Option<CollectedSpan> = None;
+    let mut in_resource = false;
+    let value = |v: &str| v.trim().strip_prefix("Str(").and_then(|v| v.strip_suffix(')')).unwrap_or(v.trim()).to_string();
+    for line in text.lines() {
+        if line.starts_with("ResourceSpans #") {
+            out.extend(span.take());
+            (service, instance, in_resource) = (String::new(), String::new(), false);
+        } else if line.starts_with("Resource attributes:") {
+            in_resource = true;
+        } else if line.starts_with("ScopeSpans #") {
+            in_resource = false;
+        } else if line.starts_with("Span #") {
+            out.extend(span.take());
+            span = Some(CollectedSpan { service: service.clone(), instance: instance.clone(), ..Default::default() });
+        } else if let Some(kv) = line.trim_start().strip_prefix("-> ") {
+            let Some((k, v)) = kv.split_once(": ") else { continue };
+            if in_resource {
+                match k {
+                    "service.name" => service = value(v),
+                    "service.instance.id" => instance = value(v),
+                    _ => {}
+                }
+            } else if let Some(s) = span.as_mut() {
+                s.attrs.push((k.to_string(), value(v)));
+            }
+        } else if let (Some(s), Some((k, v))) = (span.as_mut(), line.trim_start().split_once(':')) {
+            let v = v.trim().to_string();
+            match k.trim() {
+                "Trace ID" => s.trace = v,
+                "Parent ID" => s.parent = v,
+                "ID" => s.id = v,
+                "Name" => s.name = v,
+                _ => {}
+            }
+        }
+    }
+    out.extend(span);
+    out
+}
+
+/// Issue 12's trace test: a real OpenTelemetry Collector (built by scripts/otelcol.sh,
+/// PROVER_TEST_OTELCOL) receives the spans of planner, executor, aggregator and two worker
+/// processes over OTLP/gRPC. One Pari job's spans form one trace: its root `job` span from the
+/// planner, a span per task (plan, prove, bundle, …) on the process that ran it, each a child
+/// of a span of the same trace, prove tasks on both workers; the JSON logs carry the trace id.
+#[test]
+fn traces_of_a_job_reach_an_otlp_collector() {
+    let Some(s) = Services::from_env() else { return };
+    let collector = match std::env::var("PROVER_TEST_OTELCOL") {
+        Ok(c) => c,
+        Err(_) => {
+            assert!(std::env::var("PROVER_TEST_REQUIRE_SERVICES").as_deref() != Ok("1"), "PROVER_TEST_OTELCOL required (scripts/otelcol.sh)");
+            eprintln!("skipping: no OpenTelemetry Collector (PROVER_TEST_OTELCOL)");
+            return;
+        }
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let otlp = free_port();
+    let spans_file = dir.path().join("spans.txt");
+    let config = format!(
+        "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:{otlp}\n\
+         exporters:\n  debug:\n    verbosity: detailed\n    use_internal_logger: false\n    output_paths: [\"{}\"]\n\
+         service:\n  telemetry:\n    metrics:\n      level: none\n  pipelines:\n    traces:\n      receivers: [otlp]\n      exporters: [debug]\n",
+        spans_file.display()
+    );
+    std::fs::write(dir.path().join("otelcol.yaml"), config).unwrap();
+    let collector_log = std::fs::File::create(dir.path().join("otelcol.log")).unwrap();
+    let mut collector = Proc {
+        child: Command::new(&collector)
+            .arg(format!("--config=file:{}", dir.path().join("otelcol.yaml").display()))
+            .stdout(Stdio::null())
+            .stderr(collector_log)
+            .spawn()
+            .expect("start the collector"),
+        metrics: 0,
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", otlp)).is_err() {
+        let log = std::fs::read_to_string(dir.path().join("otelcol.log")).unwrap_or_default();
+        let exited = collector.child.try_wait().unwrap();
+        assert!(exited.is_none() && Instant::now() < deadline, "the collector never listened ({exited:?}): {log}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    let endpoint = format!("http://127.0.0.1:{otlp}");
+    let traced = ["--otlp-endpoint", &endpoint, "--log-format", "json"];
+    let grpc = free_port();
+    let planner = s.spawn_with("planner", "otel-planner", Some(grpc), &traced);
+    let executor = s.spawn_with("executor", "otel-executor", None, &traced);
+    let aggregator = s.spawn_with("aggregator", "otel-aggregator", None, &traced);
+    let workers: Vec<Proc> = (1..=2).map(|i| s.spawn_with("worker", &format!("otel-worker-{i}"), None, &traced)).collect();
+    for p in [&planner, &executor, &aggregator].into_iter().chain(&workers) {
+        wait_ready(p.metrics);
+    }
+    let ep = format!("http://127.0.0.1:{grpc}");
+    let job = ok(prover(&["submit", "pari", "--count", "16", "--size", "4", "--proofs-per-task", "1", "--endpoint", &ep]));
+    ok(prover(&["watch", &job, "--endpoint", &ep]));
+
+    // Spans leave each process in batches (every OTEL_BSP_SCHEDULE_DELAY, 5 s by default):
+    // wait until the job's reports and bundle spans have reached the collector.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let spans = loop {
+        let all = parse_collected(&std::fs::read_to_string(&spans_file).unwrap_or_default());
+        let ours: Vec<CollectedSpan> = all.into_iter().filter(|sp| sp.attr("job") == Some(job.as_str())).collect();
+        let done = ours.iter().any(|sp| sp.attr("kind") == Some("pari.done")) && ours.iter().any(|sp| sp.name == "pari.bundle");
+        let workers_seen = ours.iter().filter(|sp| sp.name == "pari.prove").map(|sp| sp.instance.clone()).collect::<std::collections::BTreeSet<_>>();
+        if done && workers_seen.len() == 2 && ours.iter().filter(|sp| sp.name == "pari.prove").count() >= 16 {
+            break ours;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the job's spans never all arrived ({} so far: {:?}); collector log: {}",
+            ours.len(),
+            ours.iter().map(|sp| (&sp.name, &sp.instance)).collect::<Vec<_>>(),
+            std::fs::read_to_string(dir.path().join("otelcol.log")).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    };
+
+    // One trace, rooted at the planner's job span.
+    let roots: Vec<&CollectedSpan> = spans.iter().filter(|sp| sp.name == "job").collect();
+    assert_eq!(roots.len(), 1, "{spans:?}");
+    let root = roots[0];
+    assert_eq!((root.service.as_str(), root.instance.as_str(), root.parent.as_str()), ("prover-planner", "otel-planner", ""), "{root:?}");
+    assert!(spans.iter().all(|sp| sp.trace == root.trace), "a span of the job is in another trace: {spans:?}");
+    // Every task span hangs off a span of this trace, the plan task off the job span.
+    let ids: std::collections::HashSet<&str> = spans.iter().map(|sp| sp.id.as_str()).collect();
+    for sp in spans.iter().filter(|sp| sp.name != "job") {
+        assert!(ids.contains(sp.parent.as_str()), "{sp:?} has a parent outside the job's spans");
+    }
+    let plan = spans.iter().find(|sp| sp.attr("kind") == Some("plan")).expect("a plan span");
+    assert_eq!((plan.parent.as_str(), plan.service.as_str()), (root.id.as_str(), "prover-executor"), "{plan:?}");
+    let proves: Vec<&CollectedSpan> = spans.iter().filter(|sp| sp.name == "pari.prove").collect();
+    assert!(proves.iter().all(|sp| sp.service == "prover-worker"), "{proves:?}");
+    let tasks: std::collections::BTreeSet<&str> = proves.iter().filter_map(|sp| sp.attr("task")).collect();
+    assert_eq!(tasks.len(), 16, "a span per prove task: {proves:?}");
+    assert!(spans.iter().any(|sp| sp.service == "prover-aggregator"), "the aggregator's bundle task: {spans:?}");
+
+    // The JSON logs of a task carry the trace id.
+    let worker_log = s.log("otel-worker-1") + &s.log("otel-worker-2");
+    assert!(worker_log.contains(&format!("\"trace_id\":\"{}\"", root.trace)), "{worker_log}");
+}

@@ -33,6 +33,7 @@ pub mod metrics;
 pub mod planner;
 pub mod roles;
 pub mod service;
+pub mod telemetry;
 pub mod tls;
 
 pub use error::PlatformError;

@@ -46,7 +46,7 @@ impl JobOutcome {
 
 /// The plan task's message.
 pub(crate) fn plan_message(job: &str) -> TaskMessage {
-    TaskMessage { job_id: job.into(), task_id: "plan".into(), payload: String::new(), failures: 0 }
+    TaskMessage { trace: crate::telemetry::current(), ..TaskMessage::new(job, "plan", "") }
 }
 
 impl Platform {
@@ -108,11 +108,15 @@ impl Platform {
         }
         // Recorded: from here on the job is the platform's. If this enqueue is lost, the
         // reconciler enqueues the plan task again.
-        if let Err(e) = self.queue().enqueue_once(PLAN.name, plan_message(&job)).await {
-            tracing::warn!(job = %job, error = %e, "plan task not enqueued; the reconciler will");
+        // The job's trace starts here: its plan task, and everything after, are children.
+        let span = tracing::info_span!(parent: None, "job", otel.name = "job", job = %job, kind = kind_name, tenant = tenant, trace_id = tracing::field::Empty);
+        crate::telemetry::record_trace_id(&span);
+        let plan = span.in_scope(|| plan_message(&job));
+        if let Err(e) = self.queue().enqueue_once(PLAN.name, plan).await {
+            tracing::warn!(parent: &span, job = %job, error = %e, "plan task not enqueued; the reconciler will");
         }
         ::metrics::counter!("prover_jobs_submitted_total", "kind" => kind_name).increment(1);
-        tracing::info!(job = %job, kind = kind_name, tasks = rec.progress().total, "job submitted");
+        tracing::info!(parent: &span, job = %job, kind = kind_name, tasks = rec.progress().total, "job submitted");
         Ok((job, true))
     }
 
@@ -139,7 +143,7 @@ impl Platform {
     /// Dispatches task `task_id` of `kind` for `job`, at most once (a rerun of the same step
     /// does not duplicate it). True if it was enqueued now.
     pub async fn dispatch(&self, job: &str, kind: TaskKind, task_id: &str, payload: String) -> Result<bool, PlatformError> {
-        let m = TaskMessage { job_id: job.into(), task_id: task_id.into(), payload, failures: 0 };
+        let m = TaskMessage { trace: crate::telemetry::current(), ..TaskMessage::new(job, task_id, payload) };
         Ok(self.queue().enqueue_once(kind.name, m).await?)
     }
 
@@ -148,7 +152,7 @@ impl Platform {
     /// Like [`Platform::report`], with another payload (what the task found out, for the executor).
     pub async fn report_with(&self, lease: &Lease, kind: TaskKind, payload: String) -> Result<(), PlatformError> {
         let t = &lease.task;
-        let m = TaskMessage { job_id: t.job_id.clone(), task_id: t.task_id.clone(), payload, failures: 0 };
+        let m = TaskMessage { trace: crate::telemetry::current(), ..TaskMessage::new(t.job_id.clone(), t.task_id.clone(), payload) };
         // Inside a role loop the report waits in the task's outbox and is enqueued by the
         // same atomic step that completes the task (`Queue::complete_with`).
         match crate::roles::OUTBOX.try_with(|o| o.lock().expect("outbox").push((kind.name, m.clone()))) {
@@ -164,7 +168,8 @@ impl Platform {
     /// [`Platform::dispatch`] for many tasks of one kind and job, in few round trips. Returns
     /// how many were enqueued now.
     pub async fn dispatch_many(&self, job: &str, kind: TaskKind, tasks: impl IntoIterator<Item = (String, String)>) -> Result<u64, PlatformError> {
-        let m = tasks.into_iter().map(|(task_id, payload)| TaskMessage { job_id: job.into(), task_id, payload, failures: 0 }).collect();
+        let trace = crate::telemetry::current();
+        let m = tasks.into_iter().map(|(task_id, payload)| TaskMessage { trace: trace.clone(), ..TaskMessage::new(job, task_id, payload) }).collect();
         Ok(self.queue().enqueue_once_many(kind.name, m).await?)
     }
 

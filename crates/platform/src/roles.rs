@@ -234,7 +234,17 @@ impl Platform {
                 None => return Err(PlatformError::Config(format!("claimed a task of unknown kind {:?}", lease.kind))),
             }
         };
-        let span = tracing::info_span!("task", job = %lease.task.job_id, task = %lease.task.task_id, kind = %task.name, attempt = lease.attempt);
+        let span = tracing::info_span!(
+            parent: None,
+            "task",
+            otel.name = %task.name,
+            job = %lease.task.job_id,
+            task = %lease.task.task_id,
+            kind = %task.name,
+            attempt = lease.attempt,
+            trace_id = tracing::field::Empty,
+        );
+        crate::telemetry::adopt(&span, lease.task.trace.as_deref());
         let started = Instant::now();
         let (lost_tx, lost_rx) = oneshot::channel::<String>();
         let heartbeat = {
@@ -291,58 +301,66 @@ impl Platform {
         let in_flight = IN_FLIGHT.fetch_sub(1, Ordering::SeqCst) - 1;
         ::metrics::gauge!("prover_worker_tasks_in_flight").set(in_flight as f64);
         ::metrics::gauge!("prover_worker_busy").set(if in_flight > 0 { 1.0 } else { 0.0 });
-        let _g = span.enter();
-        let outcome = |o: &'static str| ::metrics::counter!("prover_tasks_total", "kind" => task.name, "outcome" => o).increment(1);
-        let took = started.elapsed();
-        let result = match end {
-            End::Drained => {
-                tracing::warn!("drain timeout: releasing the lease");
-                return match self.queue().release(&lease).await {
-                    Ok(()) | Err(QueueError::StaleLease) => Ok(()),
-                    Err(e) => Err(e.into()),
-                };
-            }
-            End::Lost(why) => {
-                // Whoever holds the task now does it; this copy stops here, reporting nothing.
-                tracing::warn!(reason = %why, "lease lost: task abandoned");
-                outcome("lease_lost");
-                return Ok(());
-            }
-            End::Deadline(d) => {
-                tracing::warn!(deadline = ?d, "task over its deadline: abandoned");
-                outcome("deadline");
-                Err(format!("deadline of {} s exceeded", d.as_secs_f64()))
-            }
-            End::Finished(Ok(reports)) => Ok(reports),
-            End::Finished(Err(e)) if e.is_fatal() => {
-                tracing::warn!(error = %e, "task failed for good");
-                outcome("fatal");
-                self.fail_job(&lease.task.job_id, &format!("task {} ({}): {e}", lease.task.task_id, task.name)).await?;
-                Ok(Vec::new())
-            }
-            End::Finished(Err(e)) => Err(e.to_string()),
-        };
-        ::metrics::histogram!("prover_task_duration_seconds", "kind" => task.name).record(took.as_secs_f64());
-        match result {
-            Ok(reports) => match self.queue().complete_with(&lease, &reports, took).await {
-                Ok(()) => outcome("ok"),
-                Err(QueueError::StaleLease) => tracing::warn!("lease lost before completion; the redelivered task wins"),
-                Err(e) => return Err(e.into()),
-            },
-            Err(reason) => {
-                tracing::warn!(error = %reason, "task failed");
-                match self.queue().fail(&lease, &reason).await {
-                    Ok(FailOutcome::DeadLettered) => {
-                        outcome("dead_lettered");
-                        self.fail_job(&lease.task.job_id, &format!("task {} failed: {reason}", lease.task.task_id)).await?;
+        // The rest runs in the task's span (not entered across awaits: a guard held over an
+        // await would lend the span to whatever else that thread polls meanwhile).
+        async move {
+            let outcome = |o: &'static str| ::metrics::counter!("prover_tasks_total", "kind" => task.name, "outcome" => o).increment(1);
+            let took = started.elapsed();
+            let result = match end {
+                End::Drained => {
+                    tracing::warn!("drain timeout: releasing the lease");
+                    return match self.queue().release(&lease).await {
+                        Ok(()) | Err(QueueError::StaleLease) => Ok(()),
+                        Err(e) => Err(e.into()),
+                    };
+                }
+                End::Lost(why) => {
+                    // Whoever holds the task now does it; this copy stops here, reporting nothing.
+                    tracing::warn!(reason = %why, "lease lost: task abandoned");
+                    outcome("lease_lost");
+                    return Ok(());
+                }
+                End::Deadline(d) => {
+                    tracing::warn!(deadline = ?d, "task over its deadline: abandoned");
+                    outcome("deadline");
+                    Err(format!("deadline of {} s exceeded", d.as_secs_f64()))
+                }
+                End::Finished(Ok(reports)) => Ok(reports),
+                End::Finished(Err(e)) if e.is_fatal() => {
+                    tracing::warn!(error = %e, "task failed for good");
+                    outcome("fatal");
+                    self.fail_job(&lease.task.job_id, &format!("task {} ({}): {e}", lease.task.task_id, task.name)).await?;
+                    Ok(Vec::new())
+                }
+                End::Finished(Err(e)) => Err(e.to_string()),
+            };
+            ::metrics::histogram!("prover_task_duration_seconds", "kind" => task.name).record(took.as_secs_f64());
+            match result {
+                Ok(reports) => match self.queue().complete_with(&lease, &reports, took).await {
+                    Ok(()) => {
+                        outcome("ok");
+                        tracing::info!(took_ms = took.as_millis() as u64, "task done");
                     }
-                    Ok(FailOutcome::Retried { .. }) => outcome("retried"),
-                    Err(QueueError::StaleLease) => {}
+                    Err(QueueError::StaleLease) => tracing::warn!("lease lost before completion; the redelivered task wins"),
                     Err(e) => return Err(e.into()),
+                },
+                Err(reason) => {
+                    tracing::warn!(error = %reason, "task failed");
+                    match self.queue().fail(&lease, &reason).await {
+                        Ok(FailOutcome::DeadLettered) => {
+                            outcome("dead_lettered");
+                            self.fail_job(&lease.task.job_id, &format!("task {} failed: {reason}", lease.task.task_id)).await?;
+                        }
+                        Ok(FailOutcome::Retried { .. }) => outcome("retried"),
+                        Err(QueueError::StaleLease) => {}
+                        Err(e) => return Err(e.into()),
+                    }
                 }
             }
+            Ok(())
         }
-        Ok(())
+        .instrument(span)
+        .await
     }
 
     /// A task failed because a backend did not answer: waits, still heartbeating and under the

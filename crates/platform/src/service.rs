@@ -27,6 +27,18 @@ pub enum Role {
     Aggregator,
 }
 
+impl Role {
+    /// The role's name on the command line (`planner`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Planner => "planner",
+            Role::Executor => "executor",
+            Role::Worker => "worker",
+            Role::Aggregator => "aggregator",
+        }
+    }
+}
+
 /// Backend and listener settings. Every flag has an environment variable.
 #[derive(Clone, Debug, clap::Args)]
 pub struct ServiceConfig {
@@ -125,6 +137,12 @@ pub struct ServiceConfig {
     /// checking that it never evicts keys: only for a server known to run `noeviction`.
     #[arg(long, env = "PROVER_ASSUME_NOEVICTION")]
     pub assume_noeviction: bool,
+    /// OpenTelemetry collector to export traces to, over OTLP/gRPC (`http://collector:4317`):
+    /// one trace per job, a span per task. Off when unset. `OTEL_SERVICE_NAME` and
+    /// `OTEL_RESOURCE_ATTRIBUTES` are honoured; `OTEL_BSP_SCHEDULE_DELAY` (ms) sets how often
+    /// spans are sent.
+    #[arg(long, env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
+    pub otlp_endpoint: Option<String>,
     /// Log format.
     #[arg(long, env = "PROVER_LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
     pub log_format: String,
@@ -443,6 +461,13 @@ pub const GR1CS_OFF: &str = "gr1cs=off";
 /// subcircuit of a few thousand constraints took minutes and gigabytes per step (quadratic).
 /// They are off unless `RUST_LOG` names `gr1cs` itself.
 pub fn init_logging(format: &str) {
+    init_logging_with(format, &crate::telemetry::Telemetry::off());
+}
+
+/// [`init_logging`], with the spans also exported through `telemetry` when it exports.
+pub fn init_logging_with(format: &str, telemetry: &crate::telemetry::Telemetry) {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
     use tracing_subscriber::EnvFilter;
     let from_env = std::env::var("RUST_LOG").ok().filter(|v| !v.trim().is_empty());
     let names_gr1cs = from_env.as_deref().is_some_and(|v| v.contains("gr1cs"));
@@ -450,10 +475,26 @@ pub fn init_logging(format: &str) {
     if !names_gr1cs {
         filter = filter.add_directive(GR1CS_OFF.parse().expect("a valid directive"));
     }
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
-    let _ = if format == "json" {
-        builder.json().try_init()
-    } else {
-        builder.try_init()
-    };
+    let json = (format == "json").then(|| tracing_subscriber::fmt::layer().with_writer(std::io::stderr).json());
+    let text = (format != "json").then(|| tracing_subscriber::fmt::layer().with_writer(std::io::stderr));
+    let _ = tracing_subscriber::registry()
+        .with(filter)
+        .with(text)
+        .with(json)
+        .with(crate::telemetry::layer(telemetry))
+        .try_init();
+}
+
+/// Starts the logs and, when `cfg` names an OTLP endpoint, the trace export of a process
+/// running `service` (e.g. `prover-worker`). Call inside the tokio runtime the process runs
+/// on, and keep the result until the end (dropping it flushes the last spans).
+pub fn init_observability(cfg: &ServiceConfig, service: &str) -> Result<crate::telemetry::Telemetry, ServiceError> {
+    let instance = cfg.name(service.trim_start_matches("prover-"));
+    let target = crate::telemetry::TraceTarget { endpoint: cfg.otlp_endpoint.as_deref(), service, instance: &instance };
+    let telemetry = crate::telemetry::exporter(&target).map_err(ServiceError::Config)?;
+    init_logging_with(&cfg.log_format, &telemetry);
+    if telemetry.exporting() {
+        tracing::info!(endpoint = cfg.otlp_endpoint.as_deref().unwrap_or_default(), service, "exporting traces over OTLP");
+    }
+    Ok(telemetry)
 }

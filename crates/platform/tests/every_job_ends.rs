@@ -215,7 +215,7 @@ async fn a_corrupt_task_fails_its_job_at_once() {
     let (q, blobs, store, _dir) = common::backends(false, QueueConfig::default()).await.unwrap();
     let p = Platform::new(q.clone(), blobs, store);
     let (job, _) = p.submit(reckle_request(), None).await.unwrap();
-    let bogus = queue::TaskMessage { job_id: job.clone(), task_id: "x".into(), payload: "not json".into(), failures: 0 };
+    let bogus = queue::TaskMessage::new(job.clone(), "x", "not json");
     q.enqueue(NODE.name, bogus).await.unwrap();
     let stop = start(&p, 1);
     match outcome(&p, &job).await {

@@ -16,7 +16,7 @@ async fn run(q: Arc<dyn Queue>, name: &str, n: usize, workers: usize) {
     let kind = format!("noop.bench{}", std::process::id() as u64 * 1000 + workers as u64);
     let t = Instant::now();
     for i in 0..n {
-        let task = TaskMessage { job_id: "bench".into(), task_id: i.to_string(), payload: "{}".into(), failures: 0 };
+        let task = TaskMessage::new("bench", i.to_string(), "{}");
         q.enqueue(&kind, task).await.unwrap();
     }
     let enqueue = t.elapsed().as_secs_f64();

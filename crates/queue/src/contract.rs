@@ -18,7 +18,7 @@ pub fn contract_config() -> QueueConfig {
 }
 
 fn task(job: &str, n: u32) -> TaskMessage {
-    TaskMessage { job_id: job.into(), task_id: format!("t{n}"), payload: format!("{{\"n\":{n}}}"), failures: 0 }
+    TaskMessage::new(job, format!("t{n}"), format!("{{\"n\":{n}}}"))
 }
 
 const SHORT: Duration = Duration::from_millis(50);
@@ -101,6 +101,28 @@ pub async fn retries_then_dead_letters(q: &dyn Queue, kind: &str) {
     assert_eq!(q.clear_dead_letters(kind).await.unwrap(), 1);
     assert!(q.dead_letters(kind).await.unwrap().is_empty());
     assert_eq!(q.stats(kind).await.unwrap().dead, 0);
+}
+
+/// A message's trace context arrives with every delivery, a retry's and a redelivered
+/// lease's included, and in reports enqueued by `complete_with`.
+pub async fn trace_context_travels_with_the_message(q: &dyn Queue, kind: &str) {
+    let tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    q.enqueue(kind, TaskMessage { trace: Some(tp.into()), ..task("jt", 1) }).await.unwrap();
+    q.enqueue(kind, task("jt", 2)).await.unwrap();
+    let a = q.claim(kind, "w", SHORT).await.unwrap().expect("delivered");
+    assert_eq!(a.task.trace.as_deref(), Some(tp));
+    let b = q.claim(kind, "w", SHORT).await.unwrap().expect("delivered");
+    assert_eq!(b.task.trace, None, "no context, none invented");
+    q.complete(&b).await.unwrap();
+    q.fail(&a, "boom").await.unwrap();
+    let again = q.claim(kind, "w", Duration::from_secs(2)).await.unwrap().expect("retried");
+    assert_eq!((again.attempt, again.task.trace.as_deref()), (2, Some(tp)));
+    let report = TaskMessage { trace: Some(tp.replace("00f067aa", "11f067aa")), ..task("jt", 9) };
+    let reports = format!("{kind}-reports");
+    q.complete_with(&again, &[(&reports, report.clone())], Duration::ZERO).await.unwrap();
+    let r = q.claim(&reports, "w", SHORT).await.unwrap().expect("the report");
+    assert_eq!(r.task.trace, report.trace);
+    q.complete(&r).await.unwrap();
 }
 
 /// A message whose leases keep expiring is dead-lettered after `max_attempts` deliveries.

@@ -69,6 +69,17 @@ pub struct TaskMessage {
     /// Failed attempts before this delivery (set by the queue).
     #[serde(default)]
     pub failures: u32,
+    /// The W3C `traceparent` of the span that sent this task, when traces are on (the task's
+    /// own span becomes its child). Opaque to the queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+}
+
+impl TaskMessage {
+    /// A first delivery with no trace context.
+    pub fn new(job_id: impl Into<String>, task_id: impl Into<String>, payload: impl Into<String>) -> Self {
+        Self { job_id: job_id.into(), task_id: task_id.into(), payload: payload.into(), failures: 0, trace: None }
+    }
 }
 
 /// A claimed message: hold it while working, present it to complete, fail or release.
@@ -175,7 +186,7 @@ pub(crate) fn check_kind(kind: &str) -> Result<(), QueueError> {
 }
 
 pub(crate) fn check_payload(task: &TaskMessage) -> Result<(), QueueError> {
-    let size = task.payload.len() + task.job_id.len() + task.task_id.len();
+    let size = task.payload.len() + task.job_id.len() + task.task_id.len() + task.trace.as_ref().map_or(0, String::len);
     if size > MAX_PAYLOAD {
         return Err(QueueError::PayloadTooLarge(size));
     }

@@ -57,6 +57,7 @@ contract_case!(claim_waits_for_enqueue);
 contract_case!(claim_any_serves_several_kinds);
 contract_case!(stale_lease_is_fenced);
 contract_case!(retries_then_dead_letters);
+contract_case!(trace_context_travels_with_the_message);
 contract_case!(expired_leases_count_as_attempts);
 contract_case!(release_redelivers_without_penalty);
 contract_case!(extend_keeps_the_lease);

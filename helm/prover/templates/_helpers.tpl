@@ -204,6 +204,10 @@ spec:
       {{- with .extraEnv }}
         {{- toYaml . | nindent 8 }}
       {{- end }}
+      {{- if ($root.Values.tracing).otlpEndpoint }}
+        - name: OTEL_EXPORTER_OTLP_ENDPOINT
+          value: {{ $root.Values.tracing.otlpEndpoint | quote }}
+      {{- end }}
       {{- if ($root.Values.storeCA).secretName }}
         - name: SSL_CERT_FILE
           value: /etc/prover/store-ca/{{ $root.Values.storeCA.key | default "ca.crt" }}

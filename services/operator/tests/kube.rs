@@ -302,7 +302,7 @@ fn unlabelled_deployment(name: &str, replicas: i32) -> Deployment {
 }
 
 fn task(i: u32) -> TaskMessage {
-    TaskMessage { job_id: "j".into(), task_id: format!("t{i}"), payload: "{}".into(), failures: 0 }
+    TaskMessage::new("j", format!("t{i}"), "{}")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
