@@ -6,6 +6,8 @@ VALUES_NAME is the ci values file's base name (default-values, external-values, 
 selects the expectations specific to that file. Run by scripts/test.d/30-k8s.sh after
 `helm template`; needs PyYAML (installed with kubernetes-validate).
 """
+import base64
+import re
 import sys
 
 import yaml
@@ -58,6 +60,12 @@ def check_operator(name, by_kind, operators, workers, config):
     expect("PROVER_REDIS_URL" in env or "PROVER_REDIS_URL" in config, f"{dname}: PROVER_REDIS_URL set")
     sa = pod["serviceAccountName"]
     expect(sa in by_kind.get("ServiceAccount", {}), f"{dname}: ServiceAccount {sa} rendered")
+    # Its API token, from the Secret the chart generates (the planner reads the same one).
+    ref = env.get("PROVER_TOKEN", {}).get("valueFrom", {}).get("secretKeyRef", {})
+    expect(ref.get("name", "").endswith("-operator-token") and ref.get("key") == "operator", f"{dname}: PROVER_TOKEN from the operator-token Secret")
+    token_secret = by_kind.get("Secret", {}).get(ref.get("name"), {})
+    token = base64.b64decode(token_secret.get("data", {}).get("operator", "")).decode()
+    expect(re.fullmatch(r"prv_[0-9a-f]{64}", token) is not None, f"{dname}: a well-formed generated token ({len(token)} chars)")
     role_kind = "ClusterRole"
     roles = by_kind.get(role_kind, {})
     bindings = by_kind.get("ClusterRoleBinding", {})
@@ -126,6 +134,19 @@ def main():
                 expect(mounts.get("tls", {}).get("mountPath") == "/etc/prover/tls", f"{dname}: TLS mount")
             else:
                 expect("PROVER_TLS_CERT" not in env and "tls" not in vols, f"{dname}: no TLS unless planner.tls.secretName")
+            # Authentication: on unless auth.enabled is false; a tokens directory from the
+            # operator's token and auth.tokensSecret.
+            sources = [src.get("secret", {}).get("name") for src in vols.get("tokens", {}).get("projected", {}).get("sources", [])]
+            if name == "gpu-values":
+                expect(env.get("PROVER_NO_AUTH", {}).get("value") == "true" and "tokens" not in vols, f"{dname}: auth.enabled false sets PROVER_NO_AUTH")
+            else:
+                expect("PROVER_NO_AUTH" not in env, f"{dname}: authentication on by default")
+            expected = {"operator-values": ["prover-operator-token"], "existing-secret-values": ["prover-api-tokens"]}.get(name, [])
+            expect(sources == expected, f"{dname}: tokens from {sources}, expected {expected}")
+            if expected:
+                expect(env.get("PROVER_TOKENS_DIR", {}).get("value") == "/etc/prover/tokens", f"{dname}: PROVER_TOKENS_DIR")
+            else:
+                expect("PROVER_TOKENS_DIR" not in env, f"{dname}: no tokens directory without tokens")
         for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
             expect("secretKeyRef" in env.get(key, {}).get("valueFrom", {}), f"{dname}: {key} from a Secret")
         pod_vols = {v["name"]: v for v in pod.get("volumes", [])}

@@ -65,7 +65,8 @@ start_minio() {
 # Current pid of each service, in files: the killer runs in a subshell.
 mkdir -p "$TMP/pids"
 pid() { cat "$TMP/pids/$1"; }
-common=(--redis "redis://127.0.0.1:$REDIS_PORT/" --s3-endpoint "http://127.0.0.1:$MINIO_PORT" --bucket chaos
+# --no-auth: the clients here carry no token (platform_e2e tests authentication).
+common=(--redis "redis://127.0.0.1:$REDIS_PORT/" --s3-endpoint "http://127.0.0.1:$MINIO_PORT" --bucket chaos --no-auth
   --visibility-timeout-secs 5 --reconcile-grace-secs 30 --s3-timeout-secs 10 --drain-timeout-secs 5)
 # Worker task deadlines the frozen worker outlives (the tasks here take seconds).
 deadlines="pari.setup=45,pari.prove=45,hekaton.setup=45,hekaton.commit=45,hekaton.challenge=45,hekaton.prove=45,reckle.leaf=45,reckle.node=45"

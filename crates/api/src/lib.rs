@@ -8,6 +8,33 @@ pub use prost;
 /// fit; larger inputs go through the object store (`leaves.object_key`).
 pub const MAX_MESSAGE_BYTES: usize = 64 << 20;
 
+/// Adds `authorization: Bearer <token>` to every call of a client (the CLI's and the
+/// operator's `--token`).
+#[derive(Clone, Default)]
+pub struct Bearer(Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>>);
+
+impl Bearer {
+    /// For `token` (`--token` / PROVER_TOKEN); none or a blank one sends no header.
+    pub fn new(token: Option<&str>) -> Result<Self, String> {
+        match token.map(str::trim).filter(|t| !t.is_empty()) {
+            Some(t) => Ok(Self(Some(format!("Bearer {t}").parse().map_err(|_| "invalid --token (PROVER_TOKEN): not printable ASCII".to_string())?))),
+            None => Ok(Self(None)),
+        }
+    }
+}
+
+impl tonic::service::Interceptor for Bearer {
+    fn call(&mut self, mut request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        if let Some(v) = &self.0 {
+            request.metadata_mut().insert("authorization", v.clone());
+        }
+        Ok(request)
+    }
+}
+
+/// A JobService client that sends a [`Bearer`] token.
+pub type AuthedClient = v1::job_service_client::JobServiceClient<tonic::service::interceptor::InterceptedService<tonic::transport::Channel, Bearer>>;
+
 /// A client endpoint for `url` (the CLI's and the operator's `--endpoint`): an `https://` URL
 /// gets TLS trusting the PEM CA certificate at `ca`, or the system's roots without one; a CA with
 /// a plaintext URL is refused (the caller meant TLS). Errors name the flag.

@@ -13,7 +13,8 @@
 //!
 //! Two implementations of [`TokenStore`], checked by one [`contract`] suite: [`RedisTokenStore`]
 //! (the cluster: tokens live beside the job state) and [`MemoryTokenStore`] (embedded mode and
-//! tests).
+//! tests). Beside them, [`DirTokenStore`] reads tokens from a directory (a mounted Kubernetes
+//! Secret: one file per tenant), and [`ChainTokenStore`] serves several stores as one.
 //!
 //! Redis layout: `prover:token:{hash}` (hash: `tenant`, `id`, `created_ms`) and `prover:tokens`
 //! (hash: id → token hash, the listing).
@@ -24,9 +25,11 @@ use blake2::{Blake2b, Digest};
 use rand::RngCore;
 
 pub mod contract;
+mod dir;
 mod memory;
 mod redis_store;
 
+pub use dir::{ChainTokenStore, DirTokenStore};
 pub use memory::MemoryTokenStore;
 pub use redis_store::RedisTokenStore;
 

@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 
 #[derive(Subcommand)]
 pub enum AdminCommand {
-    /// API tokens: stored hashed in Redis; a planner started with --require-auth accepts them.
+    /// API tokens: stored hashed in Redis; planners accept them (authentication is on by default).
     #[command(subcommand)]
     Token(TokenCommand),
     /// Dead-lettered tasks (each one has already failed its job with the task's last error;

@@ -11,7 +11,6 @@ use clap::{Args, Subcommand};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use tonic::transport::Channel;
 
 use crate::reckle::{batch_flags, log2_exact, parse_change_flags, read_leaves_file};
 use crate::util::write_dir_atomically;
@@ -30,20 +29,7 @@ pub struct Endpoint {
     pub ca: Option<PathBuf>,
 }
 
-/// Adds `authorization: Bearer <token>` to every call.
-#[derive(Clone)]
-pub struct Bearer(Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>>);
-
-impl tonic::service::Interceptor for Bearer {
-    fn call(&mut self, mut request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
-        if let Some(v) = &self.0 {
-            request.metadata_mut().insert("authorization", v.clone());
-        }
-        Ok(request)
-    }
-}
-
-type Client = JobServiceClient<tonic::service::interceptor::InterceptedService<Channel, Bearer>>;
+type Client = api::AuthedClient;
 
 #[derive(Subcommand)]
 pub enum SubmitCommand {
@@ -151,16 +137,13 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 async fn connect(ep: &Endpoint) -> anyhow::Result<Client> {
-    let bearer = match ep.token.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
-        Some(t) => Some(format!("Bearer {t}").parse().map_err(|_| anyhow::anyhow!("invalid --token (PROVER_TOKEN): not printable ASCII"))?),
-        None => None,
-    };
+    let bearer = api::Bearer::new(ep.token.as_deref()).map_err(anyhow::Error::msg)?;
     let channel = api::endpoint(&ep.endpoint, ep.ca.as_deref()).map_err(anyhow::Error::msg)?;
     let channel = channel
         .connect()
         .await
         .with_context(|| format!("connecting to {}", ep.endpoint))?;
-    Ok(JobServiceClient::with_interceptor(channel, Bearer(bearer)).max_decoding_message_size(api::MAX_MESSAGE_BYTES).max_encoding_message_size(api::MAX_MESSAGE_BYTES))
+    Ok(JobServiceClient::with_interceptor(channel, bearer).max_decoding_message_size(api::MAX_MESSAGE_BYTES).max_encoding_message_size(api::MAX_MESSAGE_BYTES))
 }
 
 /// `req`, or, when its inline leaves make it larger than the API's message limit (a tree above

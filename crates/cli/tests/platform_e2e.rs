@@ -79,7 +79,13 @@ impl Services {
         self.spawn_with(role, name, grpc, &[])
     }
 
+    /// A service with authentication off (`PROVER_NO_AUTH`): the tests of other things call
+    /// the API without tokens.
     fn spawn_with(&self, role: &str, name: &str, grpc: Option<u16>, extra: &[&str]) -> Proc {
+        self.spawn_env(role, name, grpc, extra, &[("PROVER_NO_AUTH", "1")])
+    }
+
+    fn spawn_env(&self, role: &str, name: &str, grpc: Option<u16>, extra: &[&str], env: &[(&str, &str)]) -> Proc {
         let metrics = free_port();
         let log = std::fs::File::create(self.logs.path().join(format!("{name}.log"))).unwrap();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_prover"));
@@ -87,6 +93,7 @@ impl Services {
             .args(["--metrics-listen", &format!("127.0.0.1:{metrics}"), "--name", name])
             .args(["--visibility-timeout-secs", "4"])
             .args(extra)
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(log);
         if let Some(port) = grpc {
@@ -292,14 +299,20 @@ fn embedded_server_runs_jobs_with_no_redis_or_s3() {
     assert!(!prover(&["reckle", "verify", tmp.path().join("proof").to_str().unwrap()]).status.success());
 }
 
-/// API tokens through a planner process started with --require-auth: tokens made with
-/// `prover admin token create` (stored hashed in the real Redis), sent by the client's
-/// --token; no token, another tenant's token and a revoked token are refused.
+/// API tokens through a planner process with its default settings (authentication on): tokens
+/// made with `prover admin token create` (stored hashed in the real Redis) and tokens in a
+/// --tokens-dir (a Secret's files), sent by the client's --token; no token, another tenant's
+/// token, a revoked token and a token removed from the directory are refused. A planner with
+/// --no-auth says so at start.
 #[test]
-fn planner_with_require_auth_serves_only_token_holders() {
+fn planner_serves_only_token_holders_by_default() {
     let Some(s) = Services::from_env() else { return };
     let grpc = free_port();
-    let planner = s.spawn_with("planner", "auth-planner", Some(grpc), &["--require-auth"]);
+    let tokens_dir = tempfile::tempdir().unwrap();
+    let run_dir = format!("e2e-dir-{}", std::process::id());
+    let dir_token = auth::generate(&run_dir, 0).unwrap().secret;
+    std::fs::write(tokens_dir.path().join(&run_dir), format!("{dir_token}\n")).unwrap();
+    let planner = s.spawn_env("planner", "auth-planner", Some(grpc), &["--tokens-dir", tokens_dir.path().to_str().unwrap()], &[]);
     wait_ready(planner.metrics);
     let ep = format!("http://127.0.0.1:{grpc}");
     let run = format!("{}", std::process::id());
@@ -342,6 +355,19 @@ fn planner_with_require_auth_serves_only_token_holders() {
     fails_with(prover(&["status", &job, "--endpoint", &ep, "--token", &ta]), &["Unauthenticated"]);
     fails_with(prover(&["admin", "token", "create", "--tenant", "Bad Name", "--redis", &s.redis]), &["tenant"]);
     assert!(s.log("auth-planner").contains("authentication on"), "{}", s.log("auth-planner"));
+
+    // A token from the directory is its file's tenant, until the file goes.
+    let dir_job = ok(submit(&dir_token));
+    assert!(ok(prover(&["jobs", "--endpoint", &ep, "--token", &dir_token])).contains(&dir_job));
+    fails_with(prover(&["status", &dir_job, "--endpoint", &ep, "--token", &tb]), &["NotFound"]);
+    std::fs::remove_file(tokens_dir.path().join(&run_dir)).unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    fails_with(prover(&["status", &dir_job, "--endpoint", &ep, "--token", &dir_token]), &["Unauthenticated"]);
+
+    // Off only when asked, and said at start.
+    let open = s.spawn_with("planner", "open-planner", Some(free_port()), &[]);
+    wait_ready(open.metrics);
+    assert!(s.log("open-planner").contains("authentication is OFF (--no-auth)"), "{}", s.log("open-planner"));
 }
 
 /// A Hekaton job proved by separate worker processes over Redis and MinIO (8 subcircuits, one
@@ -796,7 +822,11 @@ fn parse_collected(text: &str) -> Vec<CollectedSpan> {
 /// of a span of the same trace, prove tasks on both workers; the JSON logs carry the trace id.
 #[test]
 fn traces_of_a_job_reach_an_otlp_collector() {
-    let Some(s) = Services::from_env() else { return };
+    let Some(mut s) = Services::from_env() else { return };
+    // Queues of its own (Redis database 7): the other tests' workers, started without traces,
+    // share the default database and would take some of this job's tasks.
+    // "redis://host:port/…" → "redis://host:port/7".
+    s.redis = format!("{}/7", s.redis.split('/').take(3).collect::<Vec<_>>().join("/"));
     let collector = match std::env::var("PROVER_TEST_OTELCOL") {
         Ok(c) => c,
         Err(_) => {

@@ -39,7 +39,8 @@ impl Role {
     }
 }
 
-/// Backend and listener settings. Every flag has an environment variable.
+/// Backend and listener settings. Every flag has an environment variable; a switch's takes
+/// true/false, 1/0, yes/no or on/off.
 #[derive(Clone, Debug, clap::Args)]
 pub struct ServiceConfig {
     /// Redis URL (queue and job state); the server must use `maxmemory-policy noeviction`.
@@ -122,10 +123,22 @@ pub struct ServiceConfig {
     #[arg(long, env = "PROVER_S3_TIMEOUT_SECS", default_value_t = 120)]
     pub s3_timeout_secs: u64,
     /// Require an API token on every gRPC call (planner role; health and reflection stay
-    /// open). Tokens live in Redis (`prover admin token create --tenant NAME`); in embedded mode
-    /// one token for tenant `local` is made at start and printed once on stderr.
-    #[arg(long, env = "PROVER_REQUIRE_AUTH")]
+    /// open). On by default; the flag turns it on where it is off by default: an embedded
+    /// server (no Redis) listening on a loopback address, which then makes one token for
+    /// tenant `local` at start and prints it once on stderr. Tokens live in Redis (`prover
+    /// admin token create --tenant NAME`) and in --tokens-dir.
+    #[arg(long, env = "PROVER_REQUIRE_AUTH", conflicts_with = "no_auth", value_parser = clap::builder::BoolishValueParser::new())]
     pub require_auth: bool,
+    /// Serve the gRPC API without authentication (planner role): anyone who can reach the port
+    /// can submit, list, fetch and cancel every job. Only where the network itself is the
+    /// boundary; logged as a warning at start.
+    #[arg(long, env = "PROVER_NO_AUTH", value_parser = clap::builder::BoolishValueParser::new())]
+    pub no_auth: bool,
+    /// A directory of API tokens besides Redis (planner role): each file is named after a
+    /// tenant and holds its tokens, one per line (a mounted Kubernetes Secret: the chart's
+    /// operator token). Re-read at most once a second, so a token removed there stops working.
+    #[arg(long, env = "PROVER_TOKENS_DIR")]
+    pub tokens_dir: Option<PathBuf>,
     /// PEM certificate chain for the gRPC port (planner role): with --tls-key, the API is
     /// served over TLS only. Re-read when the files change (a renewal needs no restart).
     #[arg(long, env = "PROVER_TLS_CERT", requires = "tls_key")]
@@ -135,7 +148,7 @@ pub struct ServiceConfig {
     pub tls_key: Option<PathBuf>,
     /// Accept a Redis that refuses `CONFIG GET` (managed Redis often blocks CONFIG) without
     /// checking that it never evicts keys: only for a server known to run `noeviction`.
-    #[arg(long, env = "PROVER_ASSUME_NOEVICTION")]
+    #[arg(long, env = "PROVER_ASSUME_NOEVICTION", value_parser = clap::builder::BoolishValueParser::new())]
     pub assume_noeviction: bool,
     /// OpenTelemetry collector to export traces to, over OTLP/gRPC (`http://collector:4317`):
     /// one trace per job, a span per task. Off when unset. `OTEL_SERVICE_NAME` and
@@ -325,26 +338,7 @@ pub async fn run(
     });
     tokio::spawn(metrics::sample_queues(platform.queue().clone(), platform.task_kinds(), Duration::from_secs(5), stop_rx.clone()));
 
-    let tokens: Option<Arc<dyn auth::TokenStore>> = if !roles.contains(&Role::Planner) {
-        None
-    } else if !cfg.require_auth {
-        tracing::warn!(
-            "authentication is OFF: anyone who can reach the gRPC port can submit, list, fetch and cancel every job \
-             (--require-auth / PROVER_REQUIRE_AUTH=1 turns it on)"
-        );
-        None
-    } else if let Some(url) = &cfg.redis {
-        install_crypto_provider();
-        let store = auth::RedisTokenStore::connect(url).await.map_err(|e| backend("Redis token store")(Box::new(e)))?;
-        tracing::info!("authentication on: API tokens from Redis");
-        Some(Arc::new(store))
-    } else {
-        let store = auth::MemoryTokenStore::new();
-        let t = auth::TokenStore::create(&store, "local").await.map_err(|e| ServiceError::Config(e.to_string()))?;
-        // On stderr, not in the log: the only place this process ever shows a secret.
-        eprintln!("authentication on (embedded): API token for tenant \"local\" (shown once): {}", t.secret);
-        Some(Arc::new(store))
-    };
+    let tokens = if roles.contains(&Role::Planner) { token_store(cfg).await? } else { None };
 
     let mut tasks = tokio::task::JoinSet::new();
     for role in roles {
@@ -431,6 +425,47 @@ pub async fn run(
         }
     }
     result
+}
+
+/// Whether the planner requires API tokens, and from where (see `--require-auth`): on by
+/// default, off with `--no-auth` or for an embedded server on a loopback address. Says which
+/// at start, plainly.
+async fn token_store(cfg: &ServiceConfig) -> Result<Option<Arc<dyn auth::TokenStore>>, ServiceError> {
+    let embedded = cfg.redis.is_none();
+    let loopback = cfg.listen.ip().is_loopback();
+    if cfg.no_auth || (embedded && loopback && !cfg.require_auth) {
+        let why = if cfg.no_auth { "--no-auth" } else { "an embedded server on a loopback address" };
+        tracing::warn!(
+            "authentication is OFF ({why}): anyone who can reach {} can submit, list, fetch and cancel every job \
+             (--require-auth turns it on)",
+            cfg.listen
+        );
+        return Ok(None);
+    }
+    let config = |e: auth::AuthError| ServiceError::Config(e.to_string());
+    let mut stores: Vec<Arc<dyn auth::TokenStore>> = Vec::new();
+    if let Some(url) = &cfg.redis {
+        install_crypto_provider();
+        let store = auth::RedisTokenStore::connect(url).await.map_err(|e| backend("Redis token store")(Box::new(e)))?;
+        stores.push(Arc::new(store));
+    } else {
+        let store = auth::MemoryTokenStore::new();
+        let t = auth::TokenStore::create(&store, "local").await.map_err(config)?;
+        // On stderr, not in the log: the only place this process ever shows a secret.
+        eprintln!("authentication on (embedded): API token for tenant \"local\" (shown once): {}", t.secret);
+        stores.push(Arc::new(store));
+    }
+    if let Some(dir) = &cfg.tokens_dir {
+        let store = auth::DirTokenStore::open(dir).map_err(|e| ServiceError::Config(format!("--tokens-dir: {e}")))?;
+        for p in store.problems().map_err(config)? {
+            tracing::warn!(problem = %p, "--tokens-dir: an entry is left out");
+        }
+        let tenants = auth::TokenStore::list(&store).await.map_err(config)?.len();
+        tracing::info!(dir = %dir.display(), tokens = tenants, "API tokens also read from a directory");
+        stores.push(Arc::new(store));
+    }
+    tracing::info!(redis = !embedded, "authentication on: every JobService call needs an API token");
+    Ok(Some(if stores.len() == 1 { stores.pop().expect("one store") } else { Arc::new(auth::ChainTokenStore::new(stores)) }))
 }
 
 async fn terminate() {

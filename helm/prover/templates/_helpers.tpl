@@ -204,6 +204,15 @@ spec:
       {{- with .extraEnv }}
         {{- toYaml . | nindent 8 }}
       {{- end }}
+      {{- if .grpc }}
+      {{- if not (($root.Values.auth).enabled) }}
+        - name: PROVER_NO_AUTH
+          value: "true"
+      {{- else if include "prover.tokensDir" $root }}
+        - name: PROVER_TOKENS_DIR
+          value: /etc/prover/tokens
+      {{- end }}
+      {{- end }}
       {{- if ($root.Values.tracing).otlpEndpoint }}
         - name: OTEL_EXPORTER_OTLP_ENDPOINT
           value: {{ $root.Values.tracing.otlpEndpoint | quote }}
@@ -260,6 +269,11 @@ spec:
           mountPath: /etc/prover/store-ca
           readOnly: true
         {{- end }}
+        {{- if and .grpc (include "prover.tokensDir" $root) }}
+        - name: tokens
+          mountPath: /etc/prover/tokens
+          readOnly: true
+        {{- end }}
   volumes:
     - name: tmp
       emptyDir:
@@ -273,6 +287,24 @@ spec:
     - name: store-ca
       secret:
         secretName: {{ $root.Values.storeCA.secretName }}
+    {{- end }}
+    {{- if and .grpc (include "prover.tokensDir" $root) }}
+    # The planner's --tokens-dir: one file per tenant (Secret volumes follow edits, so a
+    # token removed from a Secret stops working once the kubelet syncs it).
+    - name: tokens
+      projected:
+        sources:
+          {{- if $root.Values.operator.enabled }}
+          - secret:
+              name: {{ include "prover.fullname" $root }}-operator-token
+              items:
+                - key: operator
+                  path: operator
+          {{- end }}
+          {{- with ($root.Values.auth).tokensSecret }}
+          - secret:
+              name: {{ . }}
+          {{- end }}
     {{- end }}
   {{- with $spec.nodeSelector }}
   nodeSelector:
@@ -306,4 +338,14 @@ spec:
       {{- include "prover.selectorLabels" .root | nindent 6 }}
       app.kubernetes.io/component: {{ .component }}
 {{- end }}
+{{- end }}
+
+{{/*
+Non-empty when the planner reads API tokens from a directory: the operator's token (the
+operator is on) and/or auth.tokensSecret, with authentication on.
+*/}}
+{{- define "prover.tokensDir" -}}
+{{- if and ((.Values.auth).enabled) (or .Values.operator.enabled (.Values.auth).tokensSecret) -}}
+true
+{{- end -}}
 {{- end }}

@@ -46,6 +46,11 @@ struct RunArgs {
     /// it the system's roots are used).
     #[arg(long, env = "PROVER_CA")]
     ca: Option<std::path::PathBuf>,
+    /// API token of the operator's tenant (the planner requires one unless it runs with
+    /// --no-auth): every ProofJob is submitted as this tenant. The chart makes one and mounts
+    /// it from a Secret.
+    #[arg(long, env = "PROVER_TOKEN", hide_env_values = true)]
+    token: Option<String>,
     /// Redis URL of the platform's queues. Without it the ProverPool scaler does not run.
     #[arg(long, env = "PROVER_REDIS_URL")]
     redis: Option<String>,
@@ -108,7 +113,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         let channel = ep.connect_timeout(Duration::from_secs(10)).connect_lazy();
         let ctx = Arc::new(proofjob::JobContext {
             client: client.clone(),
-            jobs: api::v1::job_service_client::JobServiceClient::new(channel),
+            jobs: api::v1::job_service_client::JobServiceClient::with_interceptor(channel, api::Bearer::new(args.token.as_deref()).map_err(anyhow::Error::msg)?),
             poll: Duration::from_secs(args.poll_secs.max(1)),
             retry: Duration::from_secs(10),
         });

@@ -6,12 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use api::v1 as pb;
-use api::v1::job_service_client::JobServiceClient;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::finalizer::{finalizer, Event};
 use kube::{Api, Client, Resource, ResourceExt};
-use tonic::transport::Channel;
 use tonic::Code;
 
 use crate::crd::{JobKind, Phase, ProofJob, ProofJobSpec, ProofJobStatus, TaskProgress};
@@ -22,7 +20,8 @@ pub const FINALIZER: &str = "prover.dev/cancel-job";
 
 pub struct JobContext {
     pub client: Client,
-    pub jobs: JobServiceClient<Channel>,
+    /// The JobService, sending the operator's API token (`--token`) on every call.
+    pub jobs: api::AuthedClient,
     /// How often a job that has not ended is polled.
     pub poll: Duration,
     /// Retry delay after an error (API server or JobService unreachable), and for a

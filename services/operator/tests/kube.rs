@@ -118,16 +118,16 @@ async fn start_platform(roles: &'static [Role], dir: &std::path::Path, stop: wat
 }
 
 async fn start_platform_on(port: u16, roles: &'static [Role], dir: &std::path::Path, stop: watch::Receiver<bool>) -> String {
-    let cfg = Cfg::parse_from([
-        "test",
-        "--listen",
-        &format!("127.0.0.1:{port}"),
-        "--metrics-listen",
-        &format!("127.0.0.1:{}", free_port()),
-        "--name",
-        "operator-test",
-    ])
-    .cfg;
+    start_platform_with(port, roles, dir, stop, &[]).await
+}
+
+/// [`start_platform_on`] with more service flags.
+async fn start_platform_with(port: u16, roles: &'static [Role], dir: &std::path::Path, stop: watch::Receiver<bool>, extra: &[&str]) -> String {
+    let listen = format!("127.0.0.1:{port}");
+    let metrics = format!("127.0.0.1:{}", free_port());
+    let mut args = vec!["test", "--listen", &listen, "--metrics-listen", &metrics, "--name", "operator-test"];
+    args.extend_from_slice(extra);
+    let cfg = Cfg::parse_from(args).cfg;
     let platform = platform::service::embedded(&cfg, dir.to_path_buf()).expect("embedded platform");
     tokio::spawn(async move {
         let mut stop = stop;
@@ -147,8 +147,14 @@ async fn start_platform_on(port: u16, roles: &'static [Role], dir: &std::path::P
     endpoint
 }
 
-fn job_client(endpoint: &str) -> JobServiceClient<tonic::transport::Channel> {
-    JobServiceClient::new(tonic::transport::Endpoint::from_shared(endpoint.to_string()).unwrap().connect_lazy())
+fn job_client(endpoint: &str) -> api::AuthedClient {
+    job_client_as(endpoint, None)
+}
+
+/// A JobService client sending `token`.
+fn job_client_as(endpoint: &str, token: Option<&str>) -> api::AuthedClient {
+    let channel = tonic::transport::Endpoint::from_shared(endpoint.to_string()).unwrap().connect_lazy();
+    JobServiceClient::with_interceptor(channel, api::Bearer::new(token).unwrap())
 }
 
 fn pari_job(name: &str, circuit: &str, size: u64, count: u64) -> ProofJob {
@@ -175,11 +181,19 @@ async fn proofjob_is_submitted_mirrored_and_failed_on_invalid_spec() {
     let ns = setup(&client, "op-pj").await;
     let dir = tempfile::tempdir().unwrap();
     let (stop_tx, stop_rx) = watch::channel(false);
-    let endpoint = start_platform(&[Role::Planner, Role::Executor, Role::Aggregator, Role::Worker], dir.path(), stop_rx.clone()).await;
+    // Authentication on, with the operator's token in a tokens directory (as the chart mounts
+    // its Secret): the controller submits and polls with it.
+    let tokens = tempfile::tempdir().unwrap();
+    let token = auth::generate("operator", 0).unwrap().secret;
+    std::fs::write(tokens.path().join("operator"), &token).unwrap();
+    let auth_flags = ["--require-auth", "--tokens-dir", tokens.path().to_str().unwrap()];
+    let endpoint = start_platform_with(free_port(), &[Role::Planner, Role::Executor, Role::Aggregator, Role::Worker], dir.path(), stop_rx.clone(), &auth_flags).await;
+    let denied = job_client(&endpoint).list_jobs(api::v1::ListJobsRequest::default()).await.expect_err("no token, no answer");
+    assert_eq!(denied.code(), tonic::Code::Unauthenticated, "{denied:?}");
 
     let ctx = Arc::new(proofjob::JobContext {
         client: operator_client().await,
-        jobs: job_client(&endpoint),
+        jobs: job_client_as(&endpoint, Some(&token)),
         poll: Duration::from_millis(500),
         retry: Duration::from_secs(2),
     });
@@ -205,8 +219,8 @@ async fn proofjob_is_submitted_mirrored_and_failed_on_invalid_spec() {
     assert!(!st.tasks.is_empty() && st.tasks.iter().all(|t| t.done == t.total && t.total > 0), "{:?}", st.tasks);
     assert_eq!(st.observed_generation, done.metadata.generation);
     assert!(done.finalizers().iter().any(|f| f == proofjob::FINALIZER), "finalizer added");
-    // The platform agrees.
-    let job = job_client(&endpoint).get_job(api::v1::GetJobRequest { job_id: job_id.clone() }).await.unwrap().into_inner();
+    // The platform agrees, and the job is the operator tenant's.
+    let job = job_client_as(&endpoint, Some(&token)).get_job(api::v1::GetJobRequest { job_id: job_id.clone() }).await.unwrap().into_inner();
     assert_eq!(job.state, api::v1::JobState::Done as i32);
 
     let failed = eventually(Duration::from_secs(60), "ProofJob bad Failed", move || async move {
@@ -232,7 +246,7 @@ async fn proofjob_is_submitted_mirrored_and_failed_on_invalid_spec() {
         (jobs.get_opt("tiny").await.unwrap().is_none().then_some(()), String::new())
     })
     .await;
-    let job = job_client(&endpoint).get_job(api::v1::GetJobRequest { job_id }).await.unwrap().into_inner();
+    let job = job_client_as(&endpoint, Some(&token)).get_job(api::v1::GetJobRequest { job_id }).await.unwrap().into_inner();
     assert_eq!(job.state, api::v1::JobState::Done as i32, "a done job stays done");
 
     let _ = stop_tx.send(true);
