@@ -169,6 +169,11 @@ pub const MAX_SPEC_BYTES: usize = 256 * 1024;
 
 pub(crate) fn check_record(rec: &JobRecord) -> Result<(), JobError> {
     check_id(&rec.id)?;
+    // A tenant in the id (its object prefix) is the record's tenant, and only then.
+    let named = rec.id.split_once('.').map_or("", |(t, _)| t);
+    if named != rec.tenant && !named.is_empty() {
+        return Err(JobError::Invalid { field: "job_id", reason: format!("{:?} names another tenant than the job's {:?}", rec.id, rec.tenant) });
+    }
     if rec.kind.is_empty() || rec.kind.len() > 64 || !rec.kind.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_') {
         return Err(JobError::Invalid { field: "kind", reason: format!("{:?}: use letters, digits, '.' and '_'", rec.kind) });
     }
@@ -183,10 +188,19 @@ pub(crate) fn check_record(rec: &JobRecord) -> Result<(), JobError> {
     Ok(())
 }
 
-/// Job ids: 1–64 of letters, digits and '-'.
+/// Job ids: 1–64 letters, digits and '-', optionally after a tenant and a '.' (a tenant's
+/// jobs are `<tenant>.<uuid>`: the tenant's object prefix follows from the id).
 pub fn check_id(id: &str) -> Result<(), JobError> {
-    if id.is_empty() || id.len() > 64 || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
-        return Err(JobError::Invalid { field: "job_id", reason: format!("{id:?}: 1–64 letters, digits or '-'") });
+    let part_ok = |p: &str, max: usize| !p.is_empty() && p.len() <= max && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    let ok = match id.split_once('.') {
+        Some((tenant, rest)) => part_ok(tenant, 63) && part_ok(rest, 64),
+        None => part_ok(id, 64),
+    };
+    if !ok {
+        return Err(JobError::Invalid {
+            field: "job_id",
+            reason: format!("{id:?}: 1–64 letters, digits or '-', optionally after a tenant and '.'"),
+        });
     }
     Ok(())
 }
@@ -278,4 +292,24 @@ pub trait JobStore: Send + Sync {
     /// Removes the job, its task state and its idempotency key (a planner undoing a job whose
     /// inputs could not be stored).
     async fn delete(&self, id: &str) -> Result<(), JobError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn job_ids_may_name_their_tenant() {
+        for ok in ["0f3e-11", "acme.0f3e-11", "a.b", &"x".repeat(64), &format!("{}.{}", "t".repeat(63), "x".repeat(64))] {
+            assert!(check_id(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", ".x", "x.", "a.b.c", "a/b", "../x", "a b", &"x".repeat(65), &format!("{}.x", "t".repeat(64))] {
+            assert!(matches!(check_id(bad), Err(JobError::Invalid { field: "job_id", .. })), "{bad}");
+        }
+        // The tenant in an id is the record's.
+        assert!(check_record(&JobRecord::new("acme.1", "noop", "{}").with_tenant("acme")).is_ok());
+        assert!(check_record(&JobRecord::new("acme.1", "noop", "{}").with_tenant("other")).is_err());
+        assert!(check_record(&JobRecord::new("acme.1", "noop", "{}")).is_err(), "an id naming a tenant on a job without one");
+        assert!(check_record(&JobRecord::new("plain-1", "noop", "{}").with_tenant("acme")).is_ok(), "older ids without a tenant");
+    }
 }

@@ -6,7 +6,8 @@
 //! serves a job whose proof is gone; a collection cut half-way leaves objects without a record,
 //! which the next run collects as orphans. An orphan is deleted only if it still has no record
 //! after `grace` (a submission in flight stores its inputs a moment before its record).
-//! Shared objects (`hekaton/keys/…`) are not collected.
+//! Jobs live under `jobs/<id>/` and, a tenant's, under `tenants/<t>/jobs/<id>/`. Shared objects
+//! (`hekaton/keys/…`), uploads and registered circuits are not collected.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -34,6 +35,16 @@ impl Platform {
         for key in self.blobs().list("jobs/").await? {
             if let Some(id) = key.strip_prefix("jobs/").and_then(|r| r.split('/').next()) {
                 if !id.is_empty() {
+                    ids.insert(id.to_string());
+                }
+            }
+        }
+        // Tenants' jobs: `tenants/<t>/jobs/<t>.<uuid>/…` (uploads and circuits are not jobs'
+        // and stay). An id that does not name its prefix's tenant is left alone.
+        for key in self.blobs().list("tenants/").await? {
+            let mut parts = key.split('/');
+            if let (Some("tenants"), Some(t), Some("jobs"), Some(id)) = (parts.next(), parts.next(), parts.next(), parts.next()) {
+                if !id.is_empty() && layout::job_tenant(id) == t && layout::job_prefix(id) == format!("tenants/{t}/jobs/{id}/") {
                     ids.insert(id.to_string());
                 }
             }

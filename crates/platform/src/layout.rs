@@ -1,40 +1,65 @@
-//! Where a job's objects live in the blob store: the one place the `jobs/<id>/…` layout is
-//! written (the roles, the gRPC service and `prover dev` all read it from here).
+//! Where a job's objects live in the blob store: the one place the layout is written (the
+//! roles, the gRPC service and `prover dev` all read it from here).
+//!
+//! A tenant's job has an id `<tenant>.<uuid>` (see [`job_id`]), and its objects live under
+//! the tenant's prefix, `tenants/<tenant>/jobs/<id>/`, beside its uploads and circuits: one
+//! prefix per tenant for lifecycle rules, storage accounting, IAM conditions or deleting a
+//! tenant. A job on an API without authentication (no tenant) lives under `jobs/<id>/`. Below,
+//! `<job>/` is either.
 //!
 //! ```text
-//! jobs/<id>/inputs/…        what the submission stored (Reckle: leaves.bin)
-//! jobs/<id>/nodes/<l>-<i>.bin  Reckle node proofs (intermediate)
-//! jobs/<id>/pari/…          Pari keys and proof lists (intermediate)
-//! jobs/<id>/hekaton/…       Hekaton shares, commitments, messages, subcircuit proofs (intermediate)
+//! <job>/inputs/…            what the submission stored (Reckle: leaves.bin)
+//! <job>/nodes/<l>-<i>.bin   Reckle node proofs (intermediate)
+//! <job>/pari/…              Pari keys and proof lists (intermediate)
+//! <job>/hekaton/…           Hekaton shares, commitments, messages, subcircuit proofs (intermediate)
+//! <job>/proof/…             the published outputs
 //! hekaton/keys/<spec>/…     Hekaton keys, per circuit structure, shared by jobs
 //! [tenants/<t>/]circuits/<id>/…  a registered circom circuit: circuit.json (written last),
 //!                           circuit.r1cs, keys/<vk digest>/{pk,vk}.bin
-//! jobs/<id>/proof/…         the published outputs
+//! [tenants/<t>/]uploads/…   UploadInput's objects
 //! ```
 
 use reckle::NodeId;
 
+/// A new job id: a fresh UUID, prefixed with `<tenant>.` for a tenant's job (tenant names
+/// have no '.', so the tenant is recovered from the id: [`job_tenant`]).
+pub fn job_id(tenant: &str, uuid: &str) -> String {
+    if tenant.is_empty() {
+        uuid.to_string()
+    } else {
+        format!("{tenant}.{uuid}")
+    }
+}
+
+/// The tenant a job id names (`""` for an id without one).
+pub fn job_tenant(job: &str) -> &str {
+    job.split_once('.').map_or("", |(t, _)| t)
+}
+
 /// Everything of a job.
 pub fn job_prefix(job: &str) -> String {
-    format!("jobs/{job}/")
+    match job_tenant(job) {
+        "" => format!("jobs/{job}/"),
+        t => format!("tenants/{t}/jobs/{job}/"),
+    }
 }
 
 /// A job's inputs, stored by the submission.
 pub fn inputs_prefix(job: &str) -> String {
-    format!("jobs/{job}/inputs/")
+    format!("{}inputs/", job_prefix(job))
 }
 
 pub fn input(job: &str, name: &str) -> String {
-    format!("jobs/{job}/inputs/{name}")
+    format!("{}inputs/{name}", job_prefix(job))
 }
 
 /// The published outputs (only complete once the job is done).
 pub fn proof_prefix(job: &str) -> String {
-    format!("jobs/{job}/proof/")
+    format!("{}proof/", job_prefix(job))
 }
 
 pub fn proof_file(job: &str, name: &str) -> String {
-    format!("jobs/{job}/proof/{name}")
+    format!("{}proof/{name}", job_prefix(job))
 }
 
 /// Reckle: the leaf values (`leaves.bin` format).
@@ -43,26 +68,26 @@ pub fn reckle_leaves(job: &str) -> String {
 }
 
 pub fn reckle_nodes_prefix(job: &str) -> String {
-    format!("jobs/{job}/nodes/")
+    format!("{}nodes/", job_prefix(job))
 }
 
 /// Reckle: the proof of node `id` (a fixed key: a redelivered task overwrites the same object).
 pub fn reckle_node(job: &str, id: NodeId) -> String {
-    format!("jobs/{job}/nodes/{}-{}.bin", id.level, id.index)
+    format!("{}nodes/{}-{}.bin", job_prefix(job), id.level, id.index)
 }
 
 pub fn pari_prefix(job: &str) -> String {
-    format!("jobs/{job}/pari/")
+    format!("{}pari/", job_prefix(job))
 }
 
 /// Pari: `pk.bin`, `vk.bin`.
 pub fn pari_key(job: &str, name: &str) -> String {
-    format!("jobs/{job}/pari/{name}")
+    format!("{}pari/{name}", job_prefix(job))
 }
 
 /// Pari: the proof list of prove task `i`.
 pub fn pari_proofs(job: &str, i: u64) -> String {
-    format!("jobs/{job}/pari/proofs/{i}.bin")
+    format!("{}pari/proofs/{i}.bin", job_prefix(job))
 }
 
 /// Pari: the name of bundle `k` under the proof prefix.
@@ -71,17 +96,17 @@ pub fn pari_bundle_name(k: u64) -> String {
 }
 
 pub fn hekaton_prefix(job: &str) -> String {
-    format!("jobs/{job}/hekaton/")
+    format!("{}hekaton/", job_prefix(job))
 }
 
 /// Hekaton: `<what>-<i>.bin` of subcircuit `i` (share, commit, message, proof).
 pub fn hekaton_file(job: &str, what: &str, i: u64) -> String {
-    format!("jobs/{job}/hekaton/{what}-{i}.bin")
+    format!("{}hekaton/{what}-{i}.bin", job_prefix(job))
 }
 
 /// Hekaton: the challenge round (tree and messages) of a job.
 pub fn hekaton_round(job: &str) -> String {
-    format!("jobs/{job}/hekaton/round.bin")
+    format!("{}hekaton/round.bin", job_prefix(job))
 }
 
 /// Hekaton: a key file of the structure with spec digest `spec`, verifying-key digest `vk`.

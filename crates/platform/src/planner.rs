@@ -87,7 +87,8 @@ impl Platform {
                 "tenant limit reached: tasks per job (this job plans {planned}, at most {max}): split it into smaller jobs"
             )));
         }
-        let job = uuid::Uuid::new_v4().to_string();
+        // A tenant's job id carries the tenant, whose prefix holds the job's objects.
+        let job = layout::job_id(tenant, &uuid::Uuid::new_v4().to_string());
         let fingerprint = fingerprint(&v.spec, &v.inputs);
         for (name, bytes) in v.inputs.iter().chain(&v.secrets) {
             self.blobs().put(&layout::input(&job, name), bytes.clone()).await?;

@@ -150,7 +150,7 @@ async fn run(real: bool, curve: &str) {
     assert!(p.verify_pari_outputs(&pj, Some(&pari::KeyDigest([7; 64]))).await.is_err(), "another key's digest was accepted");
     // Each proof's public signals, circom's order: c = a·b, h, then the public input b.
     for (k, range) in [(0, 0..2), (1, 2..3)] {
-        let public: serde_json::Value = serde_json::from_slice(&p.blobs().get(&format!("jobs/{pj}/proof/public-{k}.json")).await.unwrap()).unwrap();
+        let public: serde_json::Value = serde_json::from_slice(&p.blobs().get(&platform::layout::proof_file(&pj, &format!("public-{k}.json"))).await.unwrap()).unwrap();
         let public = public.as_array().unwrap();
         assert_eq!(public.len(), range.len());
         for (entry, i) in public.iter().zip(range) {

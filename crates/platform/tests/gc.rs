@@ -2,7 +2,8 @@
 //! S3 (MinIO; a bucket and a Redis database of its own, as it lists the whole store): a finished
 //! job past the cut-off loses its record first and then its objects; a running job, a recent
 //! job and Hekaton's shared keys are kept; an orphan (objects, no record) is collected only if
-//! it still has no record after the grace period; a dry run changes nothing.
+//! it still has no record after the grace period, a tenant's under its prefix as well; a
+//! dry run changes nothing.
 
 use std::time::Duration;
 
@@ -61,11 +62,21 @@ async fn collects(real: bool) {
     // Collect for real with no cut-off: the finished job and the (again) orphaned id go; the
     // running job and the shared key stay.
     store.expire("orphan-0001", Duration::from_millis(1)).await.unwrap();
+    // A tenant's orphaned job under its prefix goes too; the tenant's uploads and circuits, and
+    // an id under another tenant's prefix than it names, stay.
+    put("tenants/acme/jobs/acme.orphan-0002/inputs/in.bin".into()).await;
+    put("tenants/acme/uploads/leaves.bin".into()).await;
+    put("tenants/acme/circuits/c1/circuit.json".into()).await;
+    put("tenants/acme/jobs/other.orphan-0003/inputs/in.bin".into()).await;
     tokio::time::sleep(Duration::from_millis(50)).await;
     let r = p.gc(Duration::ZERO, Duration::from_millis(50), false).await.unwrap();
     assert_eq!(r.expired_jobs, [done.clone()]);
-    assert_eq!(r.orphans, ["orphan-0001"]);
-    assert_eq!((r.objects_deleted, r.kept), (3, 1));
+    assert_eq!(r.orphans, ["acme.orphan-0002", "orphan-0001"]);
+    assert_eq!((r.objects_deleted, r.kept), (4, 1));
+    let mut left = blobs.list("tenants/").await.unwrap();
+    left.sort();
+    assert_eq!(left, ["tenants/acme/circuits/c1/circuit.json", "tenants/acme/jobs/other.orphan-0003/inputs/in.bin", "tenants/acme/uploads/leaves.bin"]);
+    blobs.delete_prefix("tenants/").await.unwrap();
     assert!(store.get(&done).await.unwrap().is_none(), "the record of a collected job is still served");
     assert_eq!(blobs.list("jobs/").await.unwrap(), [format!("jobs/{running}/inputs/in.bin")]);
     assert!(blobs.exists("hekaton/keys/spec/digest/vk.bin").await.unwrap());

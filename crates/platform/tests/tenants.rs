@@ -92,6 +92,11 @@ async fn tenants_are_isolated(real: bool) {
     let ja = c.submit_job(req(pari("nightly"), ka)).await.unwrap().into_inner().job_id;
     let jb = c.submit_job(req(pari("nightly"), kb)).await.unwrap().into_inner().job_id;
     assert_ne!(ja, jb, "the same key in two tenants must give two jobs");
+    // Each job's objects live under its tenant's prefix, which its id names.
+    assert!(ja.starts_with(&format!("{ta}.")) && jb.starts_with(&format!("{tb}.")), "{ja} {jb}");
+    assert_eq!(platform::layout::job_prefix(&ja), format!("tenants/{ta}/jobs/{ja}/"));
+    assert!(!blobs.list(&format!("tenants/{ta}/jobs/{ja}/")).await.unwrap().is_empty(), "A's job stored its inputs under A's prefix");
+    assert!(blobs.list("jobs/").await.unwrap().iter().all(|k| !k.contains(&ja) && !k.contains(&jb)), "nothing of a tenant's job outside its prefix");
     let again = c.submit_job(req(pari("nightly"), ka)).await.unwrap().into_inner();
     assert_eq!((again.job_id.as_str(), again.created), (ja.as_str(), false), "within a tenant the key deduplicates");
 
@@ -99,7 +104,7 @@ async fn tenants_are_isolated(real: bool) {
     let nf = |r: Result<(), tonic::Status>, what: &str| {
         let e = r.expect_err(what);
         assert_eq!(e.code(), Code::NotFound, "{what}: {e:?}");
-        assert!(!e.message().contains(&ta), "{what}: names the other tenant: {e:?}");
+        assert!(!e.message().replace(&ja, "").contains(&ta), "{what}: names the other tenant beyond the id asked for: {e:?}");
     };
     nf(c.get_job(req(pb::GetJobRequest { job_id: ja.clone() }, kb)).await.map(drop), "get");
     nf(c.watch_job(req(pb::WatchJobRequest { job_id: ja.clone() }, kb)).await.map(drop), "watch");
@@ -127,7 +132,7 @@ async fn tenants_are_isolated(real: bool) {
     };
     nf(c.submit_job(req(update, kb)).await.map(drop), "update on A's job");
     // …nor point an input at A's objects (or anything outside its own upload prefix).
-    for key in [format!("jobs/{ja}/inputs/leaves.bin"), format!("tenants/{ta}/uploads/leaves.bin"), format!("tenants/{tb}/uploads/../../{ta}/x")] {
+    for key in [platform::layout::input(&ja, "leaves.bin"), format!("tenants/{ta}/uploads/leaves.bin"), format!("tenants/{tb}/uploads/../../{ta}/x")] {
         let batch = pb::SubmitJobRequest {
             idempotency_key: String::new(),
             params: Some(pb::submit_job_request::Params::ReckleBatch(pb::ReckleBatchParams {
