@@ -32,6 +32,27 @@ def rules_allow(rules, group, resource, verbs):
     return set(verbs) <= granted
 
 
+def check_minio_setup(name, by_kind, statefulsets, setup_jobs):
+    """The bucket-scoped services user on the bundled MinIO: a Job per release revision that runs
+    files/minio-services-user.sh with MinIO's root credentials, which nothing else but MinIO gets."""
+    bundled = any(n.endswith("-minio") for n in statefulsets)
+    secret = next(iter(s for n, s in by_kind.get("Secret", {}).items() if n.endswith("-credentials")), None)
+    generated = secret is not None  # not credentials.existingSecret
+    expect(bool(setup_jobs) == (bundled and generated), f"a minio-setup Job exactly with the bundled MinIO's generated credentials ({list(setup_jobs)})")
+    for jname, j in setup_jobs.items():
+        pod = j["spec"]["template"]["spec"]
+        c = pod["containers"][0]
+        env = env_of(c)
+        expect(c["command"] == ["/bin/sh", "/scripts/minio-services-user.sh"], f"{jname}: runs the script")
+        expect(env["ROOT_USER"]["valueFrom"]["secretKeyRef"]["key"] != env["SERVICES_ACCESS_KEY"]["valueFrom"]["secretKeyRef"]["key"], f"{jname}: two identities")
+        expect(c["securityContext"].get("readOnlyRootFilesystem") is True and pod["securityContext"].get("runAsNonRoot") is True, f"{jname}: non-root, read-only root")
+        cm = by_kind.get("ConfigMap", {}).get(pod["volumes"][0]["configMap"]["name"], {})
+        script = cm.get("data", {}).get("minio-services-user.sh", "")
+        expect('"Resource": ["arn:aws:s3:::$BUCKET/*"]' in script and "s3:CreateBucket" not in script, f"{jname}: the policy reaches the bucket's objects only")
+    if setup_jobs:
+        expect(secret is not None and "services-access-key" in secret["data"], "the services' S3 identity is generated into the credentials Secret")
+
+
 def check_operator(name, by_kind, operators, workers, config):
     pools = by_kind.get("ProverPool", {})
     if name != "operator-values":
@@ -103,6 +124,9 @@ def main():
     configmaps = by_kind.get("ConfigMap", {})
     config = next(iter(configmaps.values()))["data"]
 
+    setup_jobs = {n: j for n, j in by_kind.get("Job", {}).items() if "-minio-setup-" in n}
+    check_minio_setup(name, by_kind, statefulsets, setup_jobs)
+
     roles = {"planner", "executor", "aggregator", "worker"}
     seen_roles = set()
     operators = {n: d for n, d in deployments.items() if n.endswith("-operator")}
@@ -132,6 +156,15 @@ def main():
                 expect(vols.get("tls", {}).get("secret", {}).get("secretName") == "prover-planner-tls", f"{dname}: the TLS Secret mounted")
                 mounts = {m["name"]: m for m in c.get("volumeMounts", [])}
                 expect(mounts.get("tls", {}).get("mountPath") == "/etc/prover/tls", f"{dname}: TLS mount")
+            elif name == "external-values":
+                # planner.tls.certManager: a Certificate into the default Secret, which the planner serves.
+                cert = by_kind.get("Certificate", {}).get("prover-planner", {})
+                spec = cert.get("spec", {})
+                expect(spec.get("secretName") == "prover-planner-tls", f"Certificate into prover-planner-tls: {spec}")
+                expect(spec.get("issuerRef") == {"name": "prover-ca", "kind": "ClusterIssuer", "group": "cert-manager.io"}, f"issuerRef {spec.get('issuerRef')}")
+                expect({"prover-planner", "prover-planner.prover.svc"} <= set(spec.get("dnsNames", [])), f"dnsNames {spec.get('dnsNames')}")
+                expect(vols.get("tls", {}).get("secret", {}).get("secretName") == "prover-planner-tls", f"{dname}: serves the Certificate's Secret")
+                expect(env.get("PROVER_TLS_CERT", {}).get("value") == "/etc/prover/tls/tls.crt", f"{dname}: PROVER_TLS_CERT")
             else:
                 expect("PROVER_TLS_CERT" not in env and "tls" not in vols, f"{dname}: no TLS unless planner.tls.secretName")
             # Authentication: on unless auth.enabled is false; a tokens directory from the
@@ -149,6 +182,10 @@ def main():
                 expect("PROVER_TOKENS_DIR" not in env, f"{dname}: no tokens directory without tokens")
         for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
             expect("secretKeyRef" in env.get(key, {}).get("valueFrom", {}), f"{dname}: {key} from a Secret")
+        # With the bundled MinIO's generated credentials the services use their bucket-scoped
+        # user (made by the minio-setup Job), never MinIO's root credentials.
+        s3_key = env["AWS_ACCESS_KEY_ID"]["valueFrom"]["secretKeyRef"]["key"]
+        expect((s3_key == "services-access-key") == bool(setup_jobs), f"{dname}: S3 identity {s3_key} (setup Jobs: {list(setup_jobs)})")
         pod_vols = {v["name"]: v for v in pod.get("volumes", [])}
         if name == "external-values":
             mounts = {m["name"]: m for m in c.get("volumeMounts", [])}
@@ -186,6 +223,7 @@ def main():
     for dname in deployments:
         expect(dname in pdbs, f"{dname}: PodDisruptionBudget")
 
+    expect(bool(by_kind.get("Certificate")) == (name == "external-values"), "a Certificate only with planner.tls.certManager")
     check_operator(name, by_kind, operators, deployments, config)
 
     if name == "default-values":

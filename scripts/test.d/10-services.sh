@@ -11,6 +11,14 @@ if ! command -v minio >/dev/null 2>&1; then
   echo "installing MinIO (go install, about 3 minutes the first time)"
   (cd /tmp && GOFLAGS=-mod=mod go install github.com/minio/minio@latest)
 fi
+# The MinIO client, for the test of the chart's bucket-scoped services user
+# (helm/prover/files/minio-services-user.sh).
+# ~/go/bin/mc itself: another `mc` on the PATH may be Midnight Commander.
+if [ ! -x "$HOME/go/bin/mc" ]; then
+  echo "installing the MinIO client mc (go install, about a minute the first time)"
+  (cd /tmp && GOFLAGS=-mod=mod GOBIN="$HOME/go/bin" go install github.com/minio/mc@latest)
+fi
+export PROVER_TEST_MC="$HOME/go/bin/mc"
 
 PROVER_TEST_TMP="$(mktemp -d)"
 REDIS_PORT=6391

@@ -114,7 +114,7 @@ for k8s_f in "$K8S_CHART"/ci/*.yaml; do
   k8s_out="$K8S_TMP/$(basename "$k8s_f" .yaml).yaml"
   helm template prover "$K8S_CHART" --namespace prover --kube-version 1.31.0 -f "$k8s_f" >"$k8s_out" \
     || k8s_fail "helm template -f $k8s_f"
-  k8s_validate "$k8s_out" "helm template -f $k8s_f" ProverPool
+  k8s_validate "$k8s_out" "helm template -f $k8s_f" ProverPool Certificate
   python3 helm/check_rendered.py "$(basename "$k8s_f" .yaml)" "$k8s_out" \
     || k8s_fail "helm/check_rendered.py: helm template -f $k8s_f"
   k8s_ok "helm template -f $k8s_f | kubernetes-validate --strict, check_rendered.py ($(grep -c '^kind:' "$k8s_out") resources)"

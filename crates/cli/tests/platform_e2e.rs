@@ -921,3 +921,84 @@ fn traces_of_a_job_reach_an_otlp_collector() {
     let worker_log = s.log("otel-worker-1") + &s.log("otel-worker-2");
     assert!(worker_log.contains(&format!("\"trace_id\":\"{}\"", root.trace)), "{worker_log}");
 }
+
+/// Issue 12 item 5: the services run with an S3 identity limited to their bucket, made by the
+/// chart's own script (helm/prover/files/minio-services-user.sh) against the test MinIO with the
+/// real MinIO client (PROVER_TEST_MC). A Pari job runs through planner, executor, aggregator and
+/// a worker with that identity and verifies offline; the same identity cannot reach another
+/// bucket (a worker pointed at one exits naming it) nor create one.
+#[test]
+fn services_run_with_a_bucket_scoped_s3_identity() {
+    let Some(mut s) = Services::from_env() else { return };
+    let mc = match std::env::var("PROVER_TEST_MC") {
+        Ok(m) => m,
+        Err(_) => {
+            assert!(std::env::var("PROVER_TEST_REQUIRE_SERVICES").as_deref() != Ok("1"), "PROVER_TEST_MC required (the MinIO client)");
+            eprintln!("skipping: no MinIO client (PROVER_TEST_MC)");
+            return;
+        }
+    };
+    let (root_user, root_password) = (std::env::var("AWS_ACCESS_KEY_ID").unwrap(), std::env::var("AWS_SECRET_ACCESS_KEY").unwrap());
+    let run = std::process::id();
+    let bucket = format!("prover-scoped-{run}");
+    let (access, secret) = (format!("prover-services-{run}"), format!("scoped-secret-{run}-0123456789"));
+    let mc_dir = tempfile::tempdir().unwrap();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../helm/prover/files/minio-services-user.sh");
+    let setup = Command::new("sh")
+        .arg(script)
+        .envs([
+            ("MC", mc.as_str()),
+            ("MC_CONFIG_DIR", mc_dir.path().to_str().unwrap()),
+            ("S3_ENDPOINT", s.s3.as_str()),
+            ("ROOT_USER", root_user.as_str()),
+            ("ROOT_PASSWORD", root_password.as_str()),
+            ("BUCKET", bucket.as_str()),
+            ("SERVICES_ACCESS_KEY", access.as_str()),
+            ("SERVICES_SECRET_KEY", secret.as_str()),
+        ])
+        .output()
+        .unwrap();
+    assert!(setup.status.success(), "{}{}", String::from_utf8_lossy(&setup.stdout), String::from_utf8_lossy(&setup.stderr));
+
+    s.bucket = bucket.clone();
+    let scoped = [("PROVER_NO_AUTH", "1"), ("AWS_ACCESS_KEY_ID", access.as_str()), ("AWS_SECRET_ACCESS_KEY", secret.as_str())];
+    let grpc = free_port();
+    let planner = s.spawn_env("planner", "scoped-planner", Some(grpc), &[], &scoped);
+    let executor = s.spawn_env("executor", "scoped-executor", None, &[], &scoped);
+    let aggregator = s.spawn_env("aggregator", "scoped-aggregator", None, &[], &scoped);
+    let worker = s.spawn_env("worker", "scoped-worker", None, &[], &scoped);
+    for p in [&planner, &executor, &aggregator, &worker] {
+        wait_ready(p.metrics);
+    }
+    let ep = format!("http://127.0.0.1:{grpc}");
+    let job = ok(prover(&["submit", "pari", "--circuit", "chain", "--size", "8", "--count", "4", "--proofs-per-task", "2", "--endpoint", &ep]));
+    ok(prover(&["watch", &job, "--endpoint", &ep]));
+    let dir = tempfile::tempdir().unwrap();
+    let fetched = ok(prover(&["fetch", &job, "--out", dir.path().to_str().unwrap(), "--endpoint", &ep]));
+    let d = fetched.split("vk digest = ").nth(1).and_then(|r| r.split_whitespace().next()).expect("fetch prints the vk digest").to_string();
+    assert!(ok(prover(&["pari", "verify-bundles", dir.path().to_str().unwrap(), "--vk-digest", &d])).contains("4 verified, 0 bad"));
+
+    // Another bucket (the other tests' one, which exists) and a new one: refused.
+    for other in [std::env::var("PROVER_TEST_S3_BUCKET").unwrap_or_else(|_| "prover-test".into()), format!("prover-new-{run}")] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_prover"))
+            .args(["serve", "worker", "--redis", &s.redis, "--s3-endpoint", &s.s3, "--bucket", &other, "--metrics-listen", "127.0.0.1:0"])
+            .envs(scoped)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // A worker that can reach the bucket would run on: give it a bounded time to exit.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while child.try_wait().unwrap().is_none() {
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("a worker with the scoped identity kept running on bucket {other}: the identity reaches it");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "a worker on bucket {other} with the scoped identity: {err}");
+        assert!(err.contains(&format!("bucket {other}")) && err.contains("AccessDenied"), "{err}");
+    }
+}

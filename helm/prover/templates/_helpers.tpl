@@ -59,6 +59,15 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if and .Values.minio.enabled (not .Values.externalS3.endpoint) }}true{{ end }}
 {{- end }}
 
+{{/*
+Non-empty when the services get an S3 identity of their own, limited to the bucket: bundled
+MinIO with credentials the chart generates (minio-setup.yaml makes the user). The MinIO root
+credentials then stay with MinIO and that Job.
+*/}}
+{{- define "prover.scopedS3" -}}
+{{- if and (include "prover.minioBundled" .) (not .Values.credentials.existingSecret) }}true{{ end }}
+{{- end }}
+
 {{- define "prover.secretName" -}}
 {{- default (printf "%s-credentials" (include "prover.fullname" .)) .Values.credentials.existingSecret }}
 {{- end }}
@@ -150,12 +159,12 @@ env:
     valueFrom:
       secretKeyRef:
         name: {{ include "prover.secretName" . }}
-        key: {{ .Values.credentials.accessKeyKey }}
+        key: {{ if include "prover.scopedS3" . }}services-access-key{{ else }}{{ .Values.credentials.accessKeyKey }}{{ end }}
   - name: AWS_SECRET_ACCESS_KEY
     valueFrom:
       secretKeyRef:
         name: {{ include "prover.secretName" . }}
-        key: {{ .Values.credentials.secretKeyKey }}
+        key: {{ if include "prover.scopedS3" . }}services-secret-key{{ else }}{{ .Values.credentials.secretKeyKey }}{{ end }}
   {{- with .Values.config.extraEnv }}
   {{- toYaml . | nindent 2 }}
   {{- end }}
@@ -348,4 +357,15 @@ operator is on) and/or auth.tokensSecret, with authentication on.
 {{- if and ((.Values.auth).enabled) (or .Values.operator.enabled (.Values.auth).tokensSecret) -}}
 true
 {{- end -}}
+{{- end }}
+
+{{/*
+The Secret the planner serves gRPC TLS from: planner.tls.secretName, or with a cert-manager
+issuer and no name, <release>-planner-tls. Empty: plaintext.
+*/}}
+{{- define "prover.plannerTlsSecret" -}}
+{{- $tls := .Values.planner.tls | default dict }}
+{{- if $tls.secretName }}{{ $tls.secretName }}
+{{- else if ($tls.certManager).issuerName }}{{ include "prover.fullname" . }}-planner-tls
+{{- end }}
 {{- end }}
