@@ -754,6 +754,19 @@ fn redis_and_s3_over_tls_with_a_private_ca() {
     wait_ready(metrics);
 }
 
+/// The path of a tool a test needs, from `var` (set by the test command); `None` (skip) when
+/// unset, unless the test command requires every service.
+fn test_tool(var: &str, what: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(path) => Some(path),
+        Err(_) => {
+            assert!(std::env::var("PROVER_TEST_REQUIRE_SERVICES").as_deref() != Ok("1"), "{var} required: {what}");
+            eprintln!("skipping: no {what} ({var})");
+            None
+        }
+    }
+}
+
 /// One span as the collector's debug exporter printed it.
 #[derive(Debug, Default, Clone)]
 struct CollectedSpan {
@@ -827,14 +840,7 @@ fn traces_of_a_job_reach_an_otlp_collector() {
     // share the default database and would take some of this job's tasks.
     // "redis://host:port/…" → "redis://host:port/7".
     s.redis = format!("{}/7", s.redis.split('/').take(3).collect::<Vec<_>>().join("/"));
-    let collector = match std::env::var("PROVER_TEST_OTELCOL") {
-        Ok(c) => c,
-        Err(_) => {
-            assert!(std::env::var("PROVER_TEST_REQUIRE_SERVICES").as_deref() != Ok("1"), "PROVER_TEST_OTELCOL required (scripts/otelcol.sh)");
-            eprintln!("skipping: no OpenTelemetry Collector (PROVER_TEST_OTELCOL)");
-            return;
-        }
-    };
+    let Some(collector) = test_tool("PROVER_TEST_OTELCOL", "an OpenTelemetry Collector (scripts/otelcol.sh)") else { return };
     let dir = tempfile::tempdir().unwrap();
     let otlp = free_port();
     let spans_file = dir.path().join("spans.txt");
@@ -930,14 +936,7 @@ fn traces_of_a_job_reach_an_otlp_collector() {
 #[test]
 fn services_run_with_a_bucket_scoped_s3_identity() {
     let Some(mut s) = Services::from_env() else { return };
-    let mc = match std::env::var("PROVER_TEST_MC") {
-        Ok(m) => m,
-        Err(_) => {
-            assert!(std::env::var("PROVER_TEST_REQUIRE_SERVICES").as_deref() != Ok("1"), "PROVER_TEST_MC required (the MinIO client)");
-            eprintln!("skipping: no MinIO client (PROVER_TEST_MC)");
-            return;
-        }
-    };
+    let Some(mc) = test_tool("PROVER_TEST_MC", "the MinIO client mc") else { return };
     let (root_user, root_password) = (std::env::var("AWS_ACCESS_KEY_ID").unwrap(), std::env::var("AWS_SECRET_ACCESS_KEY").unwrap());
     let run = std::process::id();
     let bucket = format!("prover-scoped-{run}");
