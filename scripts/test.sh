@@ -8,9 +8,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/prover-target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
-# A fresh clone builds the workspace crates cold anyway (their artifacts are per path), and
-# incremental state for every clone path piled up to tens of GB here: off in the test command.
-export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+# Incremental state is kept per clone path, so fresh clones in new directories leave theirs
+# behind (36 GB had piled up here and filled the disk): drop what no build has touched for two
+# days. A clone in a path used before still reuses its own (a rebuild after a change: ~2 min
+# with it, ~10 without).
+if [ -d "$CARGO_TARGET_DIR/debug/incremental" ]; then
+  find "$CARGO_TARGET_DIR/debug/incremental" -mindepth 1 -maxdepth 1 -type d -mtime +2 -exec rm -rf {} + 2>/dev/null || true
+fi
 for step in scripts/test.d/*.sh; do
   echo "==> ${step}"
   start=$(date +%s)

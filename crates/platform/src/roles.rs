@@ -243,6 +243,8 @@ impl Platform {
             kind = %task.name,
             attempt = lease.attempt,
             trace_id = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+            otel.status_message = tracing::field::Empty,
         );
         crate::telemetry::adopt(&span, lease.task.trace.as_deref());
         let started = Instant::now();
@@ -328,6 +330,7 @@ impl Platform {
                 End::Finished(Ok(reports)) => Ok(reports),
                 End::Finished(Err(e)) if e.is_fatal() => {
                     tracing::warn!(error = %e, "task failed for good");
+                    tracing::Span::current().record("otel.status_code", "ERROR");
                     outcome("fatal");
                     self.fail_job(&lease.task.job_id, &format!("task {} ({}): {e}", lease.task.task_id, task.name)).await?;
                     Ok(Vec::new())
@@ -346,6 +349,9 @@ impl Platform {
                 },
                 Err(reason) => {
                     tracing::warn!(error = %reason, "task failed");
+                    let span = tracing::Span::current();
+                    span.record("otel.status_code", "ERROR");
+                    span.record("otel.status_message", reason.as_str());
                     match self.queue().fail(&lease, &reason).await {
                         Ok(FailOutcome::DeadLettered) => {
                             outcome("dead_lettered");

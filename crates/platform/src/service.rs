@@ -460,8 +460,8 @@ async fn token_store(cfg: &ServiceConfig) -> Result<Option<Arc<dyn auth::TokenSt
         for p in store.problems().map_err(config)? {
             tracing::warn!(problem = %p, "--tokens-dir: an entry is left out");
         }
-        let tenants = auth::TokenStore::list(&store).await.map_err(config)?.len();
-        tracing::info!(dir = %dir.display(), tokens = tenants, "API tokens also read from a directory");
+        let tokens = auth::TokenStore::list(&store).await.map_err(config)?.len();
+        tracing::info!(dir = %dir.display(), tokens, "API tokens also read from a directory");
         stores.push(Arc::new(store));
     }
     tracing::info!(redis = !embedded, "authentication on: every JobService call needs an API token");
