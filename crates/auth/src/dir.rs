@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 
-use crate::{check_secret, check_tenant, token_hash, AuthError, NewToken, TokenInfo, TokenStore};
+use crate::{check_secret, check_tenant, token_hash, token_id, AuthError, NewToken, TokenInfo, TokenStore};
 
 /// How long a read of the directory is reused.
 const RELOAD_EVERY: Duration = Duration::from_secs(1);
@@ -44,10 +44,6 @@ impl DirTokenStore {
         let s = Self { dir, loaded: Mutex::new(None) };
         s.with_loaded(|_| ())?;
         Ok(s)
-    }
-
-    pub fn dir(&self) -> &Path {
-        &self.dir
     }
 
     /// Entries of the last read that were left out, and why.
@@ -104,7 +100,7 @@ fn read_dir(dir: &Path) -> Result<(HashMap<String, TokenInfo>, Vec<String>), Aut
                 continue;
             }
             let hash = token_hash(secret);
-            let info = TokenInfo { id: hash[..12].to_string(), tenant: name.clone(), created_ms: 0 };
+            let info = TokenInfo { id: token_id(&hash), tenant: name.clone(), created_ms: 0 };
             if let Some(other) = tokens.insert(hash, info) {
                 problems.push(format!("{}: a token also listed for tenant {} (the later file wins)", path.display(), other.tenant));
             }
@@ -163,13 +159,18 @@ impl TokenStore for ChainTokenStore {
         self.stores[0].create(tenant).await
     }
 
+    /// A store that fails (Redis gone for a minute) does not hide a token another store knows
+    /// (the operator's, from the directory); the failure is returned only if no store knew it.
     async fn resolve(&self, secret: &str) -> Result<Option<String>, AuthError> {
+        let mut failed = None;
         for s in &self.stores {
-            if let Some(t) = s.resolve(secret).await? {
-                return Ok(Some(t));
+            match s.resolve(secret).await {
+                Ok(Some(t)) => return Ok(Some(t)),
+                Ok(None) => {}
+                Err(e) => failed = Some(e),
             }
         }
-        Ok(None)
+        failed.map_or(Ok(None), Err)
     }
 
     async fn revoke(&self, id: &str) -> Result<(), AuthError> {
@@ -258,6 +259,38 @@ mod tests {
             assert_eq!(chain.resolve(&made.secret).await.unwrap(), None);
             assert!(matches!(chain.revoke(&op.info.id).await, Err(AuthError::Backend(_))), "the directory's token is revoked there");
             assert!(matches!(chain.revoke("000000000000").await, Err(AuthError::NotFound(_))));
+        });
+    }
+
+    /// A store that is down (Redis gone) in front of the directory.
+    struct Down;
+
+    #[async_trait]
+    impl TokenStore for Down {
+        async fn create(&self, _: &str) -> Result<NewToken, AuthError> {
+            Err(AuthError::Backend("down".into()))
+        }
+        async fn resolve(&self, _: &str) -> Result<Option<String>, AuthError> {
+            Err(AuthError::Backend("down".into()))
+        }
+        async fn revoke(&self, _: &str) -> Result<(), AuthError> {
+            Err(AuthError::Backend("down".into()))
+        }
+        async fn list(&self) -> Result<Vec<TokenInfo>, AuthError> {
+            Err(AuthError::Backend("down".into()))
+        }
+    }
+
+    #[test]
+    fn a_store_that_is_down_hides_no_other_stores_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let op = generate("operator", 0).unwrap();
+        std::fs::write(dir.path().join("operator"), &op.secret).unwrap();
+        let chain = ChainTokenStore::new(vec![Arc::new(Down), Arc::new(DirTokenStore::open(dir.path()).unwrap())]);
+        block(async {
+            assert_eq!(chain.resolve(&op.secret).await.unwrap().as_deref(), Some("operator"));
+            let unknown = generate("acme", 0).unwrap().secret;
+            assert!(matches!(chain.resolve(&unknown).await, Err(AuthError::Backend(_))), "unknown while a store is down: its error, not a refusal");
         });
     }
 }

@@ -80,13 +80,18 @@ pub fn token_hash(secret: &str) -> String {
     hex::encode(Blake2b::<U32>::digest(secret.as_bytes()))
 }
 
+/// A token's public id: the first 12 hex digits of its hash ([`token_hash`]).
+pub fn token_id(hash: &str) -> String {
+    hash[..12].to_string()
+}
+
 /// A new random token for `tenant`.
 pub fn generate(tenant: &str, created_ms: u64) -> Result<NewToken, AuthError> {
     check_tenant(tenant)?;
     let mut bytes = [0u8; 32];
     rand::rngs::OsRng.fill_bytes(&mut bytes);
     let secret = format!("{TOKEN_PREFIX}{}", hex::encode(bytes));
-    let id = token_hash(&secret)[..12].to_string();
+    let id = token_id(&token_hash(&secret));
     Ok(NewToken { secret, info: TokenInfo { id, tenant: tenant.into(), created_ms } })
 }
 

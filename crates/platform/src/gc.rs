@@ -44,7 +44,7 @@ impl Platform {
         for key in self.blobs().list("tenants/").await? {
             let mut parts = key.split('/');
             if let (Some("tenants"), Some(t), Some("jobs"), Some(id)) = (parts.next(), parts.next(), parts.next(), parts.next()) {
-                if !id.is_empty() && layout::job_tenant(id) == t && layout::job_prefix(id) == format!("tenants/{t}/jobs/{id}/") {
+                if !t.is_empty() && layout::job_tenant(id) == t {
                     ids.insert(id.to_string());
                 }
             }
