@@ -102,6 +102,13 @@ impl Services {
         Proc { child: cmd.spawn().expect("spawn service"), metrics }
     }
 
+    /// The same servers with Redis database `db` (`redis://host:port/…` → `…/db`): queues and
+    /// job records no other test's processes see.
+    fn own_database(mut self, db: u32) -> Self {
+        self.redis = format!("{}/{db}", self.redis.split('/').take(3).collect::<Vec<_>>().join("/"));
+        self
+    }
+
     fn log(&self, name: &str) -> String {
         std::fs::read_to_string(self.logs.path().join(format!("{name}.log"))).unwrap_or_default()
     }
@@ -835,11 +842,9 @@ fn parse_collected(text: &str) -> Vec<CollectedSpan> {
 /// of a span of the same trace, prove tasks on both workers; the JSON logs carry the trace id.
 #[test]
 fn traces_of_a_job_reach_an_otlp_collector() {
-    let Some(mut s) = Services::from_env() else { return };
-    // Queues of its own (Redis database 7): the other tests' workers, started without traces,
-    // share the default database and would take some of this job's tasks.
-    // "redis://host:port/…" → "redis://host:port/7".
-    s.redis = format!("{}/7", s.redis.split('/').take(3).collect::<Vec<_>>().join("/"));
+    let Some(s) = Services::from_env().map(|s| s.own_database(7)) else { return };
+    // (Queues of its own: the other tests' workers, started without traces, would take some of
+    // this job's tasks.)
     let Some(collector) = test_tool("PROVER_TEST_OTELCOL", "an OpenTelemetry Collector (scripts/otelcol.sh)") else { return };
     let dir = tempfile::tempdir().unwrap();
     let otlp = free_port();
@@ -935,7 +940,9 @@ fn traces_of_a_job_reach_an_otlp_collector() {
 /// bucket (a worker pointed at one exits naming it) nor create one.
 #[test]
 fn services_run_with_a_bucket_scoped_s3_identity() {
-    let Some(mut s) = Services::from_env() else { return };
+    // Queues of its own: the other tests' workers use another bucket, so a task of this job
+    // that one of them took would fail, and this test's workers would fail theirs.
+    let Some(mut s) = Services::from_env().map(|s| s.own_database(8)) else { return };
     let Some(mc) = test_tool("PROVER_TEST_MC", "the MinIO client mc") else { return };
     let (root_user, root_password) = (std::env::var("AWS_ACCESS_KEY_ID").unwrap(), std::env::var("AWS_SECRET_ACCESS_KEY").unwrap());
     let run = std::process::id();
