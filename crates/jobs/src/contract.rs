@@ -245,3 +245,33 @@ pub async fn tenant_hourly_tasks_are_limited(s: &dyn JobStore, p: &str) {
         s.delete(&format!("{p}-{n}")).await.unwrap();
     }
 }
+
+/// Release marks only rise, per job and step, and go with the job; a tenant's active jobs are
+/// counted until they end (the empty tenant is never counted).
+pub async fn release_marks_and_tenant_activity(s: &dyn JobStore, p: &str) {
+    let (id, t) = (format!("{p}-m"), format!("{p}-t"));
+    s.create(&record(&id).with_tenant(t.clone()), None).await.unwrap();
+    assert_eq!(s.release_mark(&id, "prove").await.unwrap(), 0);
+    s.raise_release_mark(&id, "prove", 5).await.unwrap();
+    s.raise_release_mark(&id, "prove", 3).await.unwrap();
+    assert_eq!(s.release_mark(&id, "prove").await.unwrap(), 5, "a mark went down");
+    assert_eq!(s.release_mark(&id, "commit").await.unwrap(), 0, "steps share a mark");
+    assert_eq!(s.get(&id).await.unwrap().unwrap().tasks.len(), 2, "a mark reads as a task kind");
+    let nope = format!("{p}-nope");
+    assert_eq!(s.release_mark(&nope, "prove").await, Err(JobError::NotFound(nope.clone())));
+    assert_eq!(s.raise_release_mark(&nope, "prove", 1).await, Err(JobError::NotFound(nope.clone())));
+    assert_eq!(s.tenant_active(&t).await.unwrap(), 1);
+    s.create(&record(&format!("{id}2")).with_tenant(t.clone()), None).await.unwrap();
+    s.create(&record(&format!("{id}3")), None).await.unwrap();
+    assert_eq!(s.tenant_active(&t).await.unwrap(), 2);
+    assert_eq!(s.tenant_active("").await.unwrap(), 0);
+    s.transition(&id, JobState::Done, "").await.unwrap();
+    assert_eq!(s.tenant_active(&t).await.unwrap(), 1, "an ended job still counts");
+    s.delete(&id).await.unwrap();
+    s.delete(&format!("{id}2")).await.unwrap();
+    s.delete(&format!("{id}3")).await.unwrap();
+    assert_eq!(s.tenant_active(&t).await.unwrap(), 0);
+    s.create(&record(&id), None).await.unwrap();
+    assert_eq!(s.release_mark(&id, "prove").await.unwrap(), 0, "a deleted job's mark survived");
+    s.delete(&id).await.unwrap();
+}

@@ -11,7 +11,9 @@
 //!   in one atomic step, and says whether this call was the first (a redelivered report is a
 //!   no-op);
 //! * the **released set**: [`JobStore::mark_released`] records that a task was dispatched, so a
-//!   later report does not dispatch it again.
+//!   later report does not dispatch it again;
+//! * **release marks**: for a step whose tasks are released in index order through a sliding
+//!   window, how many have been dispatched ([`JobStore::release_mark`], only ever raised).
 //!
 //! States move `Queued → Running → {Done, Failed, Cancelled}`; a terminal state is final
 //! ([`JobStore::transition`] refuses to leave it), so a late worker cannot resurrect a cancelled
@@ -27,7 +29,8 @@
 //! Jobs that have not ended are listed by [`JobStore::list_active`] (oldest first): the
 //! reconciler's work list, kept in step with the state by the same atomic steps.
 //!
-//! Redis layout: `prover:job:{id}` (hash: the record, `total:{kind}`, `done:{kind}`),
+//! Redis layout: `prover:job:{id}` (hash: the record, `total:{kind}`, `done:{kind}`,
+//! `mark:{step}`),
 //! `prover:job:{id}:done` and `prover:job:{id}:released` (sets of task ids), `prover:jobs`
 //! (sorted set of ids by creation time, for listing), `prover:jobs:active` (the same for jobs
 //! not in a terminal state), `prover:jobs:tenant:{tenant}` (the same for one tenant's jobs),
@@ -284,6 +287,16 @@ pub trait JobStore: Send + Sync {
     /// Records that `task` was dispatched; true if this call did it.
     async fn mark_released(&self, id: &str, task: &str) -> Result<bool, JobError>;
     async fn is_released(&self, id: &str, task: &str) -> Result<bool, JobError>;
+    /// The release mark of a job's windowed step `step`: how many of its tasks, in index order,
+    /// have been dispatched (0 before any). Errors with [`JobError::NotFound`] for an unknown job.
+    async fn release_mark(&self, id: &str, step: &str) -> Result<u64, JobError>;
+    /// Raises the release mark of `step` to `to` (a lower `to` changes nothing). Called after
+    /// the tasks below `to` were dispatched, so a caller cut short between the two dispatches
+    /// them again (at most once each, by task id) rather than never.
+    async fn raise_release_mark(&self, id: &str, step: &str, to: u64) -> Result<(), JobError>;
+    /// How many jobs of `tenant` have not ended (0 for the empty tenant, whose jobs are never
+    /// counted): the divisor of a tenant's fair share.
+    async fn tenant_active(&self, tenant: &str) -> Result<u64, JobError>;
     /// Up to `limit` jobs not in a terminal state, oldest first.
     async fn list_active(&self, limit: u64) -> Result<Vec<JobRecord>, JobError>;
     /// Lets the job's record, task state and idempotency key expire after `ttl` (retention of

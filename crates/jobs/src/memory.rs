@@ -13,6 +13,8 @@ struct Inner {
     order: Vec<String>,
     done: HashMap<String, HashSet<String>>,
     released: HashMap<String, HashSet<String>>,
+    /// Release marks per job and step.
+    marks: HashMap<String, HashMap<String, u64>>,
     idem: HashMap<String, (String, String)>,
     expires: HashMap<String, std::time::Instant>,
     /// Tasks planned per (tenant, clock hour).
@@ -34,6 +36,7 @@ impl Inner {
         self.order.retain(|j| j != id);
         self.done.remove(id);
         self.released.remove(id);
+        self.marks.remove(id);
         self.idem.retain(|_, (j, _)| j != id);
         self.expires.remove(id);
     }
@@ -169,6 +172,35 @@ impl JobStore for MemoryJobStore {
 
     async fn is_released(&self, id: &str, task: &str) -> Result<bool, JobError> {
         Ok(self.lock().released.get(id).is_some_and(|s| s.contains(task)))
+    }
+
+    async fn release_mark(&self, id: &str, step: &str) -> Result<u64, JobError> {
+        let mut g = self.lock();
+        g.sweep();
+        if !g.jobs.contains_key(id) {
+            return Err(JobError::NotFound(id.into()));
+        }
+        Ok(g.marks.get(id).and_then(|m| m.get(step)).copied().unwrap_or(0))
+    }
+
+    async fn raise_release_mark(&self, id: &str, step: &str, to: u64) -> Result<(), JobError> {
+        let mut g = self.lock();
+        g.sweep();
+        if !g.jobs.contains_key(id) {
+            return Err(JobError::NotFound(id.into()));
+        }
+        let mark = g.marks.entry(id.into()).or_default().entry(step.into()).or_insert(0);
+        *mark = (*mark).max(to);
+        Ok(())
+    }
+
+    async fn tenant_active(&self, tenant: &str) -> Result<u64, JobError> {
+        if tenant.is_empty() {
+            return Ok(0);
+        }
+        let mut g = self.lock();
+        g.sweep();
+        Ok(g.jobs.values().filter(|r| r.tenant == tenant && !r.state.is_terminal()).count() as u64)
     }
 
     async fn list_active(&self, limit: u64) -> Result<Vec<JobRecord>, JobError> {

@@ -93,6 +93,16 @@ end
 return 1
 "#;
 
+/// KEYS: job hash. ARGV: field, value. Raises a numeric field to the value. -1: no job.
+const RAISE: &str = r#"
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0') < tonumber(ARGV[2]) then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+  return 1
+end
+return 0
+"#;
+
 /// KEYS: job hash, done set, released set, jobs zset, active zset. ARGV: id.
 const DELETE: &str = r#"
 local idem = redis.call('HGET', KEYS[1], 'idem')
@@ -124,6 +134,7 @@ pub struct RedisJobStore {
     create: Script,
     transition: Script,
     add_task: Script,
+    raise: Script,
     delete: Script,
     expire: Script,
 }
@@ -163,6 +174,7 @@ impl RedisJobStore {
             create: Script::new(CREATE),
             transition: Script::new(TRANSITION),
             add_task: Script::new(ADD_TASK),
+            raise: Script::new(RAISE),
             delete: Script::new(DELETE),
             expire: Script::new(EXPIRE),
         })
@@ -345,6 +357,27 @@ impl JobStore for RedisJobStore {
 
     async fn is_released(&self, id: &str, task: &str) -> Result<bool, JobError> {
         self.conn.clone().sismember(released_key(id), task).await.map_err(err)
+    }
+
+    async fn release_mark(&self, id: &str, step: &str) -> Result<u64, JobError> {
+        let (exists, mark): (bool, Option<u64>) =
+            redis::pipe().exists(job_key(id)).hget(job_key(id), format!("mark:{step}")).query_async(&mut self.conn.clone()).await.map_err(err)?;
+        if !exists {
+            return Err(JobError::NotFound(id.into()));
+        }
+        Ok(mark.unwrap_or(0))
+    }
+
+    async fn raise_release_mark(&self, id: &str, step: &str, to: u64) -> Result<(), JobError> {
+        let r: i64 = self.raise.key(job_key(id)).arg(format!("mark:{step}")).arg(to).invoke_async(&mut self.conn.clone()).await.map_err(err)?;
+        found(id, r).map(|_| ())
+    }
+
+    async fn tenant_active(&self, tenant: &str) -> Result<u64, JobError> {
+        if tenant.is_empty() {
+            return Ok(0);
+        }
+        self.conn.clone().zcard(tenant_active_key(tenant)).await.map_err(err)
     }
 
     async fn list_active(&self, limit: u64) -> Result<Vec<JobRecord>, JobError> {

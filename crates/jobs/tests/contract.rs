@@ -58,3 +58,4 @@ contract_case!(finished_jobs_expire);
 contract_case!(tenants_are_separate);
 contract_case!(tenant_active_jobs_are_limited);
 contract_case!(tenant_hourly_tasks_are_limited);
+contract_case!(release_marks_and_tenant_activity);

@@ -27,6 +27,7 @@ pub mod cache;
 pub mod error;
 pub mod gc;
 pub mod grpc;
+pub mod batcher;
 pub mod kinds;
 pub mod layout;
 pub mod metrics;
@@ -81,8 +82,18 @@ pub struct PlatformConfig {
     /// prove tasks, Reckle buckets, Hekaton commit and prove tasks), recorded with each job at
     /// submission.
     pub job_window: u64,
+    /// Tasks of one tenant's jobs, all together, a kind keeps queued or running at once (fair
+    /// share across tenants): divided among the tenant's jobs that have not ended, at least 1
+    /// and at most `job_window` each; the rule is in `kinds::Window`). 0: each job its own window.
+    pub tenant_window: u64,
     /// Task loops of the executor role in one process (reports and plan tasks).
     pub executor_loops: usize,
+    /// Task loops of the aggregator role in one process: bundle tasks that run at once can share
+    /// a batch verification ([`batcher`]).
+    pub aggregator_loops: usize,
+    /// How long a registered circuit's bundle waits for bundles of other jobs under the same key
+    /// to verify with ([`batcher`]); zero: each bundle on its own.
+    pub batch_window: Duration,
     /// Quotas of each tenant (jobs submitted without a tenant, on an open API, have none).
     pub quotas: Quotas,
 }
@@ -117,7 +128,10 @@ impl Default for PlatformConfig {
             cache_bytes: cache::DEFAULT_CACHE_BYTES,
             expected: BTreeMap::new(),
             job_window: kinds::pari::DEFAULT_WINDOW,
+            tenant_window: kinds::pari::DEFAULT_WINDOW,
             executor_loops: 4,
+            aggregator_loops: 4,
+            batch_window: Duration::from_millis(20),
             quotas: Quotas::default(),
         }
     }
@@ -134,6 +148,8 @@ pub struct Platform {
     pub(crate) circuits: kinds::reckle::CircuitSets,
     /// Decoded objects (Reckle trees and plans, Hekaton keys), bounded by bytes.
     cache: cache::ObjectCache,
+    /// Batch verification across jobs (the aggregator's bundles of registered circuits).
+    batcher: batcher::VerifyBatcher,
 }
 
 impl Platform {
@@ -150,6 +166,7 @@ impl Platform {
             drain_timeout: Mutex::new(config.drain_timeout),
             circuits: kinds::reckle::CircuitSets::default(),
             cache: cache::ObjectCache::new(config.cache_bytes),
+            batcher: batcher::VerifyBatcher::new(config.batch_window),
             config,
         })
     }
@@ -179,6 +196,11 @@ impl Platform {
         &self.config
     }
     /// The process's byte-bounded cache of decoded objects.
+    /// The process's batch verifier ([`batcher`]).
+    pub fn batcher(&self) -> &batcher::VerifyBatcher {
+        &self.batcher
+    }
+
     pub fn cache(&self) -> &cache::ObjectCache {
         &self.cache
     }

@@ -143,32 +143,38 @@ impl Platform {
         let kinds = self.registry().served_by(Served::Executor);
         // Reports are short and wait on Redis, not on the CPU: several loops keep one executor
         // busy (everything they do is idempotent and safe beside other executors anyway).
-        // The first loop to stop with an error ends the role (and with it the others), as a
-        // single loop would.
+        let r = self.clone().serve_loops("executor", name, kinds, self.config.executor_loops, stop).await;
+        reconciler.abort();
+        r
+    }
+
+    /// Aggregator loops, until `stop` is set: several, so that bundle tasks running at once can
+    /// share a batch verification (see [`crate::batcher`]).
+    pub async fn run_aggregator(self: Arc<Self>, name: String, stop: watch::Receiver<bool>) -> Result<(), PlatformError> {
+        let kinds = self.registry().served_by(Served::Aggregator);
+        self.clone().serve_loops("aggregator", name, kinds, self.config.aggregator_loops, stop).await
+    }
+
+    /// `n` (at least 1) loops of `role`, named `name`, `name-1`, …. The first loop to stop with
+    /// an error ends the role (and with it the others), as a single loop would.
+    async fn serve_loops(self: Arc<Self>, role: &'static str, name: String, kinds: Vec<TaskKind>, n: usize, stop: watch::Receiver<bool>) -> Result<(), PlatformError> {
         let mut loops = tokio::task::JoinSet::new();
-        for i in 0..self.config.executor_loops.max(1) {
+        for i in 0..n.max(1) {
             let name = if i == 0 { name.clone() } else { format!("{name}-{i}") };
-            loops.spawn(self.clone().serve("executor", name, kinds.clone(), stop.clone()));
+            loops.spawn(self.clone().serve(role, name, kinds.clone(), stop.clone()));
         }
         let mut r = Ok(());
         while let Some(done) = loops.join_next().await {
             match done {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => r = Err(e),
-                Err(e) => r = Err(PlatformError::Config(format!("executor loop panicked: {e}"))),
+                Err(e) => r = Err(PlatformError::Config(format!("{role} loop panicked: {e}"))),
             }
             if r.is_err() {
                 break;
             }
         }
-        reconciler.abort();
         r
-    }
-
-    /// Aggregator loop, until `stop` is set.
-    pub async fn run_aggregator(self: Arc<Self>, name: String, stop: watch::Receiver<bool>) -> Result<(), PlatformError> {
-        let kinds = self.registry().served_by(Served::Aggregator);
-        self.serve("aggregator", name, kinds, stop).await
     }
 
     async fn serve(self: Arc<Self>, role: &'static str, name: String, kinds: Vec<TaskKind>, mut stop: watch::Receiver<bool>) -> Result<(), PlatformError> {

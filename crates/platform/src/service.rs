@@ -91,9 +91,24 @@ pub struct ServiceConfig {
     /// with each job at submission (planner role).
     #[arg(long, env = "PROVER_JOB_WINDOW", default_value_t = crate::kinds::pari::DEFAULT_WINDOW)]
     pub job_window: u64,
+    /// Tasks of one tenant's jobs, all together, queued or running at once (fair share across
+    /// tenants: divided among the tenant's jobs that have not ended, at least 1 and at most
+    /// --job-window each, so a tenant with many jobs holds no more places in the queue than a
+    /// tenant with one). Keep it above the number of workers; 0: each job its own window
+    /// (executor role).
+    #[arg(long, env = "PROVER_TENANT_WINDOW", default_value_t = crate::kinds::pari::DEFAULT_WINDOW)]
+    pub tenant_window: u64,
     /// Task loops of the executor role in this process (plan tasks and reports).
     #[arg(long, env = "PROVER_EXECUTOR_LOOPS", default_value_t = 4)]
     pub executor_loops: usize,
+    /// Task loops of the aggregator role in this process: bundle tasks running at once share
+    /// batch verifications.
+    #[arg(long, env = "PROVER_AGGREGATOR_LOOPS", default_value_t = 4)]
+    pub aggregator_loops: usize,
+    /// How long (ms) the aggregator holds a registered circuit's bundle for bundles of other jobs
+    /// under the same key, to verify them all in one batch (0: each on its own).
+    #[arg(long, env = "PROVER_BATCH_WINDOW_MS", default_value_t = 20)]
+    pub batch_window_ms: u64,
     /// Jobs one tenant may have queued or running at once (planner role; 0: no limit). Jobs
     /// submitted without a tenant (an API without --require-auth) are not limited.
     #[arg(long, env = "PROVER_TENANT_MAX_ACTIVE_JOBS", default_value_t = 64)]
@@ -187,7 +202,10 @@ impl ServiceConfig {
             retention: Duration::from_secs(self.retention_secs.max(1)),
             cache_bytes: self.cache_bytes,
             job_window: self.job_window.max(1),
+            tenant_window: self.tenant_window,
             executor_loops: self.executor_loops.max(1),
+            aggregator_loops: self.aggregator_loops.max(1),
+            batch_window: Duration::from_millis(self.batch_window_ms),
             quotas: crate::Quotas {
                 max_active_jobs: (self.tenant_max_active_jobs > 0).then_some(self.tenant_max_active_jobs),
                 max_job_tasks: (self.tenant_max_job_tasks > 0).then_some(self.tenant_max_job_tasks),

@@ -125,3 +125,78 @@ async fn a_small_job_is_not_starved_behind_a_large_one() {
     assert!(windowed < total, "the small job waited behind every task of the large one ({windowed}/{total})");
     assert_eq!(unbounded, total, "without a window the small job should wait behind every task (the test shows nothing)");
 }
+
+/// Fair share across tenants (issue 12 item 3): with one worker, tenant `big` runs four jobs of
+/// 16 prove tasks each; once they are proving, tenant `small` submits one job of 8, and we count
+/// big's proofs from small's first proof to its last. With a tenant window of 4 (job window 4)
+/// big's four jobs share 4 places in the prove queue (one each) to small's 4, so at most about
+/// one big task lies between two of small's (about 4 in all; measured 4). With the tenant window
+/// off (each job its own window of 4) big holds 16 places, so each of small's later tasks is
+/// released behind about 16 of big's (measured 13). Both measured in the same run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn tenants_share_the_queue_whatever_their_number_of_jobs() {
+    async fn big_proofs_while_small_proves(tenant_window: u64) -> u64 {
+        // Real Redis and S3 where configured, on a Redis database of its own (another test's
+        // worker must not take these tasks); tenant names fresh for each run.
+        let backends = match common::backends_in_db(true, QueueConfig::default(), 9).await {
+            Some(b) => b,
+            None => common::backends(false, QueueConfig::default()).await.unwrap(),
+        };
+        let (q, blobs, store, _dir) = backends;
+        let run = uuid::Uuid::new_v4().simple().to_string();
+        let (big_tenant, small_tenant) = (format!("big-{}", &run[..8]), format!("small-{}", &run[..8]));
+        let config = platform::PlatformConfig { job_window: 4, tenant_window, ..Default::default() };
+        let p = Platform::with_config(q, blobs, store.clone(), config);
+        let req = |count: u64| JobRequest::PariBatch { circuit: CircuitFamily::Chain { steps: 512 }, seed_start: 7, count, per_task: 1, bundle_size: count };
+        let mut big = Vec::new();
+        for _ in 0..4 {
+            big.push(p.submit_as(&big_tenant, req(16), None).await.unwrap().0);
+        }
+        let (tx, rx) = watch::channel(false);
+        tokio::spawn(p.clone().run_executor("tenants-executor".into(), rx.clone()));
+        tokio::spawn(p.clone().run_aggregator("tenants-aggregator".into(), rx.clone()));
+        tokio::spawn(p.clone().run_worker("tenants-worker".into(), rx.clone()));
+        let proved = |job: &str| {
+            let (store, job) = (store.clone(), job.to_string());
+            async move { store.get(&job).await.unwrap().unwrap().tasks["pari.prove"].done }
+        };
+        let big_proved = || async {
+            let mut n = 0;
+            for job in &big {
+                n += proved(job).await;
+            }
+            n
+        };
+        // Small submits once every job of big is proving.
+        let mut proving = 0;
+        while proving < big.len() {
+            proving = 0;
+            for job in &big {
+                proving += usize::from(proved(job).await > 0);
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let (small, _) = p.submit_as(&small_tenant, req(8), None).await.unwrap();
+        let mut first = None;
+        let last = loop {
+            let (s, b) = (proved(&small).await, big_proved().await);
+            if s >= 1 && first.is_none() {
+                first = Some(b);
+            }
+            if s == 8 {
+                break b;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        for job in big.iter().chain([&small]) {
+            assert_eq!(tokio::time::timeout(Duration::from_secs(300), p.wait(job, |_| {})).await.expect("job ended"), JobOutcome::Done);
+        }
+        let _ = tx.send(true);
+        last - first.unwrap_or(last)
+    }
+    let fair = big_proofs_while_small_proves(4).await;
+    let unfair = big_proofs_while_small_proves(0).await;
+    eprintln!("big tenant's proofs while the small tenant proved its 8: tenant window 4: {fair}, off: {unfair}");
+    assert!(fair <= 8, "with a tenant window big took more than an equal share of the worker ({fair} proofs to small's 8)");
+    assert!(unfair >= 2 * fair, "without a tenant window big should take most of the worker (the test shows nothing): {unfair} against {fair}");
+}

@@ -30,12 +30,12 @@ use ark_ff::PrimeField;
 use async_trait::async_trait;
 use bytes::Bytes;
 use jobs::JobRecord;
-use ::pari::bundle::ProofList;
+use ::pari::bundle::{Bundle, ProofList};
 use ::pari::{KeyDigest, ProvingKey, VerifyingKey};
 use queue::Lease;
 use rand::SeedableRng;
 
-use super::pari::{dispatch, gather_bundle, job_seed, pari_err, task_id, task_of, Steps};
+use super::pari::{dispatch, job_seed, pari_err, task_id, task_of, Steps};
 use super::{JobKind, JobRequest, Served, TaskKind, Validated};
 use crate::error::{corrupt, invalid};
 use crate::{layout, Platform, PlatformError};
@@ -588,7 +588,7 @@ impl JobKind for PariCircom {
     }
 
     async fn plan(&self, p: &Platform, job: &JobRecord) -> Result<(), PlatformError> {
-        CircomJobSpec::of(job)?.steps().start(p, &job.id).await
+        CircomJobSpec::of(job)?.steps().start(p, job).await
     }
 
     /// Worker: prove task `i` (its witnesses, one proof each).
@@ -706,8 +706,13 @@ async fn publish_bundle<E: Pairing>(p: &Platform, rec: &JobRecord, spec: &Circom
     let job = &rec.id;
     let digest: KeyDigest = spec.vk_digest.parse().map_err(corrupt)?;
     let vk = VerifyingKey::<E>::from_bytes_pinned(&vk_bytes, &digest).map_err(pari_err)?;
-    let steps = spec.steps();
-    let (bundle, bad) = gather_bundle(p, job, steps.bundle_tasks(k), vk).await?;
+    let mut items = Vec::new();
+    for i in spec.steps().bundle_tasks(k) {
+        items.extend(ProofList::<E>::from_bytes(&p.blobs().get(&layout::pari_proofs(job, i)).await?).map_err(pari_err)?.items);
+    }
+    // One batch with the bundles of other jobs under this key that arrive meanwhile.
+    let bad = p.batcher().verify(vk.clone(), items.clone()).await?;
+    let bundle = Bundle::new(&vk, items);
     let first = k * spec.tasks_per_bundle * spec.per_task;
     if !bad.is_empty() {
         let witnesses: Vec<u64> = bad.iter().map(|i| first + *i as u64).collect();

@@ -75,9 +75,9 @@ pub struct HekatonJobSpec {
     /// Also publish the depth-1 wrap (`final.bin`, `final-key.bin`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub final_proof: bool,
-    /// Fair share across jobs (`--job-window`): commit and prove tasks of this job queued or
-    /// running at once; each one done releases the one a window after it. Recorded with the
-    /// job; `None` (specs recorded before windows): each step's k tasks at once.
+    /// Fair share (`--job-window`): commit and prove tasks of this job queued or running at
+    /// once, at most (less when its tenant's window is shared; see [`super::Window`]). Recorded
+    /// with the job; `None` (specs recorded before windows): each step's k tasks at once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<u64>,
 }
@@ -120,14 +120,9 @@ impl HekatonJobSpec {
         self
     }
 
-    /// How many of a step's k tasks start at once.
-    fn first(&self) -> u64 {
-        super::window_first(self.window, self.k())
-    }
-
-    /// The task that task `i` of a step releases when it is done, if any.
-    fn released_by(&self, i: u64) -> Option<u64> {
-        super::window_next(self.window, i, self.k())
+    /// Step `step`'s k tasks, released by the job's share (see [`super::Window`]).
+    fn window<'a>(&self, step: &'a str) -> super::Window<'a> {
+        super::Window { step, n: self.k(), cap: self.window }
     }
 
     /// Asks for the final proof; refused (naming the field) for circuits whose wrap does not fit.
@@ -531,46 +526,48 @@ impl JobKind for Hekaton {
         let t = task_of(lease)?;
         let spec = HekatonJobSpec::of(&p.record(job).await?)?;
         let store = p.job_store();
-        // Marks this step's task done; true once every task of `kind` is.
-        let all_done = |kind: TaskKind| async move {
+        // Marks this step's task done; the job's record after that, and whether every task of
+        // `kind` is done.
+        let mark_done = |kind: TaskKind| async move {
             store.task_done(job, kind.name, &lease.task.task_id).await?;
-            let c = p.record(job).await?.tasks.get(kind.name).copied().unwrap_or_default();
-            Ok::<_, PlatformError>(c.done == c.total)
+            let rec = p.record(job).await?;
+            let c = rec.tasks.get(kind.name).copied().unwrap_or_default();
+            Ok::<_, PlatformError>((rec, c.done == c.total))
+        };
+        // Releases what the job's share of step `kind` allows.
+        let release = |kind: TaskKind, step: &'static str, rec: jobs::JobRecord| {
+            let (spec, vk) = (&spec, &t.vk);
+            async move {
+                let done = rec.tasks.get(kind.name).map_or(0, |c| c.done);
+                spec.window(step).slide(p, &rec, done, |i| async move { dispatch(p, job, kind, step, i, vk).await.map(|_| ()) }).await
+            }
         };
         match t.step.as_str() {
             "setup" => {
                 t.digest()?;
-                all_done(SETUP).await?;
-                for i in 0..spec.first() {
-                    dispatch(p, job, COMMIT, "commit", i, &t.vk).await?;
-                }
+                let (rec, _) = mark_done(SETUP).await?;
+                release(COMMIT, "commit", rec).await?;
             }
             "commit" => {
-                let all = all_done(COMMIT).await?;
-                if let Some(next) = spec.released_by(t.index) {
-                    dispatch(p, job, COMMIT, "commit", next, &t.vk).await?;
-                }
+                let (rec, all) = mark_done(COMMIT).await?;
+                release(COMMIT, "commit", rec).await?;
                 if all {
                     dispatch(p, job, CHALLENGE, "challenge", 0, &t.vk).await?;
                 }
             }
             "challenge" => {
-                all_done(CHALLENGE).await?;
-                for i in 0..spec.first() {
-                    dispatch(p, job, PROVE, "prove", i, &t.vk).await?;
-                }
+                let (rec, _) = mark_done(CHALLENGE).await?;
+                release(PROVE, "prove", rec).await?;
             }
             "prove" => {
-                let all = all_done(PROVE).await?;
-                if let Some(next) = spec.released_by(t.index) {
-                    dispatch(p, job, PROVE, "prove", next, &t.vk).await?;
-                }
+                let (rec, all) = mark_done(PROVE).await?;
+                release(PROVE, "prove", rec).await?;
                 if all {
                     dispatch(p, job, ASSEMBLE, "assemble", 0, &t.vk).await?;
                 }
             }
             "assemble" => {
-                all_done(ASSEMBLE).await?;
+                mark_done(ASSEMBLE).await?;
                 p.job_done(job).await?;
             }
             other => return Err(corrupt(format!("unknown hekaton step {other:?}"))),
@@ -671,18 +668,15 @@ mod tests {
     }
 
     #[test]
-    fn windows_release_each_task_once() {
+    fn windows_are_recorded_and_checked() {
         let spec = HekatonJobSpec::new(CircuitSpec::Synthetic { subcircuits: 8, steps: 4, wires: 1 }, 3).unwrap().with_window(3);
-        assert_eq!(spec.first(), 3);
-        // Every task but the first window is released by exactly one task.
-        let released: Vec<u64> = (0..8).filter_map(|i| spec.released_by(i)).collect();
-        assert_eq!(released, vec![3, 4, 5, 6, 7]);
+        assert_eq!((spec.window("commit").n, spec.window("commit").cap), (8, Some(3)));
         let json = serde_json::to_string(&spec).unwrap();
         assert_eq!(serde_json::from_str::<HekatonJobSpec>(&json).unwrap(), spec);
         assert!(serde_json::from_str::<HekatonJobSpec>(&json.replace("\"window\":3", "\"window\":0")).is_err());
         // Specs recorded before windows: every task at once.
         let old = HekatonJobSpec::new(CircuitSpec::Synthetic { subcircuits: 8, steps: 4, wires: 1 }, 3).unwrap();
-        assert_eq!((old.first(), old.released_by(0)), (8, None));
+        assert_eq!(old.window("prove").cap, None);
     }
 
     #[test]

@@ -118,17 +118,73 @@ pub struct Validated {
     pub secrets: Vec<(String, Bytes)>,
 }
 
-/// Fair share across jobs (`--job-window`, recorded in each job's spec): of a job's `n` tasks
-/// of one step, released in order, the first `window` are dispatched at once (all `n` without a
-/// window) and task `i`, when done, releases task `i + window`. So at most `window` of them are
-/// queued or running at once, and every task is released exactly once.
-pub(crate) fn window_first(window: Option<u64>, n: u64) -> u64 {
-    window.unwrap_or(u64::MAX).min(n)
+/// Fair share, across jobs and across tenants. A step's `n` tasks (Pari prove tasks, a Reckle
+/// job's first tasks, Hekaton commit or prove tasks) are released in index order, and at most
+/// the job's **share** of them are queued or running at once. The share is the job's window
+/// (`--job-window`, recorded in its spec; none: every task at once), or, for a job of a tenant
+/// when `--tenant-window` is set, the tenant window divided among that tenant's jobs that have
+/// not ended (at least 1, at most the job's window). So a large job holds only a window of
+/// places in the queue and a small job submitted after it is not starved, and a tenant with ten
+/// jobs holds about as many places as a tenant with one: workers take tasks in queue order, so
+/// tenants with work are served about equally.
+///
+/// State: the step's release mark in the job store (how many tasks are dispatched) and the job's
+/// done counters. On each report the executor releases tasks `mark..min(n, done + share)`, then
+/// raises the mark. Dispatch is at most once per task id, so a report that arrives twice or an
+/// executor cut short between the two releases nothing twice; and no task is left behind: after
+/// any report at least one released task is not done, or the mark reaches `n`, so another
+/// report comes. A share that changes (a job of the tenant starts or ends) applies from the
+/// next report on.
+pub(crate) struct Window<'a> {
+    /// The step's name (its release mark).
+    pub step: &'a str,
+    /// The step's tasks.
+    pub n: u64,
+    /// The job's window (`None`: every task at once).
+    pub cap: Option<u64>,
 }
 
-/// The task that task `i` releases when it is done (see [`window_first`]), if any.
-pub(crate) fn window_next(window: Option<u64>, i: u64, n: u64) -> Option<u64> {
-    window.and_then(|w| i.checked_add(w)).filter(|next| *next < n)
+impl Window<'_> {
+    /// How many of the step's tasks `rec`'s job may have queued or running now.
+    pub(crate) async fn share(&self, p: &Platform, rec: &jobs::JobRecord) -> Result<u64, PlatformError> {
+        let Some(cap) = self.cap else { return Ok(u64::MAX) };
+        let cap = cap.max(1);
+        let tenant_window = p.config().tenant_window;
+        if tenant_window == 0 || rec.tenant.is_empty() {
+            return Ok(cap);
+        }
+        let active = p.job_store().tenant_active(&rec.tenant).await?.max(1);
+        Ok((tenant_window / active).clamp(1, cap))
+    }
+
+    /// The tasks to release now that `done` of the step's tasks are done; dispatch them, then
+    /// call [`Window::released`] with the range's end.
+    pub(crate) async fn due(&self, p: &Platform, rec: &jobs::JobRecord, done: u64) -> Result<std::ops::Range<u64>, PlatformError> {
+        let mark = p.job_store().release_mark(&rec.id, self.step).await?;
+        let to = self.n.min(done.saturating_add(self.share(p, rec).await?));
+        Ok(mark.min(to)..to)
+    }
+
+    /// Records that the tasks below `to` are dispatched.
+    pub(crate) async fn released(&self, p: &Platform, job: &str, to: u64) -> Result<(), PlatformError> {
+        Ok(p.job_store().raise_release_mark(job, self.step, to).await?)
+    }
+
+    /// [`Window::due`], each task through `dispatch`, then [`Window::released`].
+    pub(crate) async fn slide<F, Fut>(&self, p: &Platform, rec: &jobs::JobRecord, done: u64, mut dispatch: F) -> Result<(), PlatformError>
+    where
+        F: FnMut(u64) -> Fut,
+        Fut: std::future::Future<Output = Result<(), PlatformError>>,
+    {
+        let due = self.due(p, rec, done).await?;
+        if due.is_empty() {
+            return Ok(());
+        }
+        for i in due.clone() {
+            dispatch(i).await?;
+        }
+        self.released(p, &rec.id, due.end).await
+    }
 }
 
 /// One job kind (see the module doc).

@@ -58,9 +58,10 @@ pub struct PariJobSpec {
     pub per_task: u64,
     /// Prove tasks per bundle.
     pub tasks_per_bundle: u64,
-    /// Prove tasks queued or running at once (fair share: a large job holds at most this many
-    /// places in the prove queue, so a small job submitted later is not starved). Recorded
-    /// with the job, so every executor slides the same window.
+    /// Prove tasks queued or running at once, at most (fair share: a large job holds at most
+    /// this many places in the prove queue, so a small job submitted later is not starved;
+    /// fewer when its tenant's window is shared, see [`super::Window`]). Recorded with the
+    /// job, so every executor slides the same window.
     pub window: u64,
 }
 
@@ -260,12 +261,19 @@ pub(crate) struct Steps {
 }
 
 impl Steps {
+    fn window(&self) -> super::Window<'static> {
+        super::Window { step: "prove", n: self.prove_tasks, cap: Some(self.window) }
+    }
+
+    /// Releases the prove tasks the job's share allows (see [`super::Window`]).
+    async fn release(&self, p: &Platform, rec: &JobRecord) -> Result<(), PlatformError> {
+        let done = rec.tasks.get(self.prove.name).map_or(0, |c| c.done);
+        self.window().slide(p, rec, done, |i| async move { dispatch(p, &rec.id, self.prove, "prove", i).await.map(|_| ()) }).await
+    }
+
     /// The first window of prove tasks (a rerun dispatches nothing twice).
-    pub async fn start(&self, p: &Platform, job: &str) -> Result<(), PlatformError> {
-        for i in 0..super::window_first(Some(self.window), self.prove_tasks) {
-            dispatch(p, job, self.prove, "prove", i).await?;
-        }
-        Ok(())
+    pub async fn start(&self, p: &Platform, rec: &JobRecord) -> Result<(), PlatformError> {
+        self.release(p, rec).await
     }
 
     /// The executor, on the report of a prove or bundle task.
@@ -273,9 +281,7 @@ impl Steps {
         let store = p.job_store();
         if t.step == "prove" {
             store.task_done(job, self.prove.name, &task_id("prove", t.index)).await?;
-            if let Some(next) = super::window_next(Some(self.window), t.index, self.prove_tasks) {
-                dispatch(p, job, self.prove, "prove", next).await?;
-            }
+            self.release(p, &p.record(job).await?).await?;
             let k = t.index / self.tasks_per_bundle;
             for i in self.bundle_tasks(k) {
                 if !store.is_done(job, &task_id("prove", i)).await? {
@@ -411,14 +417,15 @@ impl JobKind for PariBatch {
         if !p.live(job).await? {
             return Ok(());
         }
-        let spec = PariJobSpec::of(&p.record(job).await?)?;
+        let rec = p.record(job).await?;
+        let spec = PariJobSpec::of(&rec)?;
         let store = p.job_store();
         match t.step.as_str() {
             "setup" => {
                 store.task_done(job, SETUP.name, &task_id("setup", 0)).await?;
-                // The first window of prove tasks; each one done releases the task a window
-                // after it (dispatches are at most once per task id, so a rerun adds nothing).
-                spec.steps().start(p, job).await?;
+                // The first window of prove tasks; each report releases what the job's share
+                // allows (dispatches are at most once per task id, so a rerun adds nothing).
+                spec.steps().start(p, &rec).await?;
             }
             "prove" | "bundle" => {
                 spec.steps().on_done(p, job, &t).await?;

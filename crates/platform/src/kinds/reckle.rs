@@ -53,10 +53,11 @@ pub struct ReckleJobSpec {
     pub batch: Vec<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub update: Option<UpdateSpec>,
-    /// Fair share across jobs (`--job-window`): of the tasks ready at the start (buckets, and
-    /// nodes none of whose children this job proves), at most this many are queued at once;
-    /// each one done releases the next. Recorded with the job, so every executor slides the
-    /// same window; `None` (specs recorded before windows) releases them all at once.
+    /// Fair share (`--job-window`): of the tasks ready at the start (buckets, and nodes none of
+    /// whose children this job proves), at most this many are queued or running at once (fewer
+    /// when the tenant's window is shared; see [`super::Window`]). Recorded with the job, so
+    /// every executor slides the same window; `None` (specs recorded before windows) releases
+    /// them all at once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<u64>,
 }
@@ -356,16 +357,30 @@ async fn plan(p: &Platform, rec: &JobRecord) -> Result<(), PlatformError> {
             p.blobs().put(&layout::reckle_node(job, *id), bytes).await?;
         }
     }
-    let first = super::window_first(spec.window, ready.len() as u64) as usize;
+    release(p, rec, &spec, params, &ready).await
+}
+
+/// Releases the job's first tasks (`ready`, in order) that its share allows (see
+/// [`super::Window`]). Their done count is the done counters of their kinds: exact for a batch
+/// job (its first tasks are its buckets), an overcount for an update whose first tasks include
+/// nodes (so its window can only be wider, never stuck).
+async fn release(p: &Platform, rec: &JobRecord, spec: &ReckleJobSpec, params: Params, ready: &[NodeId]) -> Result<(), PlatformError> {
+    let window = super::Window { step: "first", n: ready.len() as u64, cap: spec.window };
+    let kinds: BTreeSet<&'static str> = ready.iter().map(|id| task_kind(params, *id).name).collect();
+    let done = kinds.iter().map(|k| rec.tasks.get(*k).map_or(0, |c| c.done)).sum();
+    let due = window.due(p, rec, done).await?;
+    if due.is_empty() {
+        return Ok(());
+    }
     let mut by_kind: BTreeMap<&'static str, (TaskKind, Vec<(String, String)>)> = BTreeMap::new();
-    for id in &ready[..first] {
+    for id in &ready[due.start as usize..due.end as usize] {
         let kind = task_kind(params, *id);
         by_kind.entry(kind.name).or_insert((kind, Vec::new())).1.push((id.to_string(), node_payload(*id)?));
     }
     for (_, (kind, tasks)) in by_kind {
-        p.dispatch_many(job, kind, tasks).await?;
+        p.dispatch_many(&rec.id, kind, tasks).await?;
     }
-    Ok(())
+    window.released(p, &rec.id, due.end).await
 }
 
 /// A worker about to serve: builds the circuit sets of the active jobs (the first
@@ -460,13 +475,10 @@ async fn on_done(p: &Platform, lease: &Lease) -> Result<(), PlatformError> {
     }
     let j = job_plan(p, job).await?;
     p.job_store().task_done(job, task_kind(j.params, id).name, &id.to_string()).await?;
-    // The window slides: one of the first tasks done releases the one a window after it
-    // (at most once, however often this report arrives).
-    if let Ok(i) = j.initial.binary_search(&id) {
-        if let Some(next) = super::window_next(j.spec.window, i as u64, j.initial.len() as u64) {
-            let next = j.initial[next as usize];
-            dispatch_node(p, job, next, task_kind(j.params, next)).await?;
-        }
+    // One of the first tasks done: the window slides (each task at most once, however often
+    // this report arrives).
+    if j.initial.binary_search(&id).is_ok() {
+        release(p, &p.record(job).await?, &j.spec, j.params, &j.initial).await?;
     }
     if id.level == j.params.log_n {
         dispatch_node(p, job, id, FINISH).await?;

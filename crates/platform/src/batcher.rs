@@ -1,0 +1,149 @@
+//! Batch verification across jobs (issue 14): the aggregator's bundle tasks of registered
+//! circuits hand their proofs to the process's [`VerifyBatcher`], which verifies the proofs
+//! under one verifying key that arrive within the batch window (`--batch-window-ms`) as one
+//! batch: one random linear combination, one set of pairings, however many jobs they come from.
+//! Each task then gets the verdict on its own proofs: a bad proof is located by bisection and
+//! named to its own task only, so it fails its own job and no other, and a good proof is never
+//! published on the strength of another job's batch unless that batch verified with it in.
+//!
+//! The batch runs in a task of its own (not in any caller's), so a caller abandoned half-way
+//! (deadline, lost lease) cannot strand the others; a caller that is gone simply misses its
+//! verdict. A window of 0 verifies every call on its own.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ::pari::bundle::Bundle;
+use ::pari::{PreparedVerifyingKey, Proof, VerifyingKey};
+use ark_ec::pairing::Pairing;
+use rand::SeedableRng;
+use tokio::sync::oneshot;
+
+use crate::error::corrupt;
+use crate::kinds::pari::pari_err;
+use crate::PlatformError;
+
+/// Proofs in one batch at most: a batch that reaches it is verified at once and later arrivals
+/// start the next one.
+pub const MAX_BATCH_PROOFS: usize = 1 << 16;
+
+type Items<E> = Vec<(Vec<<E as Pairing>::ScalarField>, Proof<E>)>;
+type Verdict = Result<Vec<usize>, String>;
+
+/// Proofs waiting for one batch under one key.
+struct Pending<E: Pairing> {
+    /// Which batch (a window's task takes only its own).
+    id: u64,
+    vk: VerifyingKey<E>,
+    items: Items<E>,
+    /// Each caller's share of `items` (start, length) and where its verdict goes.
+    callers: Vec<(usize, usize, oneshot::Sender<Verdict>)>,
+}
+
+/// Batches so far, and the calls they served (for metrics and tests).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BatchStats {
+    pub batches: u64,
+    pub calls: u64,
+    /// The most calls one batch served.
+    pub widest: u64,
+}
+
+type Key = (TypeId, Vec<u8>);
+/// Open batches by (curve, key digest): `Pending<E>` behind `Any`.
+type Open = Arc<Mutex<HashMap<Key, Box<dyn Any + Send>>>>;
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Takes batch `id` under `key` out of `open`, if it is still there.
+fn take<E: Pairing>(open: &Open, key: &Key, id: Option<u64>) -> Option<Pending<E>> {
+    let mut open = lock(open);
+    let mine = open.get(key).and_then(|b| b.downcast_ref::<Pending<E>>()).is_some_and(|p| id.is_none_or(|id| p.id == id));
+    if !mine {
+        return None;
+    }
+    open.remove(key).and_then(|b| b.downcast::<Pending<E>>().ok()).map(|b| *b)
+}
+
+pub struct VerifyBatcher {
+    window: Duration,
+    open: Open,
+    next_id: std::sync::atomic::AtomicU64,
+    stats: Arc<Mutex<BatchStats>>,
+}
+
+impl VerifyBatcher {
+    pub fn new(window: Duration) -> Self {
+        Self { window, open: Arc::default(), next_id: Default::default(), stats: Arc::default() }
+    }
+
+    pub fn stats(&self) -> BatchStats {
+        *lock(&self.stats)
+    }
+
+    /// Verifies `items` under `vk`, with whatever other calls under the same key arrive within
+    /// the window: the positions (in `items`) of the proofs that do not verify, empty if all do.
+    pub async fn verify<E: Pairing>(&self, vk: VerifyingKey<E>, items: Items<E>) -> Result<Vec<usize>, PlatformError> {
+        let (tx, rx) = oneshot::channel();
+        let key: Key = (TypeId::of::<E>(), vk.digest().0.to_vec());
+        let full = {
+            let mut open = lock(&self.open);
+            let fresh = !open.contains_key(&key);
+            let id = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let entry = open.entry(key.clone()).or_insert_with(|| Box::new(Pending::<E> { id, vk, items: Vec::new(), callers: Vec::new() }));
+            let pending = entry.downcast_mut::<Pending<E>>().ok_or_else(|| corrupt("batcher: a batch of another curve under this key"))?;
+            pending.callers.push((pending.items.len(), items.len(), tx));
+            pending.items.extend(items);
+            if fresh && !self.window.is_zero() {
+                // The first call of a batch closes it after the window, in a task of its own.
+                let (window, open, stats, key, id) = (self.window, self.open.clone(), self.stats.clone(), key.clone(), pending.id);
+                tokio::spawn(async move {
+                    tokio::time::sleep(window).await;
+                    if let Some(p) = take::<E>(&open, &key, Some(id)) {
+                        run(p, stats).await;
+                    }
+                });
+            }
+            self.window.is_zero() || pending.items.len() >= MAX_BATCH_PROOFS
+        };
+        if full {
+            if let Some(p) = take::<E>(&self.open, &key, None) {
+                tokio::spawn(run(p, self.stats.clone()));
+            }
+        }
+        match rx.await {
+            Ok(Ok(bad)) => Ok(bad),
+            Ok(Err(e)) => Err(corrupt(format!("batch verification: {e}"))),
+            Err(_) => Err(corrupt("batch verification: the batch ended without a verdict")),
+        }
+    }
+}
+
+/// Verifies one batch and hands each caller the verdict on its own proofs.
+async fn run<E: Pairing>(p: Pending<E>, stats: Arc<Mutex<BatchStats>>) {
+    let Pending { vk, items, callers, .. } = p;
+    let calls = callers.len() as u64;
+    let verdict = tokio::task::spawn_blocking(move || -> Result<Vec<usize>, String> {
+        let pvk: PreparedVerifyingKey<E> = vk.prepare().map_err(|e| e.to_string())?;
+        Bundle::new(&vk, items).locate_invalid(&pvk, &mut rand_chacha::ChaCha20Rng::from_entropy()).map_err(|e| pari_err(e).to_string())
+    })
+    .await
+    .map_err(|e| e.to_string())
+    .and_then(|r| r);
+    {
+        let mut s = stats.lock().unwrap_or_else(|p| p.into_inner());
+        s.batches += 1;
+        s.calls += calls;
+        s.widest = s.widest.max(calls);
+    }
+    ::metrics::counter!("prover_verify_batches_total").increment(1);
+    ::metrics::histogram!("prover_verify_batch_calls").record(calls as f64);
+    for (start, len, tx) in callers {
+        let mine = verdict.as_ref().map(|bad| bad.iter().filter(|i| (start..start + len).contains(i)).map(|i| i - start).collect()).map_err(Clone::clone);
+        let _ = tx.send(mine);
+    }
+}
