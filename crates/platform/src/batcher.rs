@@ -147,3 +147,87 @@ async fn run<E: Pairing>(p: Pending<E>, stats: Arc<Mutex<BatchStats>>) {
         let _ = tx.send(mine);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ::pari::circuits::CircuitFamily;
+    use ark_bn254::{Bn254, Fr};
+    use rand::SeedableRng;
+
+    type Keys = (::pari::ProvingKey<Bn254>, VerifyingKey<Bn254>);
+
+    fn keys(seed: u64) -> Keys {
+        let family = CircuitFamily::Chain { steps: 8 };
+        ::pari::setup::<Bn254, _, _>(family.blank::<Fr>(), &mut rand_chacha::ChaCha20Rng::seed_from_u64(seed)).unwrap()
+    }
+
+    fn proofs(pk: &::pari::ProvingKey<Bn254>, seeds: std::ops::Range<u64>) -> Items<Bn254> {
+        let family = CircuitFamily::Chain { steps: 8 };
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seeds.start);
+        seeds
+            .map(|s| {
+                let (c, x) = family.instance::<Fr>(s);
+                (x, ::pari::prove(pk, c, &mut rng).unwrap())
+            })
+            .collect()
+    }
+
+    /// Three jobs' bundles under one key arriving within the window: one batch; the one with a
+    /// tampered statement learns which of its proofs fail, at its own positions, and the other
+    /// two get a clean verdict.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn bundles_under_one_key_share_a_batch_and_keep_their_own_verdicts() {
+        let (pk, vk) = keys(1);
+        let b = Arc::new(VerifyBatcher::new(Duration::from_millis(500)));
+        let mut bad = proofs(&pk, 10..13);
+        bad[1].0[0] += Fr::from(1u64);
+        let calls = [proofs(&pk, 0..4), bad, proofs(&pk, 20..22)];
+        let mut handles = Vec::new();
+        for items in calls {
+            let (b, vk) = (b.clone(), vk.clone());
+            handles.push(tokio::spawn(async move { b.verify(vk, items).await.unwrap() }));
+        }
+        let mut verdicts = Vec::new();
+        for h in handles {
+            verdicts.push(h.await.unwrap());
+        }
+        assert_eq!(verdicts, vec![vec![], vec![1], vec![]]);
+        assert_eq!(b.stats(), BatchStats { batches: 1, calls: 3, widest: 3 });
+    }
+
+    /// Bundles under different keys are never verified together: a proof made under key A and
+    /// presented under key B fails, even when a batch of A's proofs is open at the same time.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn keys_are_never_mixed() {
+        let ((pk_a, vk_a), (_, vk_b)) = (keys(1), keys(2));
+        let b = Arc::new(VerifyBatcher::new(Duration::from_millis(300)));
+        let (a, b2) = (b.clone(), b.clone());
+        let (va, vb) = (vk_a.clone(), vk_b.clone());
+        let under_a = tokio::spawn(async move { a.verify(va, proofs(&pk_a, 0..2)).await.unwrap() });
+        let (pk_a2, _) = keys(1);
+        let under_b = tokio::spawn(async move { b2.verify(vb, proofs(&pk_a2, 5..7)).await.unwrap() });
+        assert_eq!(under_a.await.unwrap(), Vec::<usize>::new());
+        assert_eq!(under_b.await.unwrap(), vec![0, 1], "A's proofs passed under B's key");
+        assert_eq!(b.stats().batches, 2);
+    }
+
+    /// A window of zero verifies each call on its own; a call whose caller is gone does not
+    /// strand the others in its batch.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn no_window_and_abandoned_callers() {
+        let (pk, vk) = keys(3);
+        let b = VerifyBatcher::new(Duration::ZERO);
+        assert_eq!(b.verify(vk.clone(), proofs(&pk, 0..2)).await.unwrap(), Vec::<usize>::new());
+        assert_eq!(b.verify(vk.clone(), proofs(&pk, 2..3)).await.unwrap(), Vec::<usize>::new());
+        assert_eq!(b.stats(), BatchStats { batches: 2, calls: 2, widest: 1 });
+
+        let b = Arc::new(VerifyBatcher::new(Duration::from_millis(300)));
+        let (b1, vk1, items) = (b.clone(), vk.clone(), proofs(&pk, 0..2));
+        let first = tokio::spawn(async move { b1.verify(vk1, items).await });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        first.abort(); // the caller that opened the batch is gone
+        assert_eq!(b.verify(vk.clone(), proofs(&pk, 4..6)).await.unwrap(), Vec::<usize>::new());
+        assert_eq!(b.stats(), BatchStats { batches: 1, calls: 2, widest: 2 });
+    }
+}
