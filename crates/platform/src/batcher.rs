@@ -3,8 +3,12 @@
 //! under one verifying key that arrive within the batch window (`--batch-window-ms`) as one
 //! batch: one random linear combination, one set of pairings, however many jobs they come from.
 //! Each task then gets the verdict on its own proofs: a bad proof is located by bisection and
-//! named to its own task only, so it fails its own job and no other, and a good proof is never
-//! published on the strength of another job's batch unless that batch verified with it in.
+//! named to its own task only, so it fails its own job and no other; a batch is keyed by the
+//! curve and the key's digest, so proofs are only ever checked under their own job's key.
+//!
+//! Measured (`cargo run -p platform --example batcher_bench`, BN254, 2 cores): 100 jobs' bundles
+//! of 1 proof verified in 12 ms shared against 223 ms one batch per bundle (18×); 10 jobs of 4
+//! proofs, 11 ms against 24 ms (2.2×, the 5 ms window included).
 //!
 //! The batch runs in a task of its own (not in any caller's), so a caller abandoned half-way
 //! (deadline, lost lease) cannot strand the others; a caller that is gone simply misses its

@@ -130,7 +130,7 @@ impl Default for PlatformConfig {
             job_window: kinds::pari::DEFAULT_WINDOW,
             tenant_window: kinds::pari::DEFAULT_WINDOW,
             executor_loops: 4,
-            aggregator_loops: 4,
+            aggregator_loops: 2,
             batch_window: Duration::from_millis(20),
             quotas: Quotas::default(),
         }

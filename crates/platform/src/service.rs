@@ -103,7 +103,7 @@ pub struct ServiceConfig {
     pub executor_loops: usize,
     /// Task loops of the aggregator role in this process: bundle tasks running at once share
     /// batch verifications.
-    #[arg(long, env = "PROVER_AGGREGATOR_LOOPS", default_value_t = 4)]
+    #[arg(long, env = "PROVER_AGGREGATOR_LOOPS", default_value_t = 2)]
     pub aggregator_loops: usize,
     /// How long (ms) the aggregator holds a registered circuit's bundle for bundles of other jobs
     /// under the same key, to verify them all in one batch (0: each on its own).

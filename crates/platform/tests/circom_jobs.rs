@@ -42,7 +42,9 @@ fn example(curve: &str) -> (Vec<u8>, Witnesses) {
 async fn platform(real: bool) -> Option<(Arc<Platform>, Option<tempfile::TempDir>)> {
     let cfg = QueueConfig { visibility_timeout: Duration::from_secs(5), ..QueueConfig::default() };
     let (q, blobs, jobs, dir) = common::backends(real, cfg).await?;
-    Some((Platform::new(q, blobs, jobs), dir))
+    // A batch window long enough that bundles of jobs submitted together meet in one batch.
+    let config = platform::PlatformConfig { batch_window: Duration::from_secs(1), ..Default::default() };
+    Some((Platform::with_config(q, blobs, jobs, config), dir))
 }
 
 async fn upload(p: &Platform, tenant: &str, name: &str, bytes: Vec<u8>) -> String {
@@ -177,6 +179,22 @@ async fn run(real: bool, curve: &str) {
     assert_eq!(invalid_field(p.circuit_bundle(&tenant, &id, std::slice::from_ref(&job)).await.map(|_| ())), "job_ids", "a registration job");
     assert_eq!(invalid_field(p.circuit_bundle(&tenant, &id, &[]).await.map(|_| ())), "job_ids");
     assert_eq!(invalid_field(p.circuit_bundle(&tenant, &"1".repeat(64), std::slice::from_ref(&pj)).await.map(|_| ())), "job_ids", "another circuit");
+
+    // Jobs of the circuit submitted together: the aggregator verifies their bundles in shared
+    // batches (fewer batches than bundles), and each job's outputs verify on their own.
+    let before = p.batcher().stats();
+    let mut together = Vec::new();
+    for k in &keys {
+        together.push(submit(prove(&tenant, &id, vec![k.clone()]), tenant.clone()).await.unwrap().0);
+    }
+    for j in &together {
+        assert_eq!(wait(&p, j).await, JobOutcome::Done);
+        assert!(p.verify_pari_outputs(j, Some(&digest)).await.is_ok());
+    }
+    let after = p.batcher().stats();
+    let (batches, bundles) = (after.batches - before.batches, after.calls - before.calls);
+    assert_eq!(bundles, keys.len() as u64);
+    assert!(batches < bundles, "{bundles} bundles of jobs submitted together took {batches} batches");
 
     // A witness that breaks a constraint fails the job, naming it and the constraint.
     let bad = match curve {
