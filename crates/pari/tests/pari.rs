@@ -340,3 +340,32 @@ fn tuned_batch_locates_like_baseline_bls12_381() {
 fn tuned_batch_locates_like_baseline_bn254() {
     tuned_batch_locates_like_baseline::<Bn>();
 }
+
+/// Circuits large enough that the prover's MSMs take the batch-affine Pippenger (at least
+/// `Pippenger::BATCH_AFFINE_MIN` points in T's and U's MSMs): proofs verify, and the same proof
+/// under another public input does not.
+fn large_circuit_proofs<E: Pairing>()
+where
+    E::ScalarField: ark_crypto_primitives::sponge::Absorb,
+{
+    let family = CircuitFamily::Chain { steps: 700 };
+    let (pk, vk) = keys::<E>(family);
+    assert!(pk.vk.domain_size as usize + 1 >= pari::msm::Pippenger::BATCH_AFFINE_MIN, "the circuit is too small to reach the batch-affine MSM");
+    let pvk = vk.prepare().unwrap();
+    let (circuit, x) = family.instance::<E::ScalarField>(3);
+    let proof = prove(&pk, circuit, &mut rng()).unwrap();
+    verify(&pvk, &x, &proof).unwrap();
+    let mut other = x.clone();
+    other[0] += E::ScalarField::one();
+    assert!(verify(&pvk, &other, &proof).is_err(), "a proof verified for another statement");
+}
+
+#[test]
+fn large_circuit_proofs_bls12_381() {
+    large_circuit_proofs::<Bls>();
+}
+
+#[test]
+fn large_circuit_proofs_bn254() {
+    large_circuit_proofs::<Bn>();
+}
