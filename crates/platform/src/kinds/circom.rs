@@ -35,7 +35,7 @@ use ::pari::{KeyDigest, ProvingKey, VerifyingKey};
 use queue::Lease;
 use rand::SeedableRng;
 
-use super::pari::{dispatch, job_seed, pari_err, task_id, task_of, Steps};
+use super::pari::{dispatch, job_seed, pari_err, read_proofs, task_id, task_of, Steps};
 use super::{JobKind, JobRequest, Served, TaskKind, Validated};
 use crate::error::{corrupt, invalid};
 use crate::{layout, Platform, PlatformError};
@@ -706,10 +706,7 @@ async fn publish_bundle<E: Pairing>(p: &Platform, rec: &JobRecord, spec: &Circom
     let job = &rec.id;
     let digest: KeyDigest = spec.vk_digest.parse().map_err(corrupt)?;
     let vk = VerifyingKey::<E>::from_bytes_pinned(&vk_bytes, &digest).map_err(pari_err)?;
-    let mut items = Vec::new();
-    for i in spec.steps().bundle_tasks(k) {
-        items.extend(ProofList::<E>::from_bytes(&p.blobs().get(&layout::pari_proofs(job, i)).await?).map_err(pari_err)?.items);
-    }
+    let items = read_proofs::<E>(p, job, spec.steps().bundle_tasks(k)).await?;
     // One batch with the bundles of other jobs under this key that arrive meanwhile.
     let bad = p.batcher().verify(vk.clone(), items.clone()).await?;
     let bundle = Bundle::new(&vk, items);

@@ -307,6 +307,20 @@ impl Steps {
     }
 }
 
+/// The proofs (with their public inputs) that prove tasks `tasks` of `job` stored, in order.
+#[allow(clippy::type_complexity)]
+pub(crate) async fn read_proofs<E: ark_ec::pairing::Pairing>(
+    p: &Platform,
+    job: &str,
+    tasks: std::ops::Range<u64>,
+) -> Result<Vec<(Vec<E::ScalarField>, ::pari::Proof<E>)>, PlatformError> {
+    let mut items = Vec::new();
+    for i in tasks {
+        items.extend(ProofList::<E>::from_bytes(&p.blobs().get(&layout::pari_proofs(job, i)).await?).map_err(pari_err)?.items);
+    }
+    Ok(items)
+}
+
 /// Gathers the proof lists of `tasks` and batch-verifies them under `vk`, locating any bad
 /// proof by bisection: the bundle and the positions (in it) of the proofs that fail.
 pub(crate) async fn gather_bundle<E: ark_ec::pairing::Pairing>(
@@ -315,12 +329,7 @@ pub(crate) async fn gather_bundle<E: ark_ec::pairing::Pairing>(
     tasks: std::ops::Range<u64>,
     vk: VerifyingKey<E>,
 ) -> Result<(Bundle<E>, Vec<usize>), PlatformError> {
-    let mut items = Vec::new();
-    for i in tasks {
-        let list = ProofList::<E>::from_bytes(&p.blobs().get(&layout::pari_proofs(job, i)).await?).map_err(pari_err)?;
-        items.extend(list.items);
-    }
-    let bundle = Bundle::new(&vk, items);
+    let bundle = Bundle::new(&vk, read_proofs(p, job, tasks).await?);
     tokio::task::spawn_blocking(move || {
         let pvk: PreparedVerifyingKey<E> = vk.prepare()?;
         let bad = bundle.locate_invalid(&pvk, &mut rand_chacha::ChaCha20Rng::from_entropy());
