@@ -32,7 +32,12 @@ async fn small_scenario_against_the_embedded_server() {
         })
         .await
     });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The event: the gRPC port accepts connections (bounded: the server must come up).
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while tokio::net::TcpStream::connect(("127.0.0.1", grpc)).await.is_err() {
+        assert!(std::time::Instant::now() < deadline, "the embedded server never listened on {grpc}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/small.toml")).unwrap();
     let mut scenario = prover_loadtest::Scenario::from_toml(&text).unwrap();

@@ -186,16 +186,11 @@ mod tests {
         let b = Arc::new(VerifyBatcher::new(Duration::from_millis(500)));
         let mut bad = proofs(&pk, 10..13);
         bad[1].0[0] += Fr::from(1u64);
-        let calls = [proofs(&pk, 0..4), bad, proofs(&pk, 20..22)];
-        let mut handles = Vec::new();
-        for items in calls {
-            let (b, vk) = (b.clone(), vk.clone());
-            handles.push(tokio::spawn(async move { b.verify(vk, items).await.unwrap() }));
-        }
-        let mut verdicts = Vec::new();
-        for h in handles {
-            verdicts.push(h.await.unwrap());
-        }
+        let (good, late) = (proofs(&pk, 0..4), proofs(&pk, 20..22));
+        // Joined: the three calls join the batch on their first poll, one after the other,
+        // whatever the machine's load (spawned tasks could start a window apart).
+        let (v0, v1, v2) = tokio::join!(b.verify(vk.clone(), good), b.verify(vk.clone(), bad), b.verify(vk.clone(), late));
+        let verdicts = vec![v0.unwrap(), v1.unwrap(), v2.unwrap()];
         assert_eq!(verdicts, vec![vec![], vec![1], vec![]]);
         assert_eq!(b.stats(), BatchStats { batches: 1, calls: 3, widest: 3 });
     }
@@ -226,12 +221,18 @@ mod tests {
         assert_eq!(b.verify(vk.clone(), proofs(&pk, 2..3)).await.unwrap(), Vec::<usize>::new());
         assert_eq!(b.stats(), BatchStats { batches: 2, calls: 2, widest: 1 });
 
-        let b = Arc::new(VerifyBatcher::new(Duration::from_millis(300)));
-        let (b1, vk1, items) = (b.clone(), vk.clone(), proofs(&pk, 0..2));
-        let first = tokio::spawn(async move { b1.verify(vk1, items).await });
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        first.abort(); // the caller that opened the batch is gone
-        assert_eq!(b.verify(vk.clone(), proofs(&pk, 4..6)).await.unwrap(), Vec::<usize>::new());
+        let b = VerifyBatcher::new(Duration::from_secs(2));
+        let (first_items, second_items) = (proofs(&pk, 0..2), proofs(&pk, 4..6));
+        {
+            // Polled once, the first call opens the batch; then its caller is gone.
+            let mut first = std::pin::pin!(b.verify(vk.clone(), first_items));
+            tokio::select! {
+                biased;
+                _ = &mut first => panic!("the batch closed before its window"),
+                _ = std::future::ready(()) => {}
+            }
+        }
+        assert_eq!(b.verify(vk.clone(), second_items).await.unwrap(), Vec::<usize>::new());
         assert_eq!(b.stats(), BatchStats { batches: 1, calls: 2, widest: 2 });
     }
 }

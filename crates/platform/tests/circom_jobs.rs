@@ -95,7 +95,9 @@ async fn run(real: bool, curve: &str) {
 
     let (stop, rx) = watch::channel(false);
     tokio::spawn(p.clone().run_executor("ex".into(), rx.clone()));
-    tokio::spawn(p.clone().run_aggregator("ag".into(), rx.clone()));
+    // The first aggregator has a stop of its own: the batching check below holds it back.
+    let (stop_ag, rx_ag) = watch::channel(false);
+    let first_aggregator = tokio::spawn(p.clone().run_aggregator("ag".into(), rx_ag));
     for i in 0..2 {
         tokio::spawn(p.clone().run_worker(format!("w{i}"), rx.clone()));
     }
@@ -181,12 +183,22 @@ async fn run(real: bool, curve: &str) {
     assert_eq!(invalid_field(p.circuit_bundle(&tenant, &"1".repeat(64), std::slice::from_ref(&pj)).await.map(|_| ())), "job_ids", "another circuit");
 
     // Jobs of the circuit submitted together: the aggregator verifies their bundles in shared
-    // batches (fewer batches than bundles), and each job's outputs verify on their own.
+    // batches (fewer batches than bundles), and each job's outputs verify on their own. The
+    // bundles are all waiting before an aggregator (two loops) is started, so two of them are
+    // claimed at once and meet within the window whatever the machine's load.
+    let _ = stop_ag.send(true);
+    first_aggregator.await.unwrap().unwrap();
     let before = p.batcher().stats();
     let mut together = Vec::new();
     for k in &keys {
         together.push(submit(prove(&tenant, &id, vec![k.clone()]), tenant.clone()).await.unwrap().0);
     }
+    for j in &together {
+        while p.queue().job_tasks("circom.bundle", j).await.unwrap() == 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    tokio::spawn(p.clone().run_aggregator("ag2".into(), rx.clone()));
     for j in &together {
         assert_eq!(wait(&p, j).await, JobOutcome::Done);
         assert!(p.verify_pari_outputs(j, Some(&digest)).await.is_ok());

@@ -164,7 +164,9 @@ fn quick_reconciler() -> PlatformConfig {
     PlatformConfig {
         reconcile_every: Duration::from_millis(100),
         reconcile_grace: Duration::from_millis(300),
-        retention: Duration::from_millis(500),
+        // Long enough that a finished job's record outlives a loaded test's next look at it
+        // (`Platform::wait` reads a vanished record as a failure).
+        retention: Duration::from_secs(5),
         ..PlatformConfig::default()
     }
 }
@@ -203,9 +205,12 @@ async fn a_job_whose_tasks_were_lost_fails_with_the_reason() {
         other => panic!("expected a failed job, got {other:?}"),
     }
     let _ = stop.send(true);
-    // Retention: the finished job's record expires.
-    tokio::time::sleep(Duration::from_millis(700)).await;
-    assert_eq!(store.get(&job).await.unwrap(), None);
+    // Retention: the finished job's record expires (waited for, bounded).
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while store.get(&job).await.unwrap().is_some() {
+        assert!(std::time::Instant::now() < deadline, "the finished job's record never expired");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// A corrupt task payload is fatal: the job fails at once with the reason, on the first attempt

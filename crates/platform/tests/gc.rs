@@ -27,13 +27,14 @@ async fn collects(real: bool) {
     // A finished job with outputs, a job still running, an orphan, a shared key.
     let (done, _) = p.submit(JobRequest::Noop { tasks: 1 }, None).await.unwrap();
     let (tx, rx) = watch::channel(false);
-    tokio::spawn(p.clone().run_executor("gc-executor".into(), rx.clone()));
-    tokio::spawn(p.clone().run_worker("gc-worker".into(), rx.clone()));
+    let loops = [tokio::spawn(p.clone().run_executor("gc-executor".into(), rx.clone())), tokio::spawn(p.clone().run_worker("gc-worker".into(), rx.clone()))];
     let outcome = tokio::time::timeout(Duration::from_secs(120), p.wait(&done, |_| {})).await.expect("job finished");
     assert_eq!(outcome, JobOutcome::Done);
     let _ = tx.send(true);
-    // Let the roles' blocking claims (up to 500 ms) run out before the next job is queued.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // The roles have ended (no claim still waiting) before the next job is queued.
+    for l in loops {
+        tokio::time::timeout(Duration::from_secs(300), l).await.expect("a role loop stops").unwrap().unwrap();
+    }
     put(format!("jobs/{done}/proof/out.bin")).await;
     put(format!("jobs/{done}/inputs/in.bin")).await;
     let (running, _) = p.submit(JobRequest::Noop { tasks: 1 }, None).await.unwrap();

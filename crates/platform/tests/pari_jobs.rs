@@ -93,37 +93,48 @@ async fn redis_s3_pari_job() {
     run(true).await;
 }
 
-/// Fair share (issue 11 item 8): with one worker, a job of 24 prove tasks submitted first and a
-/// job of one submitted after it. With a window of 2 the large job holds at most 2 places in
-/// the prove queue, so the small job ends while the large one still has tasks left; with
-/// an unbounded window (every prove task queued at once, as before) the small job waits behind
-/// all 24. Both measured, in the same run.
+/// Fair share (issue 11 item 8): with one worker, a job of 24 prove tasks, and a job of one
+/// submitted once the large job's prove tasks are released (its window's worth, or all 24
+/// without a window), so the order the test is about is fixed before the small job exists.
+/// We read where the small job's prove task came in the order the worker claimed prove tasks
+/// (recorded by the queue, not sampled while the jobs run). With a window of 2 the large job
+/// holds at most 2 places in the prove queue, so the small job's task is claimed after a few of
+/// the large job's; with an unbounded window (every prove task queued at once) it is claimed
+/// after all 24. Both measured, in the same run.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_small_job_is_not_starved_behind_a_large_one() {
-    async fn large_done_when_small_ends(window: u64) -> (u64, u64) {
+    async fn large_claims_before_small(window: u64) -> usize {
         let (q, blobs, store, _dir) = common::backends(false, QueueConfig::default()).await.unwrap();
-        let p = Platform::with_config(q, blobs, store.clone(), platform::PlatformConfig { job_window: window, ..Default::default() });
+        let log = Arc::new(common::claims::ClaimLog::new(q));
+        let p = Platform::with_config(log.clone(), blobs, store.clone(), platform::PlatformConfig { job_window: window, ..Default::default() });
         let req = |count: u64| JobRequest::PariBatch { circuit: CircuitFamily::Chain { steps: 512 }, seed_start: 7, count, per_task: 1, bundle_size: 24 };
         let (large, _) = p.submit(req(24), None).await.unwrap();
-        let (small, _) = p.submit(req(1), None).await.unwrap();
         let (tx, rx) = watch::channel(false);
         tokio::spawn(p.clone().run_executor("fair-executor".into(), rx.clone()));
         tokio::spawn(p.clone().run_aggregator("fair-aggregator".into(), rx.clone()));
         tokio::spawn(p.clone().run_worker("fair-worker".into(), rx.clone()));
-        let outcome = tokio::time::timeout(Duration::from_secs(300), p.wait(&small, |_| {})).await.expect("small job ended");
-        assert_eq!(outcome, JobOutcome::Done);
-        let progress = store.get(&large).await.unwrap().unwrap().tasks["pari.prove"].done;
-        assert_eq!(tokio::time::timeout(Duration::from_secs(300), p.wait(&large, |_| {})).await.expect("large job ended"), JobOutcome::Done);
+        // The event the comparison needs: the large job's first prove tasks are dispatched.
+        let released = window.min(24);
+        while store.release_mark(&large, "prove").await.unwrap() < released {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let (small, _) = p.submit(req(1), None).await.unwrap();
+        for job in [&small, &large] {
+            let outcome = tokio::time::timeout(Duration::from_secs(600), p.wait(job, |_| {})).await.expect("job ended");
+            assert_eq!(outcome, JobOutcome::Done);
+        }
         let _ = tx.send(true);
-        (progress, 24)
+        let order = log.jobs_claimed("pari.prove");
+        assert_eq!(order.len(), 25, "each prove task claimed once: {order:?}");
+        order.iter().position(|j| *j == small).expect("the small job's prove task was claimed")
     }
-    let (windowed, total) = large_done_when_small_ends(2).await;
-    let (unbounded, _) = large_done_when_small_ends(u64::MAX).await;
-    eprintln!("large job's prove tasks done when the small job ended: window 2: {windowed}/{total}, unbounded: {unbounded}/{total}");
-    // The small job's path (setup, prove, bundle over three roles) lets the worker prove a few
-    // of the large job's tasks meanwhile; what matters is that it did not wait for all of them.
-    assert!(windowed < total, "the small job waited behind every task of the large one ({windowed}/{total})");
-    assert_eq!(unbounded, total, "without a window the small job should wait behind every task (the test shows nothing)");
+    let windowed = large_claims_before_small(2).await;
+    let unbounded = large_claims_before_small(u64::MAX).await;
+    eprintln!("large job's prove tasks claimed before the small job's: window 2: {windowed}/24, unbounded: {unbounded}/24");
+    // The small job's setup runs on the same worker while the large job proves, so a few of the
+    // large job's tasks go first; what matters is that the small one did not wait for all.
+    assert!(windowed < 24, "the small job waited behind every task of the large one ({windowed}/24)");
+    assert_eq!(unbounded, 24, "without a window the small job should wait behind every task (the test shows nothing)");
 }
 
 /// Fair share across tenants (issue 12 item 3): with one worker, tenant `big` runs four jobs of
@@ -143,10 +154,11 @@ async fn tenants_share_the_queue_whatever_their_number_of_jobs() {
             None => common::backends(false, QueueConfig::default()).await.unwrap(),
         };
         let (q, blobs, store, _dir) = backends;
+        let log = Arc::new(common::claims::ClaimLog::new(q));
         let run = uuid::Uuid::new_v4().simple().to_string();
         let (big_tenant, small_tenant) = (format!("big-{}", &run[..8]), format!("small-{}", &run[..8]));
         let config = platform::PlatformConfig { job_window: 4, tenant_window, ..Default::default() };
-        let p = Platform::with_config(q, blobs, store.clone(), config);
+        let p = Platform::with_config(log.clone(), blobs, store.clone(), config);
         let req = |count: u64| JobRequest::PariBatch { circuit: CircuitFamily::Chain { steps: 512 }, seed_start: 7, count, per_task: 1, bundle_size: count };
         let mut big = Vec::new();
         for _ in 0..4 {
@@ -160,13 +172,6 @@ async fn tenants_share_the_queue_whatever_their_number_of_jobs() {
             let (store, job) = (store.clone(), job.to_string());
             async move { store.get(&job).await.unwrap().unwrap().tasks["pari.prove"].done }
         };
-        let big_proved = || async {
-            let mut n = 0;
-            for job in &big {
-                n += proved(job).await;
-            }
-            n
-        };
         // Small submits once every job of big is proving.
         let mut proving = 0;
         while proving < big.len() {
@@ -177,22 +182,16 @@ async fn tenants_share_the_queue_whatever_their_number_of_jobs() {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         let (small, _) = p.submit_as(&small_tenant, req(8), None).await.unwrap();
-        let mut first = None;
-        let last = loop {
-            let (s, b) = (proved(&small).await, big_proved().await);
-            if s >= 1 && first.is_none() {
-                first = Some(b);
-            }
-            if s == 8 {
-                break b;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        };
         for job in big.iter().chain([&small]) {
             assert_eq!(tokio::time::timeout(Duration::from_secs(300), p.wait(job, |_| {})).await.expect("job ended"), JobOutcome::Done);
         }
         let _ = tx.send(true);
-        last - first.unwrap_or(last)
+        // Big's prove tasks the worker claimed between small's first and its last, in the order
+        // the queue handed them out.
+        let order = log.jobs_claimed("pari.prove");
+        let first = order.iter().position(|j| *j == small).expect("small's tasks were claimed");
+        let last = order.iter().rposition(|j| *j == small).unwrap();
+        order[first..=last].iter().filter(|j| big.contains(j)).count() as u64
     }
     let fair = big_proofs_while_small_proves(4).await;
     let unfair = big_proofs_while_small_proves(0).await;

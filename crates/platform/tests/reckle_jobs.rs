@@ -27,16 +27,34 @@ async fn backends(real: bool) -> Option<common::Backends> {
 }
 
 /// Starts 2 executors, 1 aggregator and `workers` workers; returns the stop switch.
-fn start(p: &Arc<Platform>, workers: usize, tag: &str) -> watch::Sender<bool> {
+/// The roles of a test platform; [`Roles::stop`] returns once every loop has ended.
+struct Roles {
+    tx: watch::Sender<bool>,
+    loops: Vec<tokio::task::JoinHandle<Result<(), platform::PlatformError>>>,
+}
+
+impl Roles {
+    /// Stops the roles and waits until none can claim a task any more (the event a test that
+    /// submits afterwards needs; a sleep would race with a claim that is still waiting).
+    async fn stop(self) {
+        let _ = self.tx.send(true);
+        for l in self.loops {
+            tokio::time::timeout(Duration::from_secs(300), l).await.expect("a role loop stops").expect("role loop").expect("role loop");
+        }
+    }
+}
+
+fn start(p: &Arc<Platform>, workers: usize, tag: &str) -> Roles {
     let (tx, rx) = watch::channel(false);
+    let mut loops = Vec::new();
     for i in 0..2 {
-        tokio::spawn(p.clone().run_executor(format!("executor-{tag}-{i}"), rx.clone()));
+        loops.push(tokio::spawn(p.clone().run_executor(format!("executor-{tag}-{i}"), rx.clone())));
     }
-    tokio::spawn(p.clone().run_aggregator(format!("aggregator-{tag}"), rx.clone()));
+    loops.push(tokio::spawn(p.clone().run_aggregator(format!("aggregator-{tag}"), rx.clone())));
     for i in 0..workers {
-        tokio::spawn(p.clone().run_worker(format!("worker-{tag}-{i}"), rx.clone()));
+        loops.push(tokio::spawn(p.clone().run_worker(format!("worker-{tag}-{i}"), rx.clone())));
     }
-    tx
+    Roles { tx, loops }
 }
 
 async fn published(blobs: &Arc<dyn BlobStore>, circuits: &Circuits, job: &str) -> (Statement, NodeProof) {
@@ -102,11 +120,12 @@ async fn run_jobs(real: bool) {
     assert!(matches!(p.submit(early, None).await, Err(PlatformError::Precondition(_))));
 
     // Executors first: one of them runs the plan task that dispatches the bucket tasks.
-    let stop = start(&p, 0, &job[..8]);
+    let mut roles = start(&p, 0, &job[..8]);
     let lease = q.claim(LEAF.name, "doomed-worker", Duration::from_secs(60)).await.unwrap();
     assert!(lease.is_some());
     for i in 0..2 {
-        tokio::spawn(p.clone().run_worker(format!("worker-{}-{i}", &job[..8]), stop.subscribe()));
+        let worker = tokio::spawn(p.clone().run_worker(format!("worker-{}-{i}", &job[..8]), roles.tx.subscribe()));
+        roles.loops.push(worker);
     }
     let outcome = tokio::time::timeout(Duration::from_secs(600), p.wait(&job, |_| {})).await.expect("job finished");
     assert_eq!(outcome, JobOutcome::Done);
@@ -142,8 +161,7 @@ async fn run_jobs(real: bool) {
 
     // Cancellation: the job ends cancelled, its waiting tasks and objects go, and nothing
     // dispatches for it afterwards.
-    let _ = stop.send(true);
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    roles.stop().await;
     let (job3, _) = p.submit(batch_request(vec![0, 15], &values), None).await.unwrap();
     let rec = p.cancel(&job3).await.unwrap();
     assert_eq!(rec.state, JobState::Cancelled);

@@ -7,15 +7,21 @@ use std::time::Duration;
 
 use crate::{FailOutcome, Queue, QueueConfig, QueueError, TaskMessage, MAX_PAYLOAD};
 
-/// Short timeouts so the cases run in well under a second each.
+/// Timeouts short enough for the cases to run in seconds, and long enough that what a case
+/// asserts has *not* happened yet (a lease still held, a retry still in its backoff) still holds
+/// on a loaded machine, where a few Redis round trips or a heartbeat can take hundreds of
+/// milliseconds. Cases wait for expiries with sleeps that are lower bounds only.
 pub fn contract_config() -> QueueConfig {
     QueueConfig {
-        visibility_timeout: Duration::from_millis(300),
+        visibility_timeout: Duration::from_secs(2),
         max_attempts: 3,
-        backoff_base: Duration::from_millis(100),
-        backoff_max: Duration::from_millis(400),
+        backoff_base: Duration::from_secs(1),
+        backoff_max: Duration::from_secs(4),
     }
 }
+
+/// Longer than any backoff or lease of [`contract_config`]: a bound on a wait that must end.
+const LONG: Duration = Duration::from_secs(20);
 
 fn task(job: &str, n: u32) -> TaskMessage {
     TaskMessage::new(job, format!("t{n}"), format!("{{\"n\":{n}}}"))
@@ -79,7 +85,7 @@ pub async fn retries_then_dead_letters(q: &dyn Queue, kind: &str) {
     let cfg = contract_config();
     q.enqueue(kind, task("j", 1)).await.unwrap();
     for attempt in 1..=cfg.max_attempts {
-        let l = q.claim(kind, "w", Duration::from_secs(2)).await.unwrap().expect("delivered after backoff");
+        let l = q.claim(kind, "w", LONG).await.unwrap().expect("delivered after backoff");
         assert_eq!(l.attempt, attempt);
         let out = q.fail(&l, &format!("boom {attempt}")).await.unwrap();
         if attempt < cfg.max_attempts {
@@ -115,7 +121,7 @@ pub async fn trace_context_travels_with_the_message(q: &dyn Queue, kind: &str) {
     assert_eq!(b.task.trace, None, "no context, none invented");
     q.complete(&b).await.unwrap();
     q.fail(&a, "boom").await.unwrap();
-    let again = q.claim(kind, "w", Duration::from_secs(2)).await.unwrap().expect("retried");
+    let again = q.claim(kind, "w", LONG).await.unwrap().expect("retried");
     assert_eq!((again.attempt, again.task.trace.as_deref()), (2, Some(tp)));
     let report = TaskMessage { trace: Some(tp.replace("00f067aa", "11f067aa")), ..task("jt", 9) };
     let reports = format!("{kind}-reports");
@@ -130,8 +136,8 @@ pub async fn expired_leases_count_as_attempts(q: &dyn Queue, kind: &str) {
     let cfg = contract_config();
     q.enqueue(kind, task("j", 1)).await.unwrap();
     for _ in 0..cfg.max_attempts {
-        assert!(q.claim(kind, "dies", Duration::from_millis(500)).await.unwrap().is_some());
-        tokio::time::sleep(cfg.visibility_timeout + Duration::from_millis(50)).await;
+        assert!(q.claim(kind, "dies", LONG).await.unwrap().is_some());
+        tokio::time::sleep(cfg.visibility_timeout + Duration::from_millis(100)).await;
     }
     assert!(q.claim(kind, "w", SHORT).await.unwrap().is_none());
     assert_eq!(q.dead_letters(kind).await.unwrap().len(), 1);
@@ -216,7 +222,7 @@ pub async fn expired_lease_behind_live_ones_is_redelivered(q: &dyn Queue, kind: 
     };
     let other = async {
         tokio::time::sleep(vt + Duration::from_millis(100)).await;
-        q.claim(kind, "other", Duration::from_millis(500)).await.unwrap()
+        q.claim(kind, "other", vt).await.unwrap()
     };
     let (_, found) = tokio::join!(heartbeat, other);
     let found = found.expect("the expired lease is redelivered");

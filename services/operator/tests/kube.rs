@@ -362,7 +362,7 @@ async fn pool_scales_the_deployment_with_the_backlog_and_never_below_busy_worker
     let pools = &pools;
     let replicas = move || async move { deployments.get("workers").await.unwrap().spec.and_then(|s| s.replicas).unwrap() };
     let wait_replicas = move |want: i32, what: &'static str| async move {
-        eventually(Duration::from_secs(30), what, move || async move {
+        eventually(Duration::from_secs(120), what, move || async move {
             let r = replicas().await;
             ((r == want).then_some(()), format!("replicas {r}"))
         })
@@ -377,8 +377,12 @@ async fn pool_scales_the_deployment_with_the_backlog_and_never_below_busy_worker
         queue.enqueue("pari.prove", task(i)).await.unwrap();
     }
     wait_replicas(3, "3 replicas for 9 waiting tasks").await;
-    let st = pools.get_status("cpu").await.unwrap().status.unwrap();
-    assert_eq!((st.pending, st.running, st.desired_replicas), (9, 0, Some(3)), "{st:?}");
+    // The scaler writes the scale, then the status (two API writes): wait for the status too.
+    let st = eventually(Duration::from_secs(120), "status for 9 waiting tasks", move || async move {
+        let st = pools.get_status("cpu").await.unwrap().status.unwrap();
+        (((st.pending, st.running, st.desired_replicas) == (9, 0, Some(3))).then(|| st.clone()), format!("{st:?}"))
+    })
+    .await;
     assert!(st.last_scale_time.is_some());
 
     // 4 workers take a task each and throughput shows 1 s per task: the backlog (9 s) alone
@@ -391,7 +395,7 @@ async fn pool_scales_the_deployment_with_the_backlog_and_never_below_busy_worker
         queue.record_throughput("pari.prove", Duration::from_secs(1)).await.unwrap();
     }
     wait_replicas(4, "4 replicas while 4 workers are busy").await;
-    let st = eventually(Duration::from_secs(10), "status with 4 busy", move || async move {
+    let st = eventually(Duration::from_secs(120), "status with 4 busy", move || async move {
         let st = pools.get_status("cpu").await.unwrap().status.unwrap();
         ((st.busy_workers == 4 && st.seconds_per_task == 1.0).then(|| st.clone()), format!("{st:?}"))
     })

@@ -3,6 +3,8 @@
 //! the test instead of skipping it.
 
 #[allow(dead_code)]
+pub mod claims;
+#[allow(dead_code)]
 pub mod faults;
 
 use std::sync::Arc;
