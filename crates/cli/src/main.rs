@@ -38,6 +38,16 @@ enum Command {
     Admin(admin::AdminCommand),
     /// Run platform services: one role against Redis and S3, or all of them with --embedded.
     Serve(serve::ServeArgs),
+    /// The job kinds this build serves, their task kinds and the role serving each (the one
+    /// list the chart schema and the service contract are checked against).
+    Kinds {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every service flag with its environment variable and default, as Markdown (the source
+    /// of docs/configuration.md).
+    Configuration,
     /// Submit a job to the platform; prints its id.
     Submit {
         #[command(flatten)]
@@ -142,6 +152,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Pari(cmd) => pari::run(cmd),
         Command::Hekaton(cmd) => hekaton::run(cmd),
         Command::Serve(args) => serve::run(args),
+        Command::Kinds { json } => kinds(json),
+        Command::Configuration => {
+            print!("{}", platform::service::configuration_markdown());
+            Ok(())
+        }
         Command::Admin(cmd) => admin::run(cmd),
         Command::Submit { endpoint, job } => client::submit(endpoint, job),
         Command::Circuit { endpoint, cmd } => client::circuit(endpoint, cmd),
@@ -154,4 +169,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Fetch { job, out, endpoint } => client::fetch(endpoint, job, out),
         Command::VerifyRemote { job, root, vk_digest, endpoint } => client::verify_remote(endpoint, job, root, vk_digest),
     }
+}
+
+/// `prover kinds`: the registry of the platform this binary runs.
+fn kinds(json: bool) -> anyhow::Result<()> {
+    let registry = platform::kinds::Registry::builtin();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&registry.describe())?);
+        return Ok(());
+    }
+    print!("{}", registry.table());
+    Ok(())
 }

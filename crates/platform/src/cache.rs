@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// Default budget of a process's cache (`--cache-bytes`).
-pub const DEFAULT_CACHE_BYTES: u64 = 256 << 20;
+pub const DEFAULT_CACHE_BYTES: u64 = crate::defaults::CACHE_BYTES;
 
 struct Entry {
     value: Arc<dyn Any + Send + Sync>,

@@ -20,7 +20,7 @@ use std::time::Duration;
 use api::v1 as pb;
 use api::v1::job_service_server::JobService;
 use jobs::{JobRecord, JobState};
-use reckle::{files, Change, NodeProof, Statement};
+use reckle::Change;
 
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::Stream;
@@ -439,10 +439,7 @@ impl JobService for JobServiceImpl {
             "" => None,
             hex => Some(reckle::Digest::from_hex(hex).map_err(|e| Status::invalid_argument(format!("invalid expected_root: {e}")))?),
         };
-        let expected_vk = match request.expected_vk_digest.trim() {
-            "" => None,
-            hex => Some(hex.parse::<::pari::KeyDigest>().map_err(|e| Status::invalid_argument(format!("invalid expected_vk_digest: {e}")))?),
-        };
+        let expected_vk = Some(request.expected_vk_digest.trim()).filter(|d| !d.is_empty());
         let (statement, proof) = match request.target {
             None => return Err(Status::invalid_argument("invalid target: give job_id or reckle proof files")),
             Some(pb::verify_proof_request::Target::JobId(id)) => {
@@ -450,24 +447,19 @@ impl JobService for JobServiceImpl {
                 if rec.state != JobState::Done {
                     return Err(Status::failed_precondition(format!("job {id} is {}, not done", rec.state.as_str())));
                 }
-                if rec.kind == crate::JOB_PARI_BATCH || rec.kind == crate::JOB_PARI_CIRCOM {
-                    let (reason, checked_against) = match self.platform.verify_pari_outputs(&id, expected_vk.as_ref()).await {
-                        Ok(against) => (String::new(), against),
-                        Err(e) => (e, String::new()),
-                    };
-                    return Ok(Response::new(pb::VerifyProofResponse { valid: reason.is_empty(), reason, checked_against }));
-                }
-                let dir = proof_prefix(&id);
-                let get = |f: &'static str| {
-                    let b = self.platform.blobs().clone();
-                    let k = format!("{dir}{f}");
-                    async move { b.get(&k).await.map_err(|e| Status::unavailable(e.to_string())) }
+                // Each kind verifies its own outputs (the registry knows every kind).
+                let kind = self.platform.registry().job_kind(&rec.kind).ok_or_else(|| Status::internal(format!("job {id} has unknown kind {}", rec.kind)))?;
+                let pins = crate::kinds::Pins { root: expected_root.as_ref(), vk_digest: expected_vk };
+                let verdict = kind.verify_outputs(&self.platform, &rec, pins).await.map_err(status)?;
+                let (reason, checked_against) = match verdict {
+                    Ok(against) => (String::new(), against),
+                    Err(e) => (e, String::new()),
                 };
-                (get(files::STATEMENT).await?.to_vec(), get(files::PROOF).await?.to_vec())
+                return Ok(Response::new(pb::VerifyProofResponse { valid: reason.is_empty(), reason, checked_against }));
             }
             Some(pb::verify_proof_request::Target::Reckle(f)) => (f.statement_json, f.proof),
         };
-        let (reason, checked_against) = match self.verify_reckle(&statement, &proof, expected_root.as_ref()).await {
+        let (reason, checked_against) = match crate::kinds::reckle::verify_statement(&self.platform, &statement, &proof, expected_root.as_ref()).await {
             Ok(against) => (String::new(), against),
             Err(e) => (e, String::new()),
         };
@@ -492,28 +484,5 @@ impl JobServiceImpl {
             vk,
             job_id: info.job_id,
         })
-    }
-
-    /// Checks the statement and proof against `expected_root` (or, without one, the
-    /// statement's own C) and returns what it checked against; `Err(reason)` when the statement
-    /// or proof is malformed or does not verify. Cheap checks (the claims, the expected C, the
-    /// pinned circuit digest, the proof's header and size) run before any circuit is built.
-    async fn verify_reckle(&self, statement: &[u8], proof: &[u8], expected_root: Option<&reckle::Digest>) -> Result<String, String> {
-        let st: Statement = serde_json::from_slice(statement).map_err(|e| format!("statement: {e}"))?;
-        let params = st.precheck(expected_root, proof).map_err(|e| format!("statement: {e}"))?;
-        if params.log_n > crate::MAX_LOG_N {
-            return Err(format!("statement: log_n {} above the platform's limit", params.log_n));
-        }
-        let (c, against) = match expected_root {
-            Some(c) => (*c, format!("C = {c} (expected_root)")),
-            None => {
-                let c = reckle::Digest::from_hex(&st.root).map_err(|e| format!("statement: {e}"))?;
-                (c, format!("the statement's own C = {c} only (not pinned: pass expected_root)"))
-            }
-        };
-        let circuits = self.platform.circuits(params).await.map_err(|e| e.to_string())?;
-        let proof = NodeProof::from_bytes(&circuits, proof).map_err(|e| format!("proof: {e}"))?;
-        st.verify_for(&c, circuits.root_key(), &proof).map_err(|e| e.to_string())?;
-        Ok(against)
     }
 }

@@ -28,6 +28,7 @@ pub mod error;
 pub mod gc;
 pub mod grpc;
 pub mod batcher;
+pub mod defaults;
 pub mod kinds;
 pub mod layout;
 pub mod metrics;
@@ -111,7 +112,11 @@ pub struct Quotas {
 
 impl Default for Quotas {
     fn default() -> Self {
-        Self { max_active_jobs: Some(64), max_job_tasks: Some(100_000), max_tasks_per_hour: Some(1_000_000) }
+        Self {
+            max_active_jobs: Some(defaults::TENANT_MAX_ACTIVE_JOBS),
+            max_job_tasks: Some(defaults::TENANT_MAX_JOB_TASKS),
+            max_tasks_per_hour: Some(defaults::TENANT_MAX_TASKS_PER_HOUR),
+        }
     }
 }
 
@@ -120,18 +125,18 @@ impl Default for PlatformConfig {
         Self {
             registry: Registry::builtin(),
             deadlines: BTreeMap::new(),
-            reconcile_every: Duration::from_secs(2),
-            reconcile_grace: Duration::from_secs(60),
+            reconcile_every: Duration::from_secs(defaults::RECONCILE_EVERY_SECS),
+            reconcile_grace: Duration::from_secs(defaults::RECONCILE_GRACE_SECS),
             reconcile_batch: 1000,
-            drain_timeout: Duration::from_secs(300),
-            retention: Duration::from_secs(7 * 24 * 3600),
-            cache_bytes: cache::DEFAULT_CACHE_BYTES,
+            drain_timeout: Duration::from_secs(defaults::DRAIN_TIMEOUT_SECS),
+            retention: Duration::from_secs(defaults::RETENTION_SECS),
+            cache_bytes: defaults::CACHE_BYTES,
             expected: BTreeMap::new(),
-            job_window: kinds::pari::DEFAULT_WINDOW,
-            tenant_window: kinds::pari::DEFAULT_WINDOW,
-            executor_loops: 4,
-            aggregator_loops: 2,
-            batch_window: Duration::from_millis(20),
+            job_window: defaults::JOB_WINDOW,
+            tenant_window: defaults::TENANT_WINDOW,
+            executor_loops: defaults::EXECUTOR_LOOPS,
+            aggregator_loops: defaults::AGGREGATOR_LOOPS,
+            batch_window: Duration::from_millis(defaults::BATCH_WINDOW_MS),
             quotas: Quotas::default(),
         }
     }

@@ -438,7 +438,6 @@ impl Platform {
         let kind = rec.as_ref().map(|r| r.kind.clone()).unwrap_or_else(|| "unknown".into());
         ::metrics::counter!("prover_jobs_total", "kind" => kind.clone(), "outcome" => outcome).increment(1);
         if outcome == "done" {
-            ::metrics::counter!("prover_proofs_total", "kind" => kind.clone()).increment(1);
             if let Some(r) = rec {
                 let secs = jobs::now_ms().saturating_sub(r.created_ms) as f64 / 1e3;
                 ::metrics::histogram!("prover_job_duration_seconds", "kind" => kind).record(secs);

@@ -49,8 +49,10 @@ pub struct ServiceConfig {
     /// S3 endpoint URL (path-style addressing, e.g. MinIO).
     #[arg(long, env = "PROVER_S3_ENDPOINT")]
     pub s3_endpoint: Option<String>,
+    /// S3 bucket of every object (inputs, task outputs, proofs, keys).
     #[arg(long, env = "PROVER_S3_BUCKET", default_value = "prover")]
     pub bucket: String,
+    /// S3 region (signing; MinIO accepts the default).
     #[arg(long, env = "PROVER_S3_REGION", default_value = "us-east-1")]
     pub s3_region: String,
     /// gRPC listen address (planner and embedded mode).
@@ -63,19 +65,19 @@ pub struct ServiceConfig {
     #[arg(long, env = "PROVER_NAME")]
     pub name: Option<String>,
     /// Task loops of the worker role in this process.
-    #[arg(long, env = "PROVER_WORKER_CONCURRENCY", default_value_t = 1)]
+    #[arg(long, env = "PROVER_WORKER_CONCURRENCY", default_value_t = crate::defaults::WORKER_CONCURRENCY)]
     pub concurrency: usize,
     /// Seconds a lease lasts before its task is redelivered to another worker.
-    #[arg(long, env = "PROVER_VISIBILITY_TIMEOUT_SECS", default_value_t = 120)]
+    #[arg(long, env = "PROVER_VISIBILITY_TIMEOUT_SECS", default_value_t = crate::defaults::VISIBILITY_TIMEOUT_SECS)]
     pub visibility_timeout_secs: u64,
     /// Attempts per task before it is dead-lettered and its job fails.
-    #[arg(long, env = "PROVER_MAX_ATTEMPTS", default_value_t = 5)]
+    #[arg(long, env = "PROVER_MAX_ATTEMPTS", default_value_t = crate::defaults::MAX_ATTEMPTS)]
     pub max_attempts: u32,
     /// Task kinds the worker role serves (comma list; default all it knows).
     #[arg(long, env = "PROVER_WORKER_KINDS", value_delimiter = ',')]
     pub kinds: Vec<String>,
     /// On SIGTERM, seconds a task in hand may take to finish before its lease is released.
-    #[arg(long, env = "PROVER_DRAIN_TIMEOUT_SECS", default_value_t = 300)]
+    #[arg(long, env = "PROVER_DRAIN_TIMEOUT_SECS", default_value_t = crate::defaults::DRAIN_TIMEOUT_SECS)]
     pub drain_timeout_secs: u64,
     /// Task deadlines overriding the kinds' defaults, as `KIND=SECONDS` (comma list): a task
     /// running longer is abandoned and retried.
@@ -89,53 +91,53 @@ pub struct ServiceConfig {
     /// prove tasks of one Hekaton job, queued or running at once (fair share: a large job holds at most this many places, so a small one
     /// submitted later is not starved behind it). Keep it above the number of workers; recorded
     /// with each job at submission (planner role).
-    #[arg(long, env = "PROVER_JOB_WINDOW", default_value_t = crate::kinds::pari::DEFAULT_WINDOW)]
+    #[arg(long, env = "PROVER_JOB_WINDOW", default_value_t = crate::defaults::JOB_WINDOW)]
     pub job_window: u64,
     /// Tasks of one tenant's jobs, all together, queued or running at once (fair share across
     /// tenants: divided among the tenant's jobs that have not ended, at least 1 and at most
     /// --job-window each, so a tenant with many jobs holds no more places in the queue than a
     /// tenant with one). Keep it above the number of workers; 0: each job its own window
     /// (executor role).
-    #[arg(long, env = "PROVER_TENANT_WINDOW", default_value_t = crate::kinds::pari::DEFAULT_WINDOW)]
+    #[arg(long, env = "PROVER_TENANT_WINDOW", default_value_t = crate::defaults::TENANT_WINDOW)]
     pub tenant_window: u64,
     /// Task loops of the executor role in this process (plan tasks and reports).
-    #[arg(long, env = "PROVER_EXECUTOR_LOOPS", default_value_t = 4)]
+    #[arg(long, env = "PROVER_EXECUTOR_LOOPS", default_value_t = crate::defaults::EXECUTOR_LOOPS)]
     pub executor_loops: usize,
     /// Task loops of the aggregator role in this process: bundle tasks running at once share
     /// batch verifications.
-    #[arg(long, env = "PROVER_AGGREGATOR_LOOPS", default_value_t = 2)]
+    #[arg(long, env = "PROVER_AGGREGATOR_LOOPS", default_value_t = crate::defaults::AGGREGATOR_LOOPS)]
     pub aggregator_loops: usize,
     /// How long (ms) the aggregator holds a registered circuit's bundle for bundles of other jobs
     /// under the same key, to verify them all in one batch (0: each on its own).
-    #[arg(long, env = "PROVER_BATCH_WINDOW_MS", default_value_t = 20)]
+    #[arg(long, env = "PROVER_BATCH_WINDOW_MS", default_value_t = crate::defaults::BATCH_WINDOW_MS)]
     pub batch_window_ms: u64,
     /// Jobs one tenant may have queued or running at once (planner role; 0: no limit). Jobs
     /// submitted without a tenant (an API without --require-auth) are not limited.
-    #[arg(long, env = "PROVER_TENANT_MAX_ACTIVE_JOBS", default_value_t = 64)]
+    #[arg(long, env = "PROVER_TENANT_MAX_ACTIVE_JOBS", default_value_t = crate::defaults::TENANT_MAX_ACTIVE_JOBS)]
     pub tenant_max_active_jobs: u64,
     /// Tasks one job of a tenant may plan (planner role; 0: no limit).
-    #[arg(long, env = "PROVER_TENANT_MAX_JOB_TASKS", default_value_t = 100_000)]
+    #[arg(long, env = "PROVER_TENANT_MAX_JOB_TASKS", default_value_t = crate::defaults::TENANT_MAX_JOB_TASKS)]
     pub tenant_max_job_tasks: u64,
     /// Tasks a tenant's jobs may plan per clock hour, UTC (planner role; 0: no limit).
-    #[arg(long, env = "PROVER_TENANT_MAX_TASKS_PER_HOUR", default_value_t = 1_000_000)]
+    #[arg(long, env = "PROVER_TENANT_MAX_TASKS_PER_HOUR", default_value_t = crate::defaults::TENANT_MAX_TASKS_PER_HOUR)]
     pub tenant_max_tasks_per_hour: u64,
     /// Seconds between reconciler rounds (executor role).
-    #[arg(long, env = "PROVER_RECONCILE_EVERY_SECS", default_value_t = 2)]
+    #[arg(long, env = "PROVER_RECONCILE_EVERY_SECS", default_value_t = crate::defaults::RECONCILE_EVERY_SECS)]
     pub reconcile_every_secs: u64,
     /// Seconds a job may sit with nothing queued, running or delayed before the reconciler
     /// re-drives or fails it.
-    #[arg(long, env = "PROVER_RECONCILE_GRACE_SECS", default_value_t = 60)]
+    #[arg(long, env = "PROVER_RECONCILE_GRACE_SECS", default_value_t = crate::defaults::RECONCILE_GRACE_SECS)]
     pub reconcile_grace_secs: u64,
     /// Seconds a finished job's record and task state stay in Redis (listable, fetchable).
-    #[arg(long, env = "PROVER_RETENTION_SECS", default_value_t = 7 * 24 * 3600)]
+    #[arg(long, env = "PROVER_RETENTION_SECS", default_value_t = crate::defaults::RETENTION_SECS)]
     pub retention_secs: u64,
     /// Bytes of decoded objects (Reckle job trees and plans, Hekaton keys) a process keeps
     /// between tasks, least recently used evicted first; a tree larger than this is rebuilt by
     /// each task that needs it. Set it well under the container's memory limit.
-    #[arg(long, env = "PROVER_CACHE_BYTES", default_value_t = crate::cache::DEFAULT_CACHE_BYTES)]
+    #[arg(long, env = "PROVER_CACHE_BYTES", default_value_t = crate::defaults::CACHE_BYTES)]
     pub cache_bytes: u64,
     /// Seconds one object-store operation may take before it fails (and is retried).
-    #[arg(long, env = "PROVER_S3_TIMEOUT_SECS", default_value_t = 120)]
+    #[arg(long, env = "PROVER_S3_TIMEOUT_SECS", default_value_t = crate::defaults::S3_TIMEOUT_SECS)]
     pub s3_timeout_secs: u64,
     /// Require an API token on every gRPC call (planner role; health and reflection stay
     /// open). On by default; the flag turns it on where it is off by default: an embedded
@@ -174,6 +176,36 @@ pub struct ServiceConfig {
     /// Log format.
     #[arg(long, env = "PROVER_LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
     pub log_format: String,
+}
+
+/// `docs/configuration.md`: every flag of [`ServiceConfig`] (the settings of `prover serve`
+/// and the service binaries) with its environment variable, default and help, generated from
+/// the flags themselves (`prover configuration` prints it; a test keeps the file in step).
+pub fn configuration_markdown() -> String {
+    let cmd = <ServiceConfig as clap::Args>::augment_args(clap::Command::new("prover serve"));
+    let cell = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ").replace('|', "\\|");
+    let mut out = String::from(
+        "# Configuration\n\n\
+         Generated from the flags by `prover configuration` (do not edit: \
+         `crates/platform/tests/registry_lists.rs` checks this file). Every service (`prover serve \
+         ROLE…`, `services/` binaries) takes these flags, each also as its environment variable; a \
+         switch's variable takes true/false, 1/0, yes/no or on/off. The defaults live in \
+         `crates/platform/src/defaults.rs`, which `PlatformConfig::default()` also returns. The Helm \
+         chart sets them through `config.*` values and `config.extraEnv`.\n\n\
+         | flag | environment | default | what it does |\n|---|---|---|---|\n",
+    );
+    for arg in cmd.get_arguments() {
+        let Some(long) = arg.get_long() else { continue };
+        if long == "help" || long == "version" {
+            continue;
+        }
+        let env = arg.get_env().map(|e| format!("`{}`", e.to_string_lossy())).unwrap_or_default();
+        let default: Vec<String> = arg.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect();
+        let default = if default.is_empty() { String::new() } else { format!("`{}`", default.join(",")) };
+        let help = arg.get_long_help().or(arg.get_help()).map(|h| h.to_string()).unwrap_or_default();
+        out += &format!("| `--{long}` | {env} | {default} | {} |\n", cell(&help));
+    }
+    out
 }
 
 /// The gRPC server's certificate from `--tls-cert` and `--tls-key`, if given, re-read when the

@@ -113,11 +113,16 @@ pub struct QueueConfig {
     pub backoff_max: Duration,
 }
 
+/// Seconds a lease lasts by default (the services' `--visibility-timeout-secs`).
+pub const DEFAULT_VISIBILITY_TIMEOUT_SECS: u64 = 120;
+/// Deliveries of a task by default before it is dead-lettered (`--max-attempts`).
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 5;
+
 impl Default for QueueConfig {
     fn default() -> Self {
         Self {
-            visibility_timeout: Duration::from_secs(60),
-            max_attempts: 5,
+            visibility_timeout: Duration::from_secs(DEFAULT_VISIBILITY_TIMEOUT_SECS),
+            max_attempts: DEFAULT_MAX_ATTEMPTS,
             backoff_base: Duration::from_millis(500),
             backoff_max: Duration::from_secs(30),
         }

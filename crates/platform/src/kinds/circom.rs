@@ -517,6 +517,11 @@ impl JobKind for CircuitRegister {
         p.job_done(job).await
     }
 
+    async fn verify_outputs(&self, _p: &Platform, _job: &JobRecord, _pins: super::Pins<'_>) -> Result<Result<String, String>, PlatformError> {
+        // A registration publishes a key (GetCircuit returns it with its digest); the proofs
+        // made under it are the pari.circom jobs'.
+        Err(super::no_proof(self.name()))
+    }
     fn scratch_prefixes(&self, job: &str) -> Vec<String> {
         vec![layout::inputs_prefix(job)]
     }
@@ -612,7 +617,7 @@ impl JobKind for PariCircom {
         });
         match outcome {
             Ok((list, n)) => {
-                ::metrics::counter!("prover_proofs_total", "kind" => "pari.circom").increment(n);
+                ::metrics::counter!("prover_proofs_total", "kind" => "circom.proof").increment(n);
                 p.blobs().put(&layout::pari_proofs(job, t.index), Bytes::from(list)).await?;
                 p.report(lease, DONE).await
             }
@@ -641,6 +646,9 @@ impl JobKind for PariCircom {
         p.report(lease, DONE).await
     }
 
+    async fn verify_outputs(&self, p: &Platform, job: &JobRecord, pins: super::Pins<'_>) -> Result<Result<String, String>, PlatformError> {
+        Ok(super::pari::verify_outputs(p, &job.id, super::pari::pinned_key(pins)?.as_ref()).await)
+    }
     fn scratch_prefixes(&self, job: &str) -> Vec<String> {
         vec![layout::pari_prefix(job), layout::inputs_prefix(job)]
     }

@@ -646,6 +646,32 @@ impl JobKind for Hekaton {
         p.report(lease, DONE).await
     }
 
+    /// The published `proof.bin` against the job's own statement (its circuit and seed give the
+    /// public inputs) under the published `vk.bin`, which must have the pinned digest.
+    async fn verify_outputs(&self, p: &Platform, job: &JobRecord, pins: super::Pins<'_>) -> Result<Result<String, String>, PlatformError> {
+        let pinned = pins.vk_digest.map(|hex| hex.parse::<VkDigest>().map_err(|e| invalid("expected_vk_digest", e.to_string()))).transpose()?;
+        let spec = HekatonJobSpec::of(job)?;
+        let vk_bytes = p.blobs().get(&layout::proof_file(&job.id, "vk.bin")).await?;
+        let proof_bytes = p.blobs().get(&layout::proof_file(&job.id, "proof.bin")).await?;
+        Ok(blocking("verify", move || {
+            let checked = (|| {
+                let vk: VerifyingKey<Bls12_381> = mirage::from_bytes(&vk_bytes).map_err(|e| format!("vk.bin: {e}"))?;
+                let against = match &pinned {
+                    Some(d) => {
+                        vk.check_digest(d).map_err(|e| format!("vk.bin: {e}"))?;
+                        format!("vk digest {d} (expected_vk_digest)")
+                    }
+                    None => format!("the published vk.bin, vk digest {} (not pinned: pass expected_vk_digest)", vk.digest().map_err(|e| format!("vk.bin: {e}"))?),
+                };
+                let proof: hekaton::workflow::HekatonProof<Bls12_381> = mirage::from_bytes(&proof_bytes).map_err(|e| format!("proof.bin: {e}"))?;
+                let x = spec.circuit.build::<Fr>(spec.seed).map_err(|e| format!("the job's circuit: {e}"))?.public_inputs;
+                workflow::verify(&vk, &x, &proof, &mut rand_chacha::ChaCha20Rng::from_entropy()).map_err(|e| format!("proof.bin: {e}"))?;
+                Ok::<_, String>(against)
+            })();
+            Ok(checked)
+        })
+        .await?)
+    }
     fn scratch_prefixes(&self, job: &str) -> Vec<String> {
         vec![layout::hekaton_prefix(job), layout::inputs_prefix(job)]
     }

@@ -35,6 +35,16 @@ pub enum Served {
     Aggregator,
 }
 
+impl Served {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Served::Worker => "worker",
+            Served::Executor => "executor",
+            Served::Aggregator => "aggregator",
+        }
+    }
+}
+
 /// A task kind: its queue name, the role that serves it, and how long one task may run
 /// before it is abandoned and retried (overridable per kind in [`crate::PlatformConfig`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -191,6 +201,20 @@ impl Window<'_> {
     }
 }
 
+/// What a `VerifyProof` caller pins for a job's outputs: the Reckle root C it expects, or the
+/// hex digest of the verifying key a Pari, circom or Hekaton job must have been proved under
+/// (each kind parses the digest it knows and names `expected_vk_digest` when it does not).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Pins<'a> {
+    pub root: Option<&'a ::reckle::Digest>,
+    pub vk_digest: Option<&'a str>,
+}
+
+/// The error of a kind that publishes no proof, for `VerifyProof`.
+pub(crate) fn no_proof(kind: &str) -> PlatformError {
+    PlatformError::Precondition(format!("a {kind} job publishes no proof to verify"))
+}
+
 /// One job kind (see the module doc).
 #[async_trait]
 pub trait JobKind: Send + Sync + 'static {
@@ -222,6 +246,13 @@ pub trait JobKind: Send + Sync + 'static {
     }
     /// Object prefixes of a job's intermediate data (deleted on cancellation).
     fn scratch_prefixes(&self, job: &str) -> Vec<String>;
+    /// `VerifyProof` on a done job of this kind: checks the job's published outputs against
+    /// what the caller pins (nothing found beside a proof decides on its own whether it
+    /// verifies). `Ok(Ok(what it checked against))` when they verify, `Ok(Err(why not))` when
+    /// they do not; `Err` for a pin that does not parse (naming the field), a kind that
+    /// publishes no proof, or a backend that did not answer. Required: every kind says how its
+    /// outputs are verified.
+    async fn verify_outputs(&self, p: &Platform, job: &jobs::JobRecord, pins: Pins<'_>) -> Result<Result<String, String>, PlatformError>;
     /// How long a job of this kind is expected to take at most, submit to end (seconds): the
     /// `ProverJobOverdue` alert fires for a job older than this
     /// (`prover_job_expected_seconds{kind}`; `--job-expected KIND=SECONDS` overrides it).
@@ -280,6 +311,32 @@ impl Registry {
                     out.push(*t);
                 }
             }
+        }
+        out
+    }
+
+    /// The registry as data (`prover kinds`): each job kind with its task kinds, and each task
+    /// kind with the role that serves it and its deadline. The lists the chart schema and the
+    /// service contract hold are checked against it (`crates/platform/tests/registry_lists.rs`).
+    pub fn describe(&self) -> serde_json::Value {
+        let task = |t: &TaskKind| serde_json::json!({ "name": t.name, "role": t.served_by.as_str(), "deadline_secs": t.deadline.as_secs() });
+        serde_json::json!({
+            "job_kinds": self.kinds.iter().map(|k| serde_json::json!({
+                "name": k.name(),
+                "task_kinds": k.task_kinds().iter().map(|t| t.name).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+            "task_kinds": self.task_kinds().iter().map(task).collect::<Vec<_>>(),
+        })
+    }
+
+    /// [`Registry::describe`] as the text table `prover kinds` prints, which
+    /// `docs/service-contract.md` holds verbatim (checked by a test).
+    pub fn table(&self) -> String {
+        let mut out = format!("{:<20} {:<11} {:>9}  job kinds\n", "task kind", "role", "deadline");
+        for t in self.task_kinds() {
+            let owners: Vec<&str> = self.kinds.iter().filter(|k| k.task_kinds().iter().any(|o| o.name == t.name)).map(|k| k.name()).collect();
+            let owners = if owners.is_empty() { "every job (its plan)".to_string() } else { owners.join(", ") };
+            out += &format!("{:<20} {:<11} {:>8}s  {owners}\n", t.name, t.served_by.as_str(), t.deadline.as_secs());
         }
         out
     }

@@ -83,7 +83,7 @@ fn unbounded() -> u64 {
 }
 
 /// Default of [`PariJobSpec::window`] (`--job-window`).
-pub const DEFAULT_WINDOW: u64 = 64;
+pub const DEFAULT_WINDOW: u64 = crate::defaults::JOB_WINDOW;
 
 impl TryFrom<RawPariJobSpec> for PariJobSpec {
     type Error = PlatformError;
@@ -474,6 +474,9 @@ impl JobKind for PariBatch {
         p.report(lease, DONE).await
     }
 
+    async fn verify_outputs(&self, p: &Platform, job: &JobRecord, pins: super::Pins<'_>) -> Result<Result<String, String>, PlatformError> {
+        Ok(verify_outputs(p, &job.id, pinned_key(pins)?.as_ref()).await)
+    }
     fn scratch_prefixes(&self, job: &str) -> Vec<String> {
         vec![layout::pari_prefix(job), layout::inputs_prefix(job)]
     }
@@ -524,6 +527,11 @@ async fn verify_outputs_on<E: ark_ec::pairing::Pairing>(p: &Platform, job: &str,
     })
     .await
     .map_err(|e| e.to_string())?
+}
+
+/// The pinned Pari key digest of a `VerifyProof` request, if any.
+pub(crate) fn pinned_key(pins: super::Pins<'_>) -> Result<Option<::pari::KeyDigest>, PlatformError> {
+    pins.vk_digest.map(|hex| hex.parse::<::pari::KeyDigest>().map_err(|e| invalid("expected_vk_digest", e.to_string()))).transpose()
 }
 
 impl Platform {

@@ -218,6 +218,36 @@ pub struct ReckleBatch;
 /// `reckle.update`.
 pub struct ReckleUpdate;
 
+/// A done Reckle job's published statement and root proof, checked as [`verify_statement`].
+async fn verify_published(p: &Platform, job: &str, expected_root: Option<&reckle::Digest>) -> Result<Result<String, String>, PlatformError> {
+    let statement = p.blobs().get(&layout::proof_file(job, files::STATEMENT)).await?;
+    let proof = p.blobs().get(&layout::proof_file(job, files::PROOF)).await?;
+    Ok(verify_statement(p, &statement, &proof, expected_root).await)
+}
+
+/// Checks a Reckle statement and root proof against `expected_root` (or, without one, the
+/// statement's own C) and returns what it checked against; `Err(reason)` when the statement
+/// or proof is malformed or does not verify. Cheap checks (the claims, the expected C, the
+/// pinned circuit digest, the proof's header and size) run before any circuit is built.
+pub(crate) async fn verify_statement(p: &Platform, statement: &[u8], proof: &[u8], expected_root: Option<&reckle::Digest>) -> Result<String, String> {
+    let st: Statement = serde_json::from_slice(statement).map_err(|e| format!("statement: {e}"))?;
+    let params = st.precheck(expected_root, proof).map_err(|e| format!("statement: {e}"))?;
+    if params.log_n > crate::MAX_LOG_N {
+        return Err(format!("statement: log_n {} above the platform's limit", params.log_n));
+    }
+    let (c, against) = match expected_root {
+        Some(c) => (*c, format!("C = {c} (expected_root)")),
+        None => {
+            let c = reckle::Digest::from_hex(&st.root).map_err(|e| format!("statement: {e}"))?;
+            (c, format!("the statement's own C = {c} only (not pinned: pass expected_root)"))
+        }
+    };
+    let circuits = p.circuits(params).await.map_err(|e| e.to_string())?;
+    let proof = NodeProof::from_bytes(&circuits, proof).map_err(|e| format!("proof: {e}"))?;
+    st.verify_for(&c, circuits.root_key(), &proof).map_err(|e| e.to_string())?;
+    Ok(against)
+}
+
 #[async_trait]
 impl JobKind for ReckleBatch {
     fn name(&self) -> &'static str {
@@ -269,6 +299,9 @@ impl JobKind for ReckleBatch {
     }
     async fn warm_up(&self, p: &Platform, active: &[JobRecord]) -> Result<(), PlatformError> {
         warm_up(p, active).await
+    }
+    async fn verify_outputs(&self, p: &Platform, job: &JobRecord, pins: super::Pins<'_>) -> Result<Result<String, String>, PlatformError> {
+        verify_published(p, &job.id, pins.root).await
     }
     fn scratch_prefixes(&self, job: &str) -> Vec<String> {
         vec![layout::reckle_nodes_prefix(job), layout::inputs_prefix(job)]
@@ -328,6 +361,9 @@ impl JobKind for ReckleUpdate {
     }
     async fn warm_up(&self, p: &Platform, active: &[JobRecord]) -> Result<(), PlatformError> {
         warm_up(p, active).await
+    }
+    async fn verify_outputs(&self, p: &Platform, job: &JobRecord, pins: super::Pins<'_>) -> Result<Result<String, String>, PlatformError> {
+        verify_published(p, &job.id, pins.root).await
     }
     fn scratch_prefixes(&self, job: &str) -> Vec<String> {
         vec![layout::reckle_nodes_prefix(job), layout::inputs_prefix(job)]
@@ -523,6 +559,7 @@ async fn finish(p: &Platform, lease: &Lease) -> Result<(), PlatformError> {
     put(files::LEAVES, reckle::encode_values(j.tree.values())).await?;
     put(files::PROOF, root.to_bytes()).await?;
     put(files::STATEMENT, serde_json::to_vec_pretty(&statement).map_err(corrupt)?).await?;
+    ::metrics::counter!("prover_proofs_total", "kind" => "reckle.root").increment(1);
     p.job_done(job).await
 }
 

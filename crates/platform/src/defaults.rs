@@ -1,0 +1,42 @@
+//! Every default of the services' settings, in one place: the `prover serve` flags
+//! ([`crate::service::ServiceConfig`]) read them for their `default_value_t`, and
+//! [`crate::PlatformConfig::default`] and [`crate::Quotas::default`] return them, so an
+//! embedded platform built in code and a service started with no flags behave alike.
+//! `docs/configuration.md` is generated from the flags (`prover configuration`; a test keeps it
+//! in step), and the chart's values name these settings.
+
+/// Seconds a lease lasts before its task is redelivered (workers heartbeat every third).
+pub const VISIBILITY_TIMEOUT_SECS: u64 = queue::DEFAULT_VISIBILITY_TIMEOUT_SECS;
+/// Attempts per task before it is dead-lettered and its job fails.
+pub const MAX_ATTEMPTS: u32 = queue::DEFAULT_MAX_ATTEMPTS;
+/// Task loops of the worker role per process.
+pub const WORKER_CONCURRENCY: usize = 1;
+/// Seconds a worker given SIGTERM may finish its task before releasing the lease.
+pub const DRAIN_TIMEOUT_SECS: u64 = 300;
+/// Tasks of one job queued or running at once (see `kinds::Window`).
+pub const JOB_WINDOW: u64 = 64;
+/// Tasks of one tenant's jobs, all together, queued or running at once.
+pub const TENANT_WINDOW: u64 = 64;
+/// Task loops of the executor role per process.
+pub const EXECUTOR_LOOPS: usize = 4;
+/// Task loops of the aggregator role per process.
+pub const AGGREGATOR_LOOPS: usize = 2;
+/// Milliseconds a registered circuit's bundle waits for others under its key.
+pub const BATCH_WINDOW_MS: u64 = 20;
+/// Jobs one tenant may have queued or running at once.
+pub const TENANT_MAX_ACTIVE_JOBS: u64 = 64;
+/// Tasks one job of a tenant may plan.
+pub const TENANT_MAX_JOB_TASKS: u64 = 100_000;
+/// Tasks a tenant's jobs may plan per clock hour (UTC).
+pub const TENANT_MAX_TASKS_PER_HOUR: u64 = 1_000_000;
+/// Seconds between reconciler rounds.
+pub const RECONCILE_EVERY_SECS: u64 = 2;
+/// Seconds a job may sit with nothing queued, running or delayed before it is re-driven or
+/// failed.
+pub const RECONCILE_GRACE_SECS: u64 = 60;
+/// Seconds a finished job's record stays in Redis.
+pub const RETENTION_SECS: u64 = 7 * 24 * 3600;
+/// Bytes of decoded objects a process keeps between tasks.
+pub const CACHE_BYTES: u64 = 256 << 20;
+/// Seconds one object-store call may take.
+pub const S3_TIMEOUT_SECS: u64 = 120;
