@@ -308,7 +308,7 @@ fn malformed_traces_are_errors() {
 fn malformed_worker_messages_are_errors() {
     let f = fixture();
     let layout: &Layout = &f.pk.vk.layout;
-    let (_, shares) = coordinator_traces(layout, &f.circuit).unwrap();
+    let (_, shares) = coordinator_traces(layout, &f.circuit, &mut rng(9)).unwrap();
     let commitments: Vec<_> = shares
         .iter()
         .map(|s| {
