@@ -934,7 +934,7 @@ pub fn coordinator_assemble<E: Pairing>(
 /// Step 6: accepts iff leaf 0 of the tree with root `rt` is the public input and every
 /// subcircuit's Mirage proof verifies under its own key with public input `(rt, α, β)`, where
 /// `(α, β)` is recomputed as the transcript hash of the commitments (batched per shape with
-/// random 128-bit scalars). The last subcircuit's proof covers the permutation check
+/// 128-bit weights bound to the batch, [`mirage::batch_weights`]). The last subcircuit's proof covers the permutation check
 /// `T_{k−1}(α, β) = A_{k−1}(α, β)`; each subcircuit's covers its leaves and local checks.
 ///
 /// The key is [`VerifyingKey::check`]ed first, so every subcircuit is verified; the caller
