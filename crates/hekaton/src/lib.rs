@@ -108,6 +108,7 @@
 //! [`mirage::verify`], [`mirage::batch_verify`] and, for subcircuits that share one setup
 //! (paper §6.3), [`mirage::VerifyingKey::fix_trailing_inputs`].
 
+pub mod aggregate;
 pub mod augment;
 pub mod circuits;
 pub mod merkle;
