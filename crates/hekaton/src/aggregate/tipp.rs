@@ -30,7 +30,7 @@
 
 use ark_ec::pairing::{Pairing, PairingOutput};
 use ark_ec::{AffineRepr, CurveGroup, PrimeGroup, VariableBaseMSM};
-use ark_ff::{Field, One, Zero};
+use ark_ff::{Field, Zero};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 
 use super::afgho::{mp, PairCommitment};
@@ -335,7 +335,7 @@ mod tests {
     use super::*;
     use crate::aggregate::afgho::commit;
     use ark_bls12_381::{Bls12_381 as E, Fr, G1Projective, G2Projective};
-    use ark_ff::UniformRand;
+    use ark_ff::{One, UniformRand};
     use rand::SeedableRng;
     use rand_chacha::ChaCha20Rng;
 
