@@ -64,7 +64,7 @@ pub fn targets() -> Vec<Target> {
     let circuit = bench_circuit(3, 4, 1, Fr::from(5u64));
     let (pk, vk) = setup::<E, _, _>(&circuit, &mut rng(1)).expect("honest setup");
     let proof = prove(&pk, &circuit, &mut rng(2)).expect("honest proof");
-    let (_, shares) = coordinator_traces(&vk.layout, &circuit).expect("traces");
+    let (_, shares) = coordinator_traces(&vk.layout, &circuit, &mut rng(5)).expect("traces");
     let commitments: Vec<_> = shares
         .iter()
         .map(|s| worker_commit(&pk.pks[vk.shape_of[s.index as usize] as usize], s, &mut rng(4)).expect("commit").0)

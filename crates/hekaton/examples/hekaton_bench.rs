@@ -88,7 +88,7 @@ fn main() {
     // Step 1.
     let t = Instant::now();
     let (_, shares) = one
-        .install(|| coordinator_traces(&pk.vk.layout, &circuit))
+        .install(|| coordinator_traces(&pk.vk.layout, &circuit, &mut rng))
         .unwrap();
     let traces_s = secs(t);
     // Step 2.

@@ -7,11 +7,11 @@
 //!   only in these trailing inputs, which each subcircuit's verifying key folds in
 //!   ([`crate::mirage::VerifyingKey::fix_trailing_inputs`]).
 //! * **committed witness** `w_{i,1}` (allocated first, so Mirage's `D_i` binds it): the values
-//!   `v_0..v_{s_i−1}` of the slice `T_i`, then the entries `(a, v)` of the slice `A_i`
-//!   ([`committed_len`] variables). The address of a `T_i` entry is public (`addr_j`), so only
-//!   its value needs committing.
-//! * **rest of the witness** `w_{i,2}`: the previous leaf `(a_{i−1}, v_{i−1}, T_{i−1}, A_{i−1})`
-//!   (for `i = 0`: the public input `x` of the whole circuit), the two Merkle paths, the
+//!   `v_0..v_{s_i−1}` of the slice `T_i`, then the entries `(a, v)` of the slice `A_i`, then
+//!   the salt `σ_{i+1}` of the leaf this subcircuit writes ([`committed_len`] variables). The
+//!   address of a `T_i` entry is public (`addr_j`), so only its value needs committing.
+//! * **rest of the witness** `w_{i,2}`: the previous leaf `(a_{i−1}, v_{i−1}, T_{i−1}, A_{i−1},
+//!   σ_i)` (for `i = 0`: the public input `x` of the whole circuit), the two Merkle paths, the
 //!   position bits, and the subcircuit's own wires.
 //!
 //! It enforces:
@@ -22,13 +22,30 @@
 //!    by 0 or 1 (`d·(d−1) = 0`) and equal addresses hold equal values (`(1−d)·(v'−v) = 0`);
 //! 3. the running products `T_i = T_{i−1}·Π_j (α − (v_j + β·addr_j))` and
 //!    `A_i = A_{i−1}·Π_j (α − (v_j + β·a_j))`;
-//! 4. leaf `i` of the tree with root `rt` is `((a, v)_{i−1}, T_{i−1}, A_{i−1})` (for `i = 0`:
-//!    leaf 0 is `x`, and the products start at 1 after a sentinel entry at address `−1`), and
-//!    leaf `i+1` is `((a, v)_i, T_i, A_i)` with `(a, v)_i` the last entry of `A_i` (or the
-//!    previous one when the slice is empty);
-//! 5. in the last subcircuit only, `T_{k−1} = A_{k−1}`: the permutation check. Doing it here
-//!    rather than in the verifier keeps the last leaf (which holds a shared-wire value) hidden;
-//!    the verifier only opens leaf 0.
+//! 4. leaf `i` of the tree with root `rt` is `((a, v)_{i−1}, T_{i−1}, A_{i−1}, σ_i)` (for
+//!    `i = 0`: leaf 0 is `x`, and the products start at 1 after a sentinel entry at address
+//!    `−1`), and leaf `i+1` is `((a, v)_i, T_i, A_i, σ_{i+1})` with `(a, v)_i` the last entry
+//!    of `A_i` (or the previous one when the slice is empty) and `σ_{i+1}` this subcircuit's
+//!    committed salt;
+//! 5. in the last subcircuit only, `T_{k−1} = A_{k−1}`: the permutation check, so the verifier
+//!    opens no leaf but leaf 0 (the public input).
+//!
+//! # Salted leaves (zero knowledge)
+//!
+//! Every leaf `i ≥ 1` ends in a uniformly random salt `σ_i ∈ F` that the coordinator samples
+//! ([`crate::workflow::coordinator_traces`]) and hands to subcircuit `i − 1`, which commits
+//! to it in `D_{i−1}` and hashes it into the leaf it writes; subcircuit `i` reads it back with
+//! the rest of leaf `i`, bound by the Merkle path. Without the salt, a leaf is a fixed
+//! function of shared-wire values and the public `(α, β)`, and the published root and path
+//! of leaf 0 (whose first node is `H(leaf 1)`) let anyone test guesses of those values
+//! offline. With it, each leaf hash is `H(…, σ_i)` for a fresh `σ_i` that appears nowhere
+//! else outside the (zero-knowledge) subcircuit proofs and the (hiding) commitments, so the
+//! root and the path are uniformly random to a verifier when Poseidon is modelled as a random
+//! oracle (the hiding Merkle tree of the paper's zero-knowledge proof, App. C.3). Soundness is
+//! unchanged: the salt is committed before `(α, β)` like the rest of `D_{i−1}`, it takes no
+//! part in the memory check, and both subcircuits that read leaf `i` open it at the same
+//! position of the same root, so they agree on it unless Poseidon collides. See the crate doc
+//! for the exact statement.
 //!
 //! # Why entries carry no subcircuit index
 //!
@@ -68,41 +85,56 @@ use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 use crate::merkle::{hash_leaf, hash_leaf_var, root_from_path_var};
 use crate::partition::{Entry, Layout, Portals, Subcircuit, ENTRY_FIELDS};
 
-/// Committed variables of `C'_i` for `s_i` accesses: the `s_i` values of `T_i`, then the
-/// `s_i` entries of `A_i`.
+/// Committed variables of `C'_i` for `s_i` accesses: the `s_i` values of `T_i`, the `s_i`
+/// entries of `A_i`, then the salt of the leaf it writes.
 pub fn committed_len(accesses: usize) -> usize {
-    accesses * (1 + ENTRY_FIELDS)
+    accesses * (1 + ENTRY_FIELDS) + 1
 }
 
-/// Leaf `i+1` of the tree: the last entry of `A_i` and the running products after
-/// subcircuit `i`.
+/// Field elements of a [`Leaf`]: the last entry, the two products and the salt.
+pub const LEAF_FIELDS: usize = ENTRY_FIELDS + 3;
+
+/// Leaf `i+1` of the tree: the last entry of `A_i`, the running products after subcircuit `i`
+/// and the salt `σ_{i+1}` that hides them (see the module doc).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct Leaf<F: PrimeField> {
     pub a_last: Entry<F>,
     pub t_product: F,
     pub a_product: F,
+    pub salt: F,
 }
 
 impl<F: PrimeField> Leaf<F> {
-    /// The state before subcircuit 0: sentinel entries and empty products.
+    /// The state before subcircuit 0: sentinel entries and empty products (never hashed: leaf
+    /// 0 is the public input, so its salt is 0).
     pub fn initial() -> Self {
         Leaf {
             a_last: Entry::sentinel(),
             t_product: F::one(),
             a_product: F::one(),
+            salt: F::zero(),
         }
     }
 
+    /// `(a, v, T, A, σ)`, the order in which the leaf is hashed.
     pub fn to_fields(&self) -> Vec<F> {
-        let mut v = Vec::with_capacity(ENTRY_FIELDS + 2);
+        let mut v = Vec::with_capacity(LEAF_FIELDS);
         v.extend(self.a_last.to_fields());
         v.push(self.t_product);
         v.push(self.a_product);
+        v.push(self.salt);
         v
     }
 
-    /// Advances the state over the slices `(T_i, A_i)`.
-    pub fn next(&self, t_slice: &[Entry<F>], a_slice: &[Entry<F>], alpha: F, beta: F) -> Self {
+    /// Advances the state over the slices `(T_i, A_i)`; `salt` is the new leaf's.
+    pub fn next(
+        &self,
+        t_slice: &[Entry<F>],
+        a_slice: &[Entry<F>],
+        alpha: F,
+        beta: F,
+        salt: F,
+    ) -> Self {
         let t_product = t_slice
             .iter()
             .fold(self.t_product, |p, e| p * e.factor(alpha, beta));
@@ -113,6 +145,7 @@ impl<F: PrimeField> Leaf<F> {
             a_last: a_slice.last().copied().unwrap_or(self.a_last),
             t_product,
             a_product,
+            salt,
         }
     }
 }
@@ -177,6 +210,8 @@ pub struct Augmented<'a, F: PrimeField, S> {
     pub public_inputs: &'a [F],
     pub t_values: &'a [F],
     pub a_slice: &'a [Entry<F>],
+    /// The salt `σ_{i+1}` of the leaf this subcircuit writes (committed).
+    pub salt: F,
     pub alpha: F,
     pub beta: F,
     pub root: F,
@@ -255,7 +290,7 @@ impl<F: PrimeField, S: Subcircuit<F>> ConstraintSynthesizer<F> for Augmented<'_,
             return Err(SynthesisError::Unsatisfiable);
         }
 
-        // Committed witness w_{i,1}: values of T_i, then the entries of A_i.
+        // Committed witness w_{i,1}: values of T_i, the entries of A_i, the salt of leaf i+1.
         let t_vals = alloc_witnesses(&cs, self.t_values)?;
         let a_entries: Vec<EntryVar<F>> = self
             .a_slice
@@ -267,6 +302,7 @@ impl<F: PrimeField, S: Subcircuit<F>> ConstraintSynthesizer<F> for Augmented<'_,
                 })
             })
             .collect::<Result<_, SynthesisError>>()?;
+        let salt = FpVar::new_witness(cs.clone(), || Ok(self.salt))?;
 
         // Public input (rt, α, β, i, addr_0, …).
         let root = FpVar::new_input(cs.clone(), || Ok(self.root))?;
@@ -332,10 +368,11 @@ impl<F: PrimeField, S: Subcircuit<F>> ConstraintSynthesizer<F> for Augmented<'_,
 
         // Leaf i+1 and both paths.
         let c = mark(&cs);
-        let mut own = Vec::with_capacity(ENTRY_FIELDS + 2);
+        let mut own = Vec::with_capacity(LEAF_FIELDS);
         own.extend(a_last.fields());
         own.push(t_product);
         own.push(a_product);
+        own.push(salt);
         let own_hash = hash_leaf_var(cs.clone(), self.cfg, &own)?;
         let prev_bits = position_bits(&cs, depth, self.index, &idx)?;
         let own_bits = position_bits(&cs, depth, self.index + 1, &(&idx + FpVar::one()))?;

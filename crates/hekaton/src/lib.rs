@@ -4,7 +4,7 @@
 //! * [`partition`]: partitioned circuits, portals (shared wires) over a read-only memory, and
 //!   the traces `T` and `A` cut by subcircuit (§2.1.2, §2.4, §4.2, Fig. 3);
 //! * [`augment`]: the memory-checking augmentation of each subcircuit (§4.3, Fig. 4);
-//! * [`merkle`]: the Poseidon Merkle tree over `(x, (t_i, a_i, T_i, A_i)_i)` (§2.4);
+//! * [`merkle`]: the Poseidon Merkle tree over `(x, (a_i, v_i, T_i, A_i, σ_i)_i)`, salted leaves (§2.4);
 //! * [`workflow`]: the distributed prover of §6.2, one function per step, and the verifier;
 //! * [`circuits`]: the §8.1 benchmark circuit and a Poseidon Merkle batch-update circuit;
 //! * [`spec`]: those circuits described by parameters, rebuilt wherever they are needed;
@@ -66,10 +66,49 @@
 //! decoded from outside makes a function of this crate panic (functions that take such values
 //! in memory re-check what they index: a malformed value is an [`Error`]).
 //!
+//! # Zero knowledge: what a proof hides, from whom, under which assumptions
+//!
+//! **What is public.** The statement: the verifying key (so the layout: `k`, every
+//! subcircuit's shape and the addresses of its portal accesses) and the public input `x`.
+//!
+//! **What is hidden.** Everything else the prover knows: every subcircuit's own wires, the
+//! values of the shared wires (the traces `T` and `A`), the running products and the other
+//! leaf contents. A [`workflow::HekatonProof`] (`D_i`, `π_i`, `rt`, the path of leaf 0) and a
+//! [`wrap::FinalProof`] (a Pari proof, the same `rt` and path) can be simulated from the
+//! statement alone, so whoever holds a proof (the verifier or any third party) learns
+//! nothing more about the witness than that it exists.
+//!
+//! **From whom it is not hidden.** The prover's own parties: the coordinator holds the whole
+//! witness and every salt; worker `i` holds its share (its slices of `T` and `A` and the salt
+//! of leaf `i + 1`) and its prove message (leaf `i`, salt included, and the Merkle paths), so
+//! it can read leaves `i` and `i + 1` in the published tree. Nor from whoever knows the
+//! randomness the prover drew (`κ_A, κ_B, κ_D`, the salts; on the platform, the job's secret).
+//!
+//! **Under which assumptions.**
+//! * Mirage keys made honestly by [`workflow::setup`]: then `D_i = [V₁(s)/η]₁ + κ_D·[δ]₁`
+//!   with uniform `κ_D` is a uniformly random group element (perfectly hiding), and
+//!   `(A_i, B_i, C_i)` with uniform `κ_A, κ_B` is distributed as a simulated proof given `D_i`
+//!   and the public input (Groth16's perfect zero knowledge, which Mirage inherits). The
+//!   challenge `(α, β)` is a hash of `D_i`, so it is simulatable too.
+//! * Poseidon modelled as a random oracle, and salts uniform in `F` and secret: every leaf
+//!   `i ≥ 1` ends in its own salt `σ_i` ([`augment`], "Salted leaves"), so `H(leaf_i)` is
+//!   uniform and independent of the leaf's contents except with probability `q/|F|` for a
+//!   verifier making `q` hash queries. The root and the path of leaf 0 are then a tree over
+//!   `H(x)`, `k` independent uniform values and the zero padding: the hiding Merkle tree of
+//!   the paper's zero-knowledge proof (App. C.3). Unsalted leaves (before key and spec
+//!   digest v2/v3) let anyone test guesses of shared-wire values against `H(leaf 1)` and
+//!   `rt`; `tests/zk.rs` runs that attack and checks that it now fails.
+//! * For a final proof, Pari's zero knowledge on BW6-767 (see the `pari` crate): the wrap's
+//!   witness (every `D_i`, `A_i`, `B_i`, `C_i`) stays inside the Pari proof.
+//!
+//! The guarantee is zero knowledge for one proof; nothing links two proofs of the same
+//! witness (fresh `κ`s and salts give fresh `D_i`, `π_i`, leaf hashes and roots).
+//!
 //! See [`mirage`] for the API: [`mirage::setup`], [`mirage::commit`], [`mirage::prove`],
 //! [`mirage::verify`], [`mirage::batch_verify`] and, for subcircuits that share one setup
 //! (paper §6.3), [`mirage::VerifyingKey::fix_trailing_inputs`].
 
+pub mod aggregate;
 pub mod augment;
 pub mod circuits;
 pub mod merkle;

@@ -6,7 +6,8 @@
 //!   parameters as the rest of this workspace).
 //! * A **leaf** is a list of field elements hashed with one sponge call, `H(x_1, …, x_n)`:
 //!   leaf 0 is the whole circuit's public input, leaf `i ≥ 1` the state after subcircuit
-//!   `i − 1` (four elements, two permutations). Leaves carry no domain tag: every position is
+//!   `i − 1` and its random salt (five elements, three permutations; the salt is what makes
+//!   the tree hiding, see [`crate::augment`]). Leaves carry no domain tag: every position is
 //!   fixed (each circuit opens exactly its leaves, at positions bound to public inputs, along
 //!   paths of the tree's fixed depth), so a leaf of one kind is never read as the other, nor a
 //!   leaf as an inner node; telling them apart by content would need a Poseidon collision.

@@ -17,7 +17,9 @@
 //! 3. [`prove`] synthesizes the circuit, checks that the witness satisfies it and that `D`
 //!    opens to its committed block under `κ_D`, and outputs `(A, B, C)`.
 //! 4. [`verify`] checks `e(A,B) = e(α,β)·e(IC,γ)·e(C,δ)·e(D,η)` with a single multi-pairing;
-//!    [`batch_verify`] checks many proofs under one key with a random linear combination.
+//!    [`batch_verify`] checks many proofs under one key with a random linear combination,
+//!    its weights a hash of the key and every item mixed with the caller's randomness
+//!    ([`batch_weights`]).
 //!
 //! All key, commitment and proof types serialize with `ark-serialize`; [`to_bytes`] and
 //! [`from_bytes`] use the compressed encoding and full validation (curve and subgroup checks).
@@ -34,9 +36,10 @@ use ark_relations::gr1cs::{
     SynthesisError, SynthesisMode, R1CS_PREDICATE_LABEL,
 };
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize, Compress, Validate};
-use blake2::digest::consts::U32;
+use blake2::digest::consts::{U32, U64};
 use blake2::{Blake2b, Digest};
-use rand::Rng;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha20Rng;
 
 use crate::{Check, Error};
 
@@ -618,14 +621,73 @@ pub fn verify<E: Pairing>(
     }
 }
 
+/// BLAKE2b-256 of `"hekaton/mirage-vk/v1"` and the key's compressed encoding: the name of a
+/// Mirage verifying key in the batch transcript ([`batch_weights`]).
+impl<E: Pairing> VerifyingKey<E> {
+    pub fn digest(&self) -> Result<[u8; 32], Error> {
+        let mut h = Blake2b::<U32>::new();
+        h.update(b"hekaton/mirage-vk/v1");
+        h.update(to_bytes(self)?);
+        Ok(h.finalize().into())
+    }
+}
+
+/// The weights of [`batch_verify`]: nonzero 128-bit scalars drawn from ChaCha20 keyed by
+/// BLAKE2b-512 of `"hekaton/mirage-batch/v1"`, the key's [`VerifyingKey::digest`], 32 bytes
+/// from `rng`, the number of items and every `(x_i, D_i, π_i)` (compressed, each input list
+/// prefixed by its length). The weights are fixed only after everything the batched check
+/// reads, so a prover who knows (or picks) the caller's RNG still cannot make two errors
+/// cancel: that needs `Σ r_i·e_i = 0` for errors chosen before the `r_i` they determine
+/// (probability `≤ 2⁻¹²⁸` per try, a hash evaluation per try). The RNG's bytes keep the
+/// weights unpredictable to a prover who does not know them, as before.
+pub fn batch_weights<E: Pairing, R: Rng>(
+    vk: &VerifyingKey<E>,
+    items: &[BatchItem<'_, E>],
+    rng: &mut R,
+) -> Result<Vec<E::ScalarField>, Error> {
+    let mut seed = [0u8; 32];
+    rng.fill_bytes(&mut seed);
+    let mut h = Blake2b::<U64>::new();
+    h.update(b"hekaton/mirage-batch/v1");
+    h.update(vk.digest()?);
+    h.update(seed);
+    h.update((items.len() as u64).to_le_bytes());
+    let mut buf = Vec::new();
+    for item in items {
+        buf.clear();
+        buf.extend_from_slice(&(item.public_inputs.len() as u64).to_le_bytes());
+        for x in item.public_inputs {
+            x.serialize_compressed(&mut buf)?;
+        }
+        item.commitment.serialize_compressed(&mut buf)?;
+        item.proof.serialize_compressed(&mut buf)?;
+        h.update(&buf);
+    }
+    let mut key = [0u8; 32];
+    key.copy_from_slice(&h.finalize()[..32]);
+    let mut stream = ChaCha20Rng::from_seed(key);
+    Ok(items
+        .iter()
+        .map(|_| loop {
+            let x: u128 = stream.gen();
+            if x != 0 {
+                break E::ScalarField::from(x);
+            }
+        })
+        .collect())
+}
+
 /// Verifies many Mirage proofs under one verifying key at once. Each equation `i` is raised to
-/// an independent random 128-bit `r_i` and the product is checked with one multi-pairing:
+/// a nonzero 128-bit weight `r_i` ([`batch_weights`]: a hash of the key and every item, mixed
+/// with `rng`) and the product is checked with one multi-pairing:
 ///
 /// `Π e(r_i·A_i, B_i) · e(−(Σr_i)·α, β) · e(−Σr_i·IC_i, γ) · e(−Σr_i·C_i, δ) · e(−Σr_i·D_i, η) = 1`,
 ///
 /// i.e. `n + 4` Miller loops and one final exponentiation, against `5n` and `n` for separate
-/// verification. A batch that contains an invalid proof passes with probability `≤ 2⁻¹²⁸`;
-/// an empty batch is an error ([`Error::EmptyBatch`]), never a vacuous success.
+/// verification. A batch that contains an invalid proof passes with probability `≤ 2⁻¹²⁸`
+/// per hash evaluation the prover spends, whatever `rng` is (a constant `rng` included:
+/// the weights are bound to the items); an empty batch is an error ([`Error::EmptyBatch`]),
+/// never a vacuous success.
 pub fn batch_verify<E: Pairing, R: Rng>(
     vk: &VerifyingKey<E>,
     items: &[BatchItem<'_, E>],
@@ -637,15 +699,7 @@ pub fn batch_verify<E: Pairing, R: Rng>(
     for item in items {
         check_inputs(vk, item.public_inputs)?;
     }
-    let r: Vec<E::ScalarField> = items
-        .iter()
-        .map(|_| loop {
-            let x: u128 = rng.gen();
-            if x != 0 {
-                break E::ScalarField::from(x);
-            }
-        })
-        .collect();
+    let r = batch_weights(vk, items, rng)?;
 
     // Σ r_i·IC_i = Σ_j (Σ_i r_i x_{i,j})·[p_j(s)/γ]₁, with x_{i,0} = 1.
     let mut input_comb = vec![E::ScalarField::zero(); vk.ic_query.len()];

@@ -121,12 +121,12 @@ impl CircuitSpec {
     /// under which keys for this structure are stored.
     ///
     /// The tag carries the version of the augmentation ([`crate::augment`]): v2 dropped the
-    /// subcircuit index from trace entries, so keys stored under a v1 digest are for other
-    /// constraints and must not be found by a v2 lookup.
+    /// subcircuit index from trace entries, v3 added the committed leaf salt, so keys stored
+    /// under an older digest are for other constraints and must not be found by a newer lookup.
     pub fn digest(&self) -> String {
         let json = serde_json::to_vec(self).expect("a spec serializes");
         let mut h = Blake2b::<U32>::new();
-        h.update(b"hekaton/spec/v2");
+        h.update(b"hekaton/spec/v3");
         h.update(&json);
         h.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }

@@ -66,7 +66,7 @@ pub struct ProvingKey<E: Pairing> {
     pub pks: Vec<mirage::ProvingKey<E>>,
 }
 
-/// The digest of a verifying key: BLAKE2b-256 of `"hekaton/vk/v1"` and the key's canonical
+/// The digest of a verifying key: BLAKE2b-256 of `"hekaton/vk/v2"` (v2: salted leaves) and the key's canonical
 /// (compressed) encoding. Printed and parsed as 64 lowercase hex digits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct VkDigest(pub [u8; 32]);
@@ -229,7 +229,7 @@ impl<E: Pairing> VerifyingKey<E> {
     /// The digest by which a verifier pins this key ([`VkDigest`]).
     pub fn digest(&self) -> Result<VkDigest, Error> {
         let mut h = Blake2b::<U32>::new();
-        h.update(b"hekaton/vk/v1");
+        h.update(b"hekaton/vk/v2");
         h.update(mirage::to_bytes(self)?);
         let mut out = [0u8; 32];
         out.copy_from_slice(&h.finalize());
@@ -282,8 +282,9 @@ impl<E: Pairing> Check for ProvingKey<E> {
     }
 }
 
-/// What worker `i` receives in step 1: its trace slices (the committed part of its witness).
-/// The subcircuit's own witness travels with the subcircuit itself.
+/// What worker `i` receives in step 1: its trace slices and the salt of the leaf it writes
+/// (the committed part of its witness). The subcircuit's own witness travels with the
+/// subcircuit itself. A share is as secret as the witness: it never leaves the prover.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct WitnessShare<F: PrimeField> {
     pub index: u64,
@@ -291,13 +292,16 @@ pub struct WitnessShare<F: PrimeField> {
     pub t_values: Vec<F>,
     /// `A_i`.
     pub a_slice: Vec<Entry<F>>,
+    /// `σ_{i+1}`, the uniformly random salt of leaf `i + 1` (see [`crate::augment`]).
+    pub salt: F,
 }
 
 impl<F: PrimeField> WitnessShare<F> {
-    /// The committed witness in allocation order: `T_i` values, then `A_i` entries.
+    /// The committed witness in allocation order: `T_i` values, `A_i` entries, the salt.
     pub fn committed_values(&self) -> Vec<F> {
         let mut v = self.t_values.clone();
         v.extend(self.a_slice.iter().flat_map(|e| e.to_fields()));
+        v.push(self.salt);
         v
     }
 
@@ -481,6 +485,7 @@ fn blank_leaf<F: PrimeField>() -> Leaf<F> {
         },
         t_product: F::zero(),
         a_product: F::zero(),
+        salt: F::zero(),
     }
 }
 
@@ -504,6 +509,7 @@ fn blank_augmented<'a, F: PrimeField, S>(
         public_inputs: &zeros[..layout.num_public_inputs as usize],
         t_values: &zeros[..s],
         a_slice: &entries[..s],
+        salt: F::zero(),
         alpha: F::zero(),
         beta: F::zero(),
         root: F::zero(),
@@ -669,11 +675,14 @@ where
     Ok(())
 }
 
-/// Step 1 (coordinator): runs the subcircuits to fill the memory, builds `T` and `A`, and
-/// cuts them into one share per worker. Fails if the circuit's layout is not the key's.
-pub fn coordinator_traces<F: PrimeField, S: Subcircuit<F>>(
+/// Step 1 (coordinator): runs the subcircuits to fill the memory, builds `T` and `A`, cuts
+/// them into one share per worker, and samples each share's leaf salt from `rng` (which must
+/// be secret and unpredictable to the verifier: the salts are what hides the published Merkle
+/// root and path, see [`crate::augment`]). Fails if the circuit's layout is not the key's.
+pub fn coordinator_traces<F: PrimeField, S: Subcircuit<F>, R: Rng>(
     layout: &Layout,
     circuit: &Partitioned<F, S>,
+    rng: &mut R,
 ) -> Result<(Traces<F>, Vec<WitnessShare<F>>), Error> {
     let (got, values) = record(circuit, true)?;
     if got != *layout {
@@ -691,6 +700,7 @@ pub fn coordinator_traces<F: PrimeField, S: Subcircuit<F>>(
             index: i as u64,
             t_values: t.iter().map(|e| e.value).collect(),
             a_slice: a,
+            salt: F::rand(rng),
         })
         .collect();
     Ok((traces, shares))
@@ -720,7 +730,7 @@ where
     Ok(crate::transcript::Transcript::<E>::new(&vk.digest()?, public_inputs, &ds).challenge())
 }
 
-/// Step 3 (coordinator): derives `(α, β)`, computes every leaf `(t_i, a_i, T_i, A_i)` and the
+/// Step 3 (coordinator): derives `(α, β)`, computes every leaf `(a_i, v_i, T_i, A_i, σ_i)` and the
 /// Merkle tree whose leaf 0 is the public input, and prepares each worker's message.
 pub fn coordinator_challenge<E>(
     vk: &VerifyingKey<E>,
@@ -764,6 +774,7 @@ where
             &share.a_slice,
             challenge.alpha,
             challenge.beta,
+            share.salt,
         );
         leaves.push(state);
     }
@@ -879,6 +890,7 @@ where
         public_inputs: if i == 0 { public_inputs } else { &empty },
         t_values: &share.t_values,
         a_slice: &share.a_slice,
+        salt: share.salt,
         alpha: message.challenge.alpha,
         beta: message.challenge.beta,
         root: message.root,
@@ -922,7 +934,7 @@ pub fn coordinator_assemble<E: Pairing>(
 /// Step 6: accepts iff leaf 0 of the tree with root `rt` is the public input and every
 /// subcircuit's Mirage proof verifies under its own key with public input `(rt, α, β)`, where
 /// `(α, β)` is recomputed as the transcript hash of the commitments (batched per shape with
-/// random 128-bit scalars). The last subcircuit's proof covers the permutation check
+/// 128-bit weights bound to the batch, [`mirage::batch_weights`]). The last subcircuit's proof covers the permutation check
 /// `T_{k−1}(α, β) = A_{k−1}(α, β)`; each subcircuit's covers its leaves and local checks.
 ///
 /// The key is [`VerifyingKey::check`]ed first, so every subcircuit is verified; the caller
@@ -1011,7 +1023,7 @@ where
     R: Rng,
 {
     pk.check()?;
-    let (_, shares) = coordinator_traces(&pk.vk.layout, circuit)?;
+    let (_, shares) = coordinator_traces(&pk.vk.layout, circuit, rng)?;
     let (commitments, randomness): (Vec<_>, Vec<_>) = shares
         .iter()
         .map(|s| worker_commit(pk.subcircuit_key(s.index as usize)?, s, rng))

@@ -475,10 +475,10 @@ impl<E2: Pairing> FinalKey<E2> {
         })
     }
 
-    /// BLAKE2b-256 of `"hekaton/final-key/v1"` and [`Self::to_bytes`]: what a verifier pins.
+    /// BLAKE2b-256 of `"hekaton/final-key/v2"` and [`Self::to_bytes`]: what a verifier pins.
     pub fn digest(&self) -> VkDigest {
         let mut h = Blake2b::<U32>::new();
-        h.update(b"hekaton/final-key/v1");
+        h.update(b"hekaton/final-key/v2");
         h.update(self.to_bytes());
         VkDigest(h.finalize().into())
     }
@@ -497,7 +497,9 @@ impl<E2: Pairing> FinalKey<E2> {
 }
 
 /// A final proof: the Pari proof of the wrap circuit, the root `rt` and the path of leaf 0
-/// (`x`) in it.
+/// (`x`) in it. `rt` and the path are the Hekaton proof's: over salted leaves, they reveal
+/// nothing about the witness (see the crate doc, "Zero knowledge"); the rest of the Hekaton
+/// proof is the wrap's witness, hidden by Pari's zero knowledge.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct FinalProof<F: PrimeField, E2: Pairing> {
     pub pari: pari::Proof<E2>,

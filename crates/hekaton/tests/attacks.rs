@@ -308,7 +308,7 @@ fn malformed_traces_are_errors() {
 fn malformed_worker_messages_are_errors() {
     let f = fixture();
     let layout: &Layout = &f.pk.vk.layout;
-    let (_, shares) = coordinator_traces(layout, &f.circuit).unwrap();
+    let (_, shares) = coordinator_traces(layout, &f.circuit, &mut rng(9)).unwrap();
     let commitments: Vec<_> = shares
         .iter()
         .map(|s| {
@@ -441,4 +441,49 @@ fn a_key_for_lenient_subcircuits_is_not_a_key_for_the_strict_circuit() {
         matches!(&res, Err(Error::CircuitMismatch(m)) if m.contains("subcircuit 2")),
         "{res:?}"
     );
+}
+
+/// An RNG that returns the same byte forever.
+struct ConstRng(u8);
+
+impl rand::RngCore for ConstRng {
+    fn next_u32(&mut self) -> u32 {
+        u32::from_le_bytes([self.0; 4])
+    }
+    fn next_u64(&mut self) -> u64 {
+        u64::from_le_bytes([self.0; 8])
+    }
+    fn fill_bytes(&mut self, dest: &mut [u8]) {
+        dest.fill(self.0)
+    }
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), rand::Error> {
+        dest.fill(self.0);
+        Ok(())
+    }
+}
+
+#[test]
+fn cancelling_errors_in_two_subcircuits_of_one_shape_fail_under_a_constant_rng() {
+    // Two middle subcircuits share a Mirage key, so one batch checks both. A verifier whose RNG
+    // is constant gave them equal weights when the weights came from the RNG alone, and
+    // C_1 + g, C_2 − g passed (review F6); the weights now hash every item.
+    use ark_ec::{CurveGroup, PrimeGroup};
+    let circuit = bench_circuit(8, 4, 1, Fr::from(5u64));
+    let (pk, vk) = setup::<E, _, _>(&circuit, &mut rng(1)).unwrap();
+    let (i, j) = (1..8)
+        .flat_map(|i| (i + 1..8).map(move |j| (i, j)))
+        .find(|&(i, j)| vk.shape_of[i] == vk.shape_of[j])
+        .expect("two subcircuits share a key");
+    let proof = prove(&pk, &circuit, &mut rng(2)).unwrap();
+    verify(&vk, &circuit.public_inputs, &proof, &mut ConstRng(1)).unwrap();
+    let g = ark_bls12_381::G1Projective::generator();
+    let mut bad = proof.clone();
+    bad.proofs[i].c = (bad.proofs[i].c + g).into_affine();
+    bad.proofs[j].c = (bad.proofs[j].c - g).into_affine();
+    for byte in [0u8, 1, 0xff] {
+        assert!(matches!(
+            verify(&vk, &circuit.public_inputs, &bad, &mut ConstRng(byte)),
+            Err(Error::BatchVerificationFailed)
+        ));
+    }
 }

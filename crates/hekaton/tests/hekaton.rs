@@ -33,7 +33,7 @@ fn run_workflow<S: Subcircuit<Fr>>(
     tamper: impl FnOnce(&mut Vec<WitnessShare<Fr>>),
 ) -> Result<HekatonProof<E>, Error> {
     let mut r = rng(7);
-    let (traces, mut shares) = coordinator_traces(&pk.vk.layout, circuit)?;
+    let (traces, mut shares) = coordinator_traces(&pk.vk.layout, circuit, &mut r)?;
     assert_eq!(traces.t.len(), pk.vk.layout.num_accesses());
     tamper(&mut shares);
     let mut commitments = Vec::new();
@@ -202,7 +202,7 @@ fn inconsistent_shared_wire_fails_the_permutation_check() {
     let (pk, vk) = keys(&circuit);
     let honest = run_workflow(&pk, &circuit, |_| {}).unwrap();
     verify(&vk, &circuit.public_inputs, &honest, &mut rng(3)).unwrap();
-    let (_, mut shares) = coordinator_traces(&pk.vk.layout, &circuit).unwrap();
+    let (_, mut shares) = coordinator_traces(&pk.vk.layout, &circuit, &mut rng(9)).unwrap();
     shares[1].t_values[0] += Fr::one();
     let commitments: Vec<Commitment<E>> = shares
         .iter()
@@ -309,7 +309,7 @@ fn tampered_merkle_leaf_is_rejected() {
 
     // A coordinator that hands worker 2 a tampered leaf 2 cannot get a proof out of it.
     let mut r = rng(8);
-    let (_, shares) = coordinator_traces(&pk.vk.layout, &circuit).unwrap();
+    let (_, shares) = coordinator_traces(&pk.vk.layout, &circuit, &mut rng(9)).unwrap();
     let cd: Vec<_> = shares
         .iter()
         .map(|s| worker_commit(pk.subcircuit_key(s.index as usize).unwrap(), s, &mut r).unwrap())
@@ -386,7 +386,7 @@ fn layout_mismatch_and_bad_portals_are_errors() {
     let (pk, _) = keys(&circuit);
     // A circuit with other wires does not fit the key.
     let other = bench_circuit(2, 10, 3, Fr::from(3u64));
-    assert!(coordinator_traces(&pk.vk.layout, &other).is_err());
+    assert!(coordinator_traces(&pk.vk.layout, &other, &mut rng(9)).is_err());
     // Reading a wire nobody wrote is an error at setup.
     let orphan = Partitioned {
         public_inputs: vec![Fr::one()],

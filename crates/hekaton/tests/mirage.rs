@@ -623,6 +623,64 @@ fn batch_verification() {
     ));
 }
 
+/// An RNG that returns one byte forever: what a careless or adversarial caller may pass.
+struct ConstRng(u8);
+
+impl rand::RngCore for ConstRng {
+    fn next_u32(&mut self) -> u32 {
+        u32::from_le_bytes([self.0; 4])
+    }
+    fn next_u64(&mut self) -> u64 {
+        u64::from_le_bytes([self.0; 8])
+    }
+    fn fill_bytes(&mut self, dest: &mut [u8]) {
+        dest.fill(self.0)
+    }
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), rand::Error> {
+        dest.fill(self.0);
+        Ok(())
+    }
+}
+
+#[test]
+fn batch_weights_are_bound_to_the_batch_even_with_a_constant_rng() {
+    // With weights taken from the caller's RNG alone, a constant RNG gives every item the same
+    // weight r, and errors that cancel in the sum pass: C_0 + g with C_1 − g, or the public
+    // inputs of two proofs shifted by +Δ and −Δ (review F6). The weights must come from a hash
+    // of the key and every (x_i, π_i, D_i), so neither cancels.
+    let f = fixture(25);
+    let st = statements(&f.pk, 3, 26);
+    for byte in [0x01, 0x00, 0xff] {
+        batch_verify(&f.vk, &items(&st), &mut ConstRng(byte)).unwrap();
+
+        let mut bad = st.clone();
+        bad[0].2.c = (bad[0].2.c + G1Projective::generator()).into_affine();
+        bad[1].2.c = (bad[1].2.c - G1Projective::generator()).into_affine();
+        assert!(matches!(
+            batch_verify(&f.vk, &items(&bad), &mut ConstRng(byte)),
+            Err(Error::BatchVerificationFailed)
+        ));
+
+        let delta = Fr::from(12345u64);
+        let mut bad = st.clone();
+        bad[1].0[0] += delta;
+        bad[2].0[0] -= delta;
+        assert!(matches!(
+            batch_verify(&f.vk, &items(&bad), &mut ConstRng(byte)),
+            Err(Error::BatchVerificationFailed)
+        ));
+
+        // The same cancelling pair in D: D_0 + g, D_2 − g.
+        let mut bad = st.clone();
+        bad[0].1.d = (bad[0].1.d + G1Projective::generator()).into_affine();
+        bad[2].1.d = (bad[2].1.d - G1Projective::generator()).into_affine();
+        assert!(matches!(
+            batch_verify(&f.vk, &items(&bad), &mut ConstRng(byte)),
+            Err(Error::BatchVerificationFailed)
+        ));
+    }
+}
+
 /// Timing of separate versus batched verification; run with
 /// `cargo test -p hekaton --test mirage -- --ignored --nocapture batch_bench`.
 #[test]

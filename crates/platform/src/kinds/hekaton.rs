@@ -398,10 +398,12 @@ impl Hekaton {
         let vk_digest: VkDigest = digest.parse().map_err(hek)?;
         let vk = verifying_key(p, spec, &vk_digest).await?;
         let (circuit, seed) = (spec.circuit, spec.seed);
+        // The leaf salts, from the job's secret: a redelivered setup writes the same shares.
+        let salt_seed = derive_seed(&p.blobs().get(&layout::input(job, SECRET)).await?, "salt", 0)?;
         let shares = blocking("traces", move || {
             let c = circuit.build::<Fr>(seed)?;
             workflow::check_circuit(&vk, &c)?;
-            Ok(workflow::coordinator_traces(&vk.layout, &c)?.1)
+            Ok(workflow::coordinator_traces(&vk.layout, &c, &mut rand_chacha::ChaCha20Rng::from_seed(salt_seed))?.1)
         })
         .await?;
         for s in &shares {
