@@ -17,7 +17,7 @@ pub enum AdminCommand {
     /// Delete the objects of jobs finished more than --older-than ago (each job's record is
     /// removed first, so the API never serves a job whose proof is gone) and of job ids that
     /// have objects but no record; shared Hekaton keys stay. Run it from a CronJob, or use an
-    /// S3 lifecycle rule on `jobs/` (README, "Retention").
+    /// S3 lifecycle rule on `jobs/` (docs/operations.md, "Retention").
     Gc(GcArgs),
 }
 
