@@ -15,3 +15,6 @@
 //!   constraints and Pari proofs live over `Fr`.
 //! * **Poseidon-BN254** ([`poseidon`]): the standard `x^5` Poseidon instances over `Fr`
 //!   (width 3 with `R_P = 57`, width 4 with `R_P = 56`, `R_F = 8`; circomlib's constants).
+
+pub mod poseidon;
+pub mod poseidon_gadget;
