@@ -18,3 +18,4 @@
 
 pub mod poseidon;
 pub mod poseidon_gadget;
+pub mod hasher;
