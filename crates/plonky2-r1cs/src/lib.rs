@@ -19,3 +19,4 @@
 pub mod poseidon;
 pub mod poseidon_gadget;
 pub mod hasher;
+pub mod goldilocks;
