@@ -222,9 +222,24 @@ impl GlVar {
     /// remainder given explicitly (`None`: the honest ones). Only tests pass a hint, to check that
     /// a wrong claim leaves the system unsatisfied.
     pub fn reduce_with(&self, hint: Option<ReductionHint>, canonical: bool) -> Result<Self, SynthesisError> {
+        Ok(self.reduce_to_bits(hint, canonical)?.0)
+    }
+
+    /// The canonical value's 64 little-endian bits (from [`Self::reduce_canonical`], so no
+    /// constraint beyond it): for query indices and the proof-of-work check.
+    pub fn to_canonical_bits(&self) -> Result<Vec<Boolean<Fr>>, SynthesisError> {
+        Ok(self.reduce_to_bits(None, true)?.1)
+    }
+
+    fn reduce_to_bits(
+        &self,
+        hint: Option<ReductionHint>,
+        canonical: bool,
+    ) -> Result<(Self, Vec<Boolean<Fr>>), SynthesisError> {
         if self.value.is_constant() {
             let v = to_big(self.value.value()?) % p_big();
-            return Ok(Self { value: FpVar::constant(to_fr(&v)), bound: v });
+            let bits = (0..64).map(|i| Boolean::constant(v.bit(i))).collect();
+            return Ok((Self { value: FpVar::constant(to_fr(&v)), bound: v }, bits));
         }
         let cs = self.cs();
         let q_max = &self.bound / p_big();
@@ -244,7 +259,12 @@ impl GlVar {
         } else {
             (BigUint::from(1u8) << 64u32) - 1u8
         };
-        Ok(Self { value: s, bound })
+        Ok((Self { value: s, bound }, s_bits))
+    }
+
+    /// Whether the value is known to be canonical (`bound < p`).
+    pub fn is_canonical(&self) -> bool {
+        self.bound < p_big()
     }
 
     /// Enforces `self ≡ other (mod p)`: `bits((bound_a + k·p)/p) + 1` constraints.

@@ -20,3 +20,4 @@ pub mod poseidon;
 pub mod poseidon_gadget;
 pub mod hasher;
 pub mod goldilocks;
+pub mod challenger_gadget;
