@@ -17,8 +17,8 @@
 //! `(n·2^64, 0, 0, 0)` where `n` is the input length in Goldilocks elements (the Poseidon paper's
 //! domain separation for fixed-length hashing, §4.2, which also makes inputs of different lengths
 //! hash independently, so no padding is needed); each chunk of 9 elements is packed into 3
-//! elements and added to the rate part, then the state is permuted; the output is state element
-//! 1. At least one permutation is run. `hash_or_noop` returns [`pack`] of inputs of at most 3
+//! elements and added to the rate part, then the state is permuted; the output is the state's
+//! element 1. At least one permutation is run. `hash_or_noop` returns [`pack`] of inputs of at most 3
 //! elements (no hashing, as plonky2 does for at most 4) and `hash_no_pad` otherwise. `two_to_one`
 //! is circomlib's `Poseidon(2)` ([`poseidon2`]).
 //!
