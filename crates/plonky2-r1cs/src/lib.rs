@@ -54,5 +54,6 @@
 pub mod challenger_gadget;
 pub mod goldilocks;
 pub mod hasher;
+pub mod merkle_gadget;
 pub mod poseidon;
 pub mod poseidon_gadget;
