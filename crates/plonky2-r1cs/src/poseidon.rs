@@ -76,6 +76,34 @@ impl PoseidonParams {
     /// The Poseidon permutation, in place. `state.len()` must be `t`.
     pub fn permute(&self, state: &mut [Fr]) {
         assert_eq!(state.len(), self.t, "Poseidon state of the wrong width");
+        match self.t {
+            3 => self.permute_fixed::<3>(state.try_into().expect("width 3")),
+            4 => self.permute_fixed::<4>(state.try_into().expect("width 4")),
+            5 => self.permute_fixed::<5>(state.try_into().expect("width 5")),
+            _ => self.permute_generic(state),
+        }
+    }
+
+    /// The permutation for a width known at compile time: the state and the matrix rows are
+    /// arrays, and each row times the state is one `sum_of_products` (Montgomery products summed
+    /// before a single reduction).
+    fn permute_fixed<const T: usize>(&self, state: &mut [Fr; T]) {
+        let mds: [[Fr; T]; T] = core::array::from_fn(|i| core::array::from_fn(|j| self.mds[i][j]));
+        for round in 0..self.rounds() {
+            for (s, c) in state.iter_mut().zip(&self.ark[round]) {
+                *s += c;
+            }
+            if self.is_full_round(round) {
+                state.iter_mut().for_each(|s| *s = sbox(*s));
+            } else {
+                state[0] = sbox(state[0]);
+            }
+            *state = core::array::from_fn(|i| Fr::sum_of_products(&mds[i], state));
+        }
+    }
+
+    /// The textbook permutation for any width (the reference for [`Self::permute_fixed`]).
+    pub fn permute_generic(&self, state: &mut [Fr]) {
         let mut next = vec![Fr::zero(); self.t];
         for round in 0..self.rounds() {
             for (s, c) in state.iter_mut().zip(&self.ark[round]) {
@@ -177,6 +205,19 @@ mod tests {
                 fr_from_hex("0x1a779bd9781d3a8354eae5ed74e7fa44fa0e458e45a1407524bddf3b9f2bf2d7"),
             ]
         );
+    }
+
+    /// The array-based permutation equals the textbook one.
+    #[test]
+    fn fixed_width_equals_generic() {
+        let mut rng = ark_std::test_rng();
+        for p in [params_t3(), params_t4()] {
+            let x: Vec<Fr> = (0..p.t).map(|_| Fr::rand(&mut rng)).collect();
+            let (mut a, mut b) = (x.clone(), x);
+            p.permute(&mut a);
+            p.permute_generic(&mut b);
+            assert_eq!(a, b);
+        }
     }
 
     /// The permutation agrees with ark-crypto-primitives' `PoseidonSponge` (whose permutation is
