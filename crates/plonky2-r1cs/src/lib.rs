@@ -53,6 +53,7 @@
 
 pub mod challenger_gadget;
 pub mod goldilocks;
+pub mod goldilocks_poseidon;
 pub mod hasher;
 pub mod merkle_gadget;
 pub mod poseidon;
