@@ -23,7 +23,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use ark_bn254::Fr;
-use ark_ff::{PrimeField, Zero};
+use ark_ff::PrimeField;
 use ark_r1cs_std::alloc::AllocVar;
 use ark_r1cs_std::boolean::Boolean;
 use ark_r1cs_std::fields::fp::FpVar;
@@ -437,11 +437,6 @@ pub fn bits_value(bits: &[Boolean<Fr>]) -> Result<u64, SynthesisError> {
     Ok(v)
 }
 
-/// `Fr::zero()`, re-exported for callers building transcripts by hand.
-pub fn fr_zero() -> Fr {
-    Fr::zero()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -453,7 +448,7 @@ mod tests {
     use plonky2::plonk::circuit_data::CircuitConfig;
     use plonky2::plonk::config::Hasher;
 
-    use crate::hasher::{PoseidonBn254Hash, PoseidonBn254HashOut};
+    use crate::hasher::PoseidonBn254Hash;
 
     /// Random interleavings of observations and squeezes agree with the native challenger,
     /// including partial absorbs that repack earlier outputs.
@@ -485,7 +480,6 @@ mod tests {
             }
         }
         assert!(cs.is_satisfied().unwrap());
-        let _ = PoseidonBn254HashOut::default();
     }
 
     /// The in-circuit replay of `get_challenges` on a real proof gives plonky2's challenges.

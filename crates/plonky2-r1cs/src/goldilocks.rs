@@ -267,6 +267,19 @@ impl GlVar {
         self.bound < p_big()
     }
 
+    /// `self / other`: a canonical witness `q` with `q·other ≡ self` (65 constraints for `q`, one
+    /// product, one congruence). If `other ≡ 0` no `q` exists and the system is unsatisfiable.
+    pub fn div(&self, other: &Self) -> Result<Self, SynthesisError> {
+        let cs = self.cs().or(other.cs());
+        let q_val = match (self.value(), other.value()) {
+            (Ok(a), Ok(b)) => Some(b.try_inverse().map(|inv| a * inv).unwrap_or(GL::ZERO)),
+            _ => None,
+        };
+        let q = Self::new_witness(cs, q_val)?;
+        q.mul(other)?.enforce_equal(self)?;
+        Ok(q)
+    }
+
     /// Enforces `self ≡ other (mod p)`: `bits((bound_a + k·p)/p) + 1` constraints.
     pub fn enforce_equal(&self, other: &Self) -> Result<(), SynthesisError> {
         self.sub(other)?.enforce_zero()
@@ -392,6 +405,24 @@ impl GlExtVar {
             acc = acc.add(&x.mul(y)?)?;
         }
         Ok(acc)
+    }
+
+    /// `self / other`: a canonical witness `q` with `q·other = self` (130 constraints for `q`,
+    /// 3 products, two congruences). If `other = 0` the system is unsatisfiable.
+    pub fn div(&self, other: &Self) -> Result<Self, SynthesisError> {
+        let cs = self.c0.cs().or(self.c1.cs()).or(other.c0.cs()).or(other.c1.cs());
+        let q_val = match (self.value(), other.value()) {
+            (Ok(a), Ok(b)) => Some(b.try_inverse().map(|inv| a * inv).unwrap_or(GLExt::ZERO)),
+            _ => None,
+        };
+        let q = Self::new_witness(cs, q_val)?;
+        q.mul(other)?.enforce_equal(self)?;
+        Ok(q)
+    }
+
+    /// `self · x` for a constant `x ∈ F_p`: free.
+    pub fn mul_base_const(&self, x: GL) -> Result<Self, SynthesisError> {
+        Ok(Self { c0: self.c0.mul_const(x)?, c1: self.c1.mul_const(x)? })
     }
 
     /// Both coordinates below `2^64`.
@@ -609,6 +640,27 @@ mod tests {
         assert!(cs.is_satisfied().unwrap());
         let a_plus_1 = a.add(&GlVar::constant(GL::ONE)).unwrap();
         a.enforce_equal(&a_plus_1).unwrap();
+        assert!(!cs.is_satisfied().unwrap());
+    }
+
+    #[test]
+    fn division() {
+        let cs = new_cs();
+        let (x, y) = (GLExt::rand(), GLExt::rand());
+        let a = GlExtVar::new_witness(cs.clone(), Some(x)).unwrap();
+        let b = GlExtVar::new_witness(cs.clone(), Some(y)).unwrap();
+        let before = cs.num_constraints();
+        let q = a.div(&b).unwrap();
+        println!("F_p^2 division: {} constraints", cs.num_constraints() - before);
+        assert_eq!(q.value().unwrap(), x / y);
+        let (u, v) = (GL::rand(), GL::rand());
+        let c = GlVar::new_witness(cs.clone(), Some(u)).unwrap();
+        let d = GlVar::new_witness(cs.clone(), Some(v)).unwrap();
+        assert_eq!(c.div(&d).unwrap().value().unwrap(), u / v);
+        assert!(cs.is_satisfied().unwrap());
+        // Division by zero has no witness.
+        let zero = GlExtVar::new_witness(cs.clone(), Some(GLExt::ZERO)).unwrap();
+        a.div(&zero).unwrap();
         assert!(!cs.is_satisfied().unwrap());
     }
 

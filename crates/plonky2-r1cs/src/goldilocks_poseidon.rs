@@ -58,7 +58,7 @@ pub fn poseidon_permute_var(input: &[GlVar; SPONGE_WIDTH]) -> Result<[GlVar; SPO
             }
             *s = s.add(&GlVar::constant(GL::from_canonical_u64(ALL_ROUND_CONSTANTS[i + SPONGE_WIDTH * round])))?;
         }
-        let full = round < HALF_N_FULL_ROUNDS || round >= HALF_N_FULL_ROUNDS + N_PARTIAL_ROUNDS;
+        let full = !(HALF_N_FULL_ROUNDS..HALF_N_FULL_ROUNDS + N_PARTIAL_ROUNDS).contains(&round);
         if full {
             for s in state.iter_mut() {
                 *s = sbox7(s)?;

@@ -52,6 +52,7 @@
 //! | `F_{p^2}` product (Karatsuba), unreduced | 3 |
 
 pub mod challenger_gadget;
+pub mod fri_gadget;
 pub mod goldilocks;
 pub mod goldilocks_poseidon;
 pub mod hasher;

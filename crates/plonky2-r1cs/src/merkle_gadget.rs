@@ -8,7 +8,7 @@
 //! a cap of height `h`, and the final comparison one.
 
 use ark_bn254::Fr;
-use ark_ff::{BigInt, Zero};
+use ark_ff::BigInt;
 use ark_r1cs_std::boolean::Boolean;
 use ark_r1cs_std::eq::EqGadget;
 use ark_r1cs_std::fields::fp::FpVar;
@@ -179,6 +179,5 @@ mod tests {
             let bits: Vec<Boolean<Fr>> = (0..3).map(|i| Boolean::constant((idx >> i) & 1 == 1)).collect();
             assert_eq!(select_by_bits(&cap, &bits).unwrap().value().unwrap(), Fr::from(100 + idx as u64));
         }
-        let _ = Fr::zero();
     }
 }
