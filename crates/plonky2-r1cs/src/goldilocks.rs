@@ -280,6 +280,15 @@ impl GlVar {
         Ok(q)
     }
 
+    /// `if_true` if `bit`, else `if_false`: one constraint.
+    pub fn conditionally_select(bit: &Boolean<Fr>, if_true: &Self, if_false: &Self) -> Result<Self, SynthesisError> {
+        use ark_r1cs_std::select::CondSelectGadget;
+        Ok(Self {
+            value: FpVar::conditionally_select(bit, &if_true.value, &if_false.value)?,
+            bound: if_true.bound.clone().max(if_false.bound.clone()),
+        })
+    }
+
     /// Enforces `self ≡ other (mod p)`: `bits((bound_a + k·p)/p) + 1` constraints.
     pub fn enforce_equal(&self, other: &Self) -> Result<(), SynthesisError> {
         self.sub(other)?.enforce_zero()
@@ -423,6 +432,32 @@ impl GlExtVar {
     /// `self · x` for a constant `x ∈ F_p`: free.
     pub fn mul_base_const(&self, x: GL) -> Result<Self, SynthesisError> {
         Ok(Self { c0: self.c0.mul_const(x)?, c1: self.c1.mul_const(x)? })
+    }
+
+    /// `if_true` if `bit`, else `if_false`: two constraints.
+    pub fn conditionally_select(bit: &Boolean<Fr>, if_true: &Self, if_false: &Self) -> Result<Self, SynthesisError> {
+        Ok(Self {
+            c0: GlVar::conditionally_select(bit, &if_true.c0, &if_false.c0)?,
+            c1: GlVar::conditionally_select(bit, &if_true.c1, &if_false.c1)?,
+        })
+    }
+
+    /// `items[i]` for `i` given by little-endian bits (`items.len() = 2^bits.len()`).
+    pub fn select_by_bits(items: &[Self], bits: &[Boolean<Fr>]) -> Result<Self, SynthesisError> {
+        assert_eq!(items.len(), 1 << bits.len());
+        let mut layer = items.to_vec();
+        for bit in bits {
+            layer = layer
+                .chunks(2)
+                .map(|pair| Self::conditionally_select(bit, &pair[1], &pair[0]))
+                .collect::<Result<_, _>>()?;
+        }
+        Ok(layer.pop().expect("one element left"))
+    }
+
+    /// `self − x` for a base-field `x`, unreduced.
+    pub fn sub_base(&self, x: &GlVar) -> Result<Self, SynthesisError> {
+        Ok(Self { c0: self.c0.sub(x)?, c1: self.c1.clone() })
     }
 
     /// Both coordinates below `2^64`.
