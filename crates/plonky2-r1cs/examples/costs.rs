@@ -20,6 +20,7 @@ use plonky2::plonk::circuit_data::{CircuitConfig, CircuitData};
 use plonky2::plonk::config::{GenericConfig, PoseidonGoldilocksConfig};
 use plonky2::plonk::proof::ProofWithPublicInputs;
 use plonky2_r1cs::challenger_gadget::{fr_to_bits_canonical, proof_challenges, TranscriptVar};
+use plonky2_r1cs::fri_gadget::{verify_fri_var, FriQueriesVar};
 use plonky2_r1cs::goldilocks::{GLExt, GlExtVar, GlVar};
 use plonky2_r1cs::hasher::{PoseidonBn254GoldilocksConfig, PoseidonBn254Permutation};
 use plonky2_r1cs::poseidon::{params_t3, params_t4};
@@ -161,9 +162,9 @@ fn main() {
         proof_bn.to_bytes().len()
     );
 
-    println!("\n## In-circuit challenger replay of that Poseidon-BN254 proof\n");
-    println!("| cap height | transcript alloc | replay |");
-    println!("|---|---|---|");
+    println!("\n## In-circuit verification pieces for that Poseidon-BN254 proof (28 queries)\n");
+    println!("| cap height | degree | transcript alloc | challenger replay | FRI queries alloc | FRI check |");
+    println!("|---|---|---|---|---|---|");
     for cap_height in [4usize, 0] {
         let mut config = CircuitConfig::standard_recursion_config();
         config.fri_config.cap_height = cap_height;
@@ -172,8 +173,22 @@ fn main() {
         let cs = ConstraintSystem::<Fr>::new_ref();
         let t = TranscriptVar::new_witness(cs.clone(), &proof).expect("alloc");
         let alloc = cs.num_constraints();
-        proof_challenges(&t, data.verifier_only.circuit_digest.0, &data.common).expect("replay");
+        let ch = proof_challenges(&t, data.verifier_only.circuit_digest.0, &data.common).expect("replay");
+        let replay = cs.num_constraints() - alloc;
+        let before = cs.num_constraints();
+        let q = FriQueriesVar::new_witness(cs.clone(), &proof.proof.opening_proof).expect("alloc");
+        let q_alloc = cs.num_constraints() - before;
+        let consts: Vec<FpVar<Fr>> =
+            data.verifier_only.constants_sigmas_cap.0.iter().map(|h| FpVar::Constant(h.0)).collect();
+        let caps = [consts, t.wires_cap.clone(), t.zs_cap.clone(), t.quotient_cap.clone()];
+        let before = cs.num_constraints();
+        verify_fri_var(&data.common, &caps, &t, &ch, &q).expect("fri");
+        let fri = cs.num_constraints() - before;
         assert!(cs.is_satisfied().expect("satisfied"));
-        println!("| {cap_height} | {alloc} | {} |", cs.num_constraints() - alloc);
+        println!(
+            "| {cap_height} | 2^{} | {alloc} | {replay} | {q_alloc} | {fri} |",
+            data.common.degree_bits()
+        );
     }
+    println!("\nGoldilocks Poseidon permutation (public-inputs hash), emulated: see `cargo test -p plonky2-r1cs goldilocks_poseidon -- --nocapture`");
 }

@@ -485,7 +485,9 @@ mod tests {
     /// The in-circuit replay of `get_challenges` on a real proof gives plonky2's challenges.
     #[test]
     fn replays_challenges_of_a_real_proof() {
-        let config = CircuitConfig::standard_recursion_config();
+        let mut config = CircuitConfig::standard_recursion_config();
+        config.fri_config.proof_of_work_bits = 4;
+        config.security_bits = 88;
         let mut builder = CircuitBuilder::<GL, D>::new(config);
         let x = builder.add_virtual_target();
         builder.register_public_input(x);

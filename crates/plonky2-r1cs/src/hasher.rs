@@ -348,7 +348,11 @@ mod tests {
     /// a changed public input or opening is rejected.
     #[test]
     fn prove_and_verify_small_circuit() {
-        let config = CircuitConfig::standard_recursion_config();
+        // The standard configuration with 4 instead of 16 proof-of-work bits: grinding costs one
+        // BN254 permutation per try, and the test should stay fast.
+        let mut config = CircuitConfig::standard_recursion_config();
+        config.fri_config.proof_of_work_bits = 4;
+        config.security_bits = 88;
         let mut builder = CircuitBuilder::<GL, D>::new(config);
         // x^(2^10) by repeated squaring, plus a Poseidon (Goldilocks) hash gate for good measure.
         let x = builder.add_virtual_target();

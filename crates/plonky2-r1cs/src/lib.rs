@@ -4,8 +4,10 @@
 //! proof on BN254 (issue 29, `ARCHITECTURE.md` "Final proofs"). Between the two, the root proof
 //! is shrunk in plonky2 to one fixed circuit whose **last layer hashes with Poseidon over BN254's
 //! scalar field**, and an R1CS circuit over that field verifies the last proof. This crate holds
-//! the pieces that circuit is built from; the verifier circuit itself (gates at `ζ`, the
-//! permutation argument, FRI) comes next.
+//! the pieces that circuit is built from: the hash and its plonky2 configuration, emulated
+//! Goldilocks arithmetic, the in-circuit challenger, Merkle proofs and the FRI verifier. Still to
+//! come: the gate constraints and the permutation argument evaluated at `ζ`, the quotient check,
+//! the shrink layers themselves, the `ConstraintSynthesizer` and the Pari keys.
 //!
 //! ## Notation
 //!
@@ -50,6 +52,20 @@
 //! | reduction after one product (`< 2^64` / canonical) | 129 / 130 |
 //! | reduction of a sum of 100 products | 136 |
 //! | `F_{p^2}` product (Karatsuba), unreduced | 3 |
+//! | `F_{p^2}` division (witness quotient) | 269 |
+//! | plonky2's Goldilocks Poseidon permutation, emulated | 62,128 |
+//! | FRI fold of arity 8 | 4,538 |
+//! | query point `g·ω^{rev(i)}` from 15 index bits | 1,036 |
+//!
+//! ## Modules
+//!
+//! * [`poseidon`], [`poseidon_gadget`]: Poseidon-BN254, native and in R1CS.
+//! * [`hasher`]: the plonky2 `Hasher` / `GenericConfig` of the last shrink layer.
+//! * [`goldilocks`]: `F_p`, `F_{p^2}` emulated with lazy reduction.
+//! * [`goldilocks_poseidon`]: plonky2's Goldilocks Poseidon emulated (the public-inputs hash).
+//! * [`challenger_gadget`]: plonky2's challenger replayed in-circuit; `get_challenges`.
+//! * [`merkle_gadget`]: leaf hashing and Merkle proofs to a cap.
+//! * [`fri_gadget`]: plonky2's FRI verifier.
 
 pub mod challenger_gadget;
 pub mod fri_gadget;
