@@ -1,4 +1,4 @@
-//! plonky2's Fiat–Shamir challenger over [`PoseidonBn254Hash`], replayed in R1CS.
+//! plonky2's Fiat–Shamir challenger over [`crate::hasher::PoseidonBn254Hash`], replayed in R1CS.
 //!
 //! [`ChallengerVar`] mirrors `plonky2::iop::challenger::Challenger<GoldilocksField,
 //! PoseidonBn254Hash>` step for step (input buffer, overwrite-mode duplexing, output buffer

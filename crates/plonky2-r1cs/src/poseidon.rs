@@ -102,7 +102,7 @@ impl PoseidonParams {
         }
     }
 
-    /// The textbook permutation for any width (the reference for [`Self::permute_fixed`]).
+    /// The textbook permutation for any width (the reference the fixed-width path is tested against).
     pub fn permute_generic(&self, state: &mut [Fr]) {
         let mut next = vec![Fr::zero(); self.t];
         for round in 0..self.rounds() {
