@@ -5,9 +5,10 @@
 //! is shrunk in plonky2 to one fixed circuit whose **last layer hashes with Poseidon over BN254's
 //! scalar field**, and an R1CS circuit over that field verifies the last proof. This crate holds
 //! the pieces that circuit is built from: the hash and its plonky2 configuration, emulated
-//! Goldilocks arithmetic, the in-circuit challenger, Merkle proofs and the FRI verifier. Still to
-//! come: the gate constraints and the permutation argument evaluated at `ζ`, the quotient check,
-//! the shrink layers themselves, the `ConstraintSynthesizer` and the Pari keys.
+//! Goldilocks arithmetic, the in-circuit challenger, Merkle proofs, the FRI verifier, and the
+//! permutation argument with the quotient check at `ζ`. Still to come: the gate constraints
+//! evaluated in-circuit (one port per gate type), the shrink layers themselves, the
+//! `ConstraintSynthesizer` and the Pari keys.
 //!
 //! ## Notation
 //!
@@ -66,6 +67,8 @@
 //! * [`challenger_gadget`]: plonky2's challenger replayed in-circuit; `get_challenges`.
 //! * [`merkle_gadget`]: leaf hashing and Merkle proofs to a cap.
 //! * [`fri_gadget`]: plonky2's FRI verifier.
+//! * [`vanishing_gadget`]: the permutation argument and the quotient identity at `ζ` (gate
+//!   constraint terms still an input).
 
 pub mod challenger_gadget;
 pub mod fri_gadget;
@@ -75,3 +78,4 @@ pub mod hasher;
 pub mod merkle_gadget;
 pub mod poseidon;
 pub mod poseidon_gadget;
+pub mod vanishing_gadget;
