@@ -208,13 +208,21 @@ impl GlVar {
         Ok(acc)
     }
 
-    /// A congruent value below `2^64` (not necessarily `< p`): `bits(bound/p) + 65` constraints.
+    /// A congruent value below `2^64` (not necessarily `< p`): `bits(bound/p) + 65` constraints,
+    /// none if the bound is already below `2^64`.
     pub fn reduce(&self) -> Result<Self, SynthesisError> {
+        if self.bound.bits() <= 64 {
+            return Ok(self.clone());
+        }
         self.reduce_with(None, false)
     }
 
-    /// The canonical value (`< p`): one constraint more than [`Self::reduce`].
+    /// The canonical value (`< p`): one constraint more than [`Self::reduce`], none if the value
+    /// is already known to be canonical.
     pub fn reduce_canonical(&self) -> Result<Self, SynthesisError> {
+        if self.is_canonical() {
+            return Ok(self.clone());
+        }
         self.reduce_with(None, true)
     }
 

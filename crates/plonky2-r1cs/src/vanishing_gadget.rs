@@ -77,10 +77,12 @@ impl OpeningsVar {
     }
 }
 
+/// `Π x_k`: the factors enter unreduced (bounds near `2^128`), the running product is reduced
+/// after each multiplication.
 fn product(xs: &[GlExtVar]) -> Result<GlExtVar, SynthesisError> {
     let mut acc = xs[0].reduce()?;
     for x in &xs[1..] {
-        acc = acc.mul(&x.reduce()?)?.reduce()?;
+        acc = acc.mul(x)?.reduce()?;
     }
     Ok(acc)
 }
