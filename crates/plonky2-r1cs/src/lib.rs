@@ -5,10 +5,11 @@
 //! is shrunk in plonky2 to one fixed circuit whose **last layer hashes with Poseidon over BN254's
 //! scalar field**, and an R1CS circuit over that field verifies the last proof. This crate holds
 //! the pieces that circuit is built from: the hash and its plonky2 configuration, emulated
-//! Goldilocks arithmetic, the in-circuit challenger, Merkle proofs, the FRI verifier, and the
-//! permutation argument with the quotient check at `ζ`. Still to come: the gate constraints
-//! evaluated in-circuit (one port per gate type), the shrink layers themselves, the
-//! `ConstraintSynthesizer` and the Pari keys.
+//! Goldilocks arithmetic, the in-circuit challenger, Merkle proofs, the FRI verifier, the
+//! permutation argument with the quotient check at `ζ`, and the gate constraints of the gates
+//! ported so far: together a complete R1CS verifier for plonky2 proofs of circuits made of those
+//! gates (tested on a real proof). Still to come: the other gates of a recursive circuit
+//! (Poseidon first), the shrink layers themselves, the `ConstraintSynthesizer` and the Pari keys.
 //!
 //! ## Notation
 //!
@@ -67,11 +68,13 @@
 //! * [`challenger_gadget`]: plonky2's challenger replayed in-circuit; `get_challenges`.
 //! * [`merkle_gadget`]: leaf hashing and Merkle proofs to a cap.
 //! * [`fri_gadget`]: plonky2's FRI verifier.
-//! * [`vanishing_gadget`]: the permutation argument and the quotient identity at `ζ` (gate
-//!   constraint terms still an input).
+//! * [`gates_gadget`]: the gate constraints at `ζ` (selector filters; Noop, Constant,
+//!   PublicInput and Arithmetic gates so far).
+//! * [`vanishing_gadget`]: the permutation argument and the quotient identity at `ζ`.
 
 pub mod challenger_gadget;
 pub mod fri_gadget;
+pub mod gates_gadget;
 pub mod goldilocks;
 pub mod goldilocks_poseidon;
 pub mod hasher;

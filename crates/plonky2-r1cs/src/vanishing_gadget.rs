@@ -4,10 +4,10 @@
 //! `verify_with_challenges` before FRI).
 //!
 //! The gate constraints are an input: [`check_vanishing_var`] takes the terms
-//! `Σ_gates filter·constraint` that plonky2's `evaluate_gate_constraints` computes. Evaluating
-//! them in-circuit (one port per gate type of the last circuit) is the next step; until then only
-//! tests call this, with natively computed terms, and it shows that the terms are bound: any
-//! change to them, or to an opening, leaves the system unsatisfied.
+//! `Σ_gates filter·constraint` that plonky2's `evaluate_gate_constraints` computes, in-circuit
+//! from [`crate::gates_gadget::evaluate_gate_constraints_var`] (the tests here also feed natively
+//! computed terms, to show that they are bound: any change to them, or to an opening, leaves the
+//! system unsatisfied).
 //!
 //! For challenge `i` (`β_i`, `γ_i` base-field challenges), with `w_j` the wires, `σ_j` the
 //! permutation polynomials and `k_j` the coset shifts (`j` over the routed wires):

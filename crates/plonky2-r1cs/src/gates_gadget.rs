@@ -1,0 +1,255 @@
+//! plonky2's gate constraints evaluated at `ζ` in R1CS (`evaluate_gate_constraints`): for each
+//! gate of the circuit, its selector filter times each of its constraints, summed per constraint
+//! index.
+//!
+//! **Filter.** Gate `i` of the circuit has selector column `s` and group `G` (plonky2's
+//! `SelectorsInfo`); with `s(ζ)` the opened selector, `filter = Π_{j∈G, j≠i} (j − s(ζ))`, times
+//! `(2^32 − 1 − s(ζ))` when the circuit has more than one selector column. The gate's own
+//! constants follow the selector columns.
+//!
+//! **Ported gates** (each a transcription of the gate's constraint polynomial over
+//! [`GlExtVar`]): `NoopGate`, `ConstantGate`, `PublicInputGate`, `ArithmeticGate`. Any other gate
+//! panics while the circuit is built (the last shrink circuit's gate set is fixed; every gate it
+//! uses must be ported before it can be wrapped: `PoseidonGate`, `PoseidonMdsGate`,
+//! `ArithmeticExtensionGate`, `MulExtensionGate`, `BaseSumGate`, `RandomAccessGate`,
+//! `CosetInterpolationGate`, `ExponentiationGate`, `ReducingGate`, `ReducingExtensionGate` remain).
+
+use std::ops::Range;
+
+use ark_relations::gr1cs::SynthesisError;
+use plonky2::field::goldilocks_field::GoldilocksField;
+use plonky2::field::types::Field;
+use plonky2::gates::arithmetic_base::ArithmeticGate;
+use plonky2::gates::constant::ConstantGate;
+use plonky2::gates::noop::NoopGate;
+use plonky2::gates::public_input::PublicInputGate;
+use plonky2::plonk::circuit_data::CommonCircuitData;
+
+use crate::goldilocks::{GLExt, GlExtVar, GlVar};
+
+type GL = GoldilocksField;
+
+/// plonky2's placeholder selector value of gates that use no selector (`u32::MAX`).
+const UNUSED_SELECTOR: u64 = u32::MAX as u64;
+
+/// The selector layout of a circuit: per gate its selector column, per column its gate range.
+#[derive(Clone, Debug)]
+pub struct Selectors {
+    /// `selector_indices[i]`: the selector column of gate `i`.
+    pub selector_indices: Vec<usize>,
+    /// `groups[s]`: the gates selected by column `s`.
+    pub groups: Vec<Range<usize>>,
+}
+
+impl Selectors {
+    /// Reads plonky2's `SelectorsInfo` (whose fields are crate-private) through its serde form.
+    pub fn of(common: &CommonCircuitData<GL, 2>) -> Self {
+        let info = serde_json::to_value(&common.selectors_info).expect("SelectorsInfo serializes");
+        Self {
+            selector_indices: serde_json::from_value(info["selector_indices"].clone())
+                .expect("selector_indices field"),
+            groups: serde_json::from_value(info["groups"].clone()).expect("groups field"),
+        }
+    }
+}
+
+fn ext_const(x: u64) -> GlExtVar {
+    GlExtVar::constant(GLExt::from_canonical_u64(x))
+}
+
+/// A gate's unfiltered constraints, given its constants (selectors removed) and the wires.
+fn eval_unfiltered(
+    gate: &dyn plonky2::gates::gate::AnyGate<GL, 2>,
+    constants: &[GlExtVar],
+    wires: &[GlExtVar],
+    pi_hash: &[GlVar],
+) -> Result<Vec<GlExtVar>, SynthesisError> {
+    let any = gate.as_any();
+    if any.downcast_ref::<NoopGate>().is_some() {
+        Ok(Vec::new())
+    } else if any.downcast_ref::<ConstantGate>().is_some() {
+        // Constant i is constant column i, output wire i.
+        let n = plonky2::gates::gate::Gate::<GL, 2>::num_constraints(gate);
+        (0..n).map(|i| constants[i].sub(&wires[i])).collect()
+    } else if any.downcast_ref::<PublicInputGate>().is_some() {
+        // Wires 0..4 hold the public-inputs hash.
+        (0..4).map(|i| wires[i].sub(&GlExtVar::from_base(pi_hash[i].clone()))).collect()
+    } else if let Some(g) = any.downcast_ref::<ArithmeticGate>() {
+        // Operation i: wires 4i, 4i+1 (multiplicands), 4i+2 (addend), 4i+3 (output);
+        // output = c_0·m_0·m_1 + c_1·addend.
+        let (c0, c1) = (&constants[0], &constants[1]);
+        (0..g.num_ops)
+            .map(|i| {
+                let prod = wires[4 * i].mul(&wires[4 * i + 1])?.reduce()?.mul(c0)?;
+                let computed = prod.add(&wires[4 * i + 2].mul(c1)?)?;
+                wires[4 * i + 3].sub(&computed)
+            })
+            .collect()
+    } else {
+        panic!("gate {} is not ported to R1CS yet", gate.id());
+    }
+}
+
+/// plonky2's `evaluate_gate_constraints` at `ζ`: `common.num_gate_constraints` terms (unreduced).
+pub fn evaluate_gate_constraints_var(
+    common: &CommonCircuitData<GL, 2>,
+    constants: &[GlExtVar],
+    wires: &[GlExtVar],
+    pi_hash: &[GlVar],
+) -> Result<Vec<GlExtVar>, SynthesisError> {
+    let sel = Selectors::of(common);
+    let num_selectors = sel.groups.len();
+    let gate_constants = &constants[num_selectors + common.num_lookup_selectors..];
+    let mut terms = vec![GlExtVar::zero(); common.num_gate_constraints];
+    for (i, gate) in common.gates.iter().enumerate() {
+        let s = sel.selector_indices[i];
+        let s_val = &constants[s];
+        let mut filter = ext_const(1);
+        let factors = sel.groups[s]
+            .clone()
+            .filter(|&j| j != i)
+            .map(|j| j as u64)
+            .chain((num_selectors > 1).then_some(UNUSED_SELECTOR));
+        for j in factors {
+            filter = filter.mul(&ext_const(j).sub(s_val)?)?.reduce()?;
+        }
+        let constraints = eval_unfiltered(gate.0.as_ref(), gate_constants, wires, pi_hash)?;
+        for (t, c) in terms.iter_mut().zip(constraints) {
+            *t = t.add(&filter.mul(&c.reduce()?)?)?;
+        }
+    }
+    Ok(terms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ark_bn254::Fr;
+    use ark_relations::gr1cs::ConstraintSystem;
+    use plonky2::hash::hash_types::HashOut;
+    use plonky2::plonk::circuit_data::CircuitData;
+    use plonky2::plonk::proof::ProofWithPublicInputs;
+    use plonky2::plonk::vars::EvaluationVars;
+
+    use crate::challenger_gadget::{proof_challenges, TranscriptVar};
+    use crate::fri_gadget::{verify_fri_var, FriQueriesVar};
+    use crate::hasher::PoseidonBn254GoldilocksConfig as C;
+    use crate::vanishing_gadget::{check_vanishing_var, OpeningsVar};
+    use ark_r1cs_std::fields::fp::FpVar;
+
+    /// A proof of a circuit built from ported gates only (no public inputs, so no Poseidon gate
+    /// for their hash), in a small toy FRI configuration.
+    fn small_proof() -> (CircuitData<GL, C, 2>, ProofWithPublicInputs<GL, C, 2>) {
+        use plonky2::fri::reduction_strategies::FriReductionStrategy;
+        use plonky2::iop::witness::{PartialWitness, WitnessWrite};
+        use plonky2::plonk::circuit_builder::CircuitBuilder;
+        use plonky2::plonk::circuit_data::CircuitConfig;
+        let mut config = CircuitConfig::standard_recursion_config();
+        config.fri_config.proof_of_work_bits = 2;
+        config.fri_config.num_query_rounds = 2;
+        config.fri_config.reduction_strategy = FriReductionStrategy::ConstantArityBits(2, 2);
+        config.security_bits = 8;
+        let mut b = CircuitBuilder::<GL, 2>::new(config);
+        let x = b.add_virtual_target();
+        let mut y = x;
+        for k in 0..300u64 {
+            let c = b.constant(GL::from_canonical_u64(k + 2));
+            y = b.mul_add(y, c, x);
+        }
+        let expected = b.add_virtual_target();
+        b.connect(y, expected);
+        let data = b.build::<C>();
+        let xv = GL::from_canonical_u64(5);
+        let mut yv = xv;
+        for k in 0..300u64 {
+            yv = yv * GL::from_canonical_u64(k + 2) + xv;
+        }
+        let mut pw = PartialWitness::new();
+        pw.set_target(x, xv).unwrap();
+        pw.set_target(expected, yv).unwrap();
+        let proof = data.prove(pw).unwrap();
+        data.verify(proof.clone()).unwrap();
+        (data, proof)
+    }
+
+    fn native_gate_terms(common: &CommonCircuitData<GL, 2>, proof: &ProofWithPublicInputs<GL, C, 2>) -> Vec<GLExt> {
+        let sel = Selectors::of(common);
+        let pih: HashOut<GL> = proof.get_public_inputs_hash();
+        let vars = EvaluationVars {
+            local_constants: &proof.proof.openings.constants,
+            local_wires: &proof.proof.openings.wires,
+            public_inputs_hash: &pih,
+        };
+        let mut out = vec![GLExt::ZERO; common.num_gate_constraints];
+        for (i, gate) in common.gates.iter().enumerate() {
+            let s = sel.selector_indices[i];
+            let cs = gate.0.eval_filtered(vars, i, s, sel.groups[s].clone(), sel.groups.len(), common.num_lookup_selectors);
+            for (o, c) in out.iter_mut().zip(cs) {
+                *o += c;
+            }
+        }
+        out
+    }
+
+    /// The whole plonky2 verifier in R1CS on `proof`: transcript, challenges, gates, vanishing
+    /// identity, FRI. Returns (satisfied, constraints by part).
+    fn verify_in_circuit(data: &CircuitData<GL, C, 2>, proof: &ProofWithPublicInputs<GL, C, 2>) -> (bool, [usize; 5]) {
+        let cs = ConstraintSystem::<Fr>::new_ref();
+        let mut marks = vec![0];
+        let t = TranscriptVar::new_witness(cs.clone(), proof).unwrap();
+        let q = FriQueriesVar::new_witness(cs.clone(), &proof.proof.opening_proof).unwrap();
+        marks.push(cs.num_constraints());
+        let ch = proof_challenges(&t, data.verifier_only.circuit_digest.0, &data.common).unwrap();
+        marks.push(cs.num_constraints());
+        let o = OpeningsVar::from_transcript(&t, &data.common);
+        let terms = evaluate_gate_constraints_var(&data.common, &o.constants, &o.wires, &t.public_inputs_hash).unwrap();
+        marks.push(cs.num_constraints());
+        check_vanishing_var(&data.common, &o, &ch, &terms).unwrap();
+        marks.push(cs.num_constraints());
+        let consts: Vec<FpVar<Fr>> =
+            data.verifier_only.constants_sigmas_cap.0.iter().map(|h| FpVar::Constant(h.0)).collect();
+        let caps = [consts, t.wires_cap.clone(), t.zs_cap.clone(), t.quotient_cap.clone()];
+        verify_fri_var(&data.common, &caps, &t, &ch, &q).unwrap();
+        marks.push(cs.num_constraints());
+        let parts = [0, 1, 2, 3, 4].map(|k| marks[k + 1] - marks[k]);
+        (cs.is_satisfied().unwrap(), parts)
+    }
+
+    #[test]
+    fn gate_terms_match_native() {
+        let (data, proof) = small_proof();
+        let ids: Vec<String> = data.common.gates.iter().map(|g| g.0.id()).collect();
+        println!("gates: {ids:?}");
+        let cs = ConstraintSystem::<Fr>::new_ref();
+        let t = TranscriptVar::new_witness(cs.clone(), &proof).unwrap();
+        let o = OpeningsVar::from_transcript(&t, &data.common);
+        let terms = evaluate_gate_constraints_var(&data.common, &o.constants, &o.wires, &t.public_inputs_hash).unwrap();
+        let native = native_gate_terms(&data.common, &proof);
+        let got: Vec<GLExt> = terms.iter().map(|x| x.value().unwrap()).collect();
+        assert_eq!(got, native);
+        assert!(cs.is_satisfied().unwrap());
+    }
+
+    /// A complete in-circuit verification of a real proof is satisfied; a proof whose wire
+    /// opening was changed (and everything recomputed as a cheating prover would) is not.
+    #[test]
+    fn complete_verifier_on_a_real_proof() {
+        let (data, proof) = small_proof();
+        let (ok, parts) = verify_in_circuit(&data, &proof);
+        assert!(ok);
+        println!(
+            "complete R1CS verifier of a degree-2^{} proof ({} queries): alloc {}, challenges {}, gates {}, vanishing {}, FRI {}; total {}",
+            data.common.degree_bits(),
+            data.common.fri_params.config.num_query_rounds,
+            parts[0],
+            parts[1],
+            parts[2],
+            parts[3],
+            parts[4],
+            parts.iter().sum::<usize>()
+        );
+        let mut bad = proof.clone();
+        bad.proof.openings.wires[7] += GLExt::ONE;
+        assert!(!verify_in_circuit(&data, &bad).0);
+    }
+}
