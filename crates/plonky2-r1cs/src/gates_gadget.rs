@@ -8,9 +8,10 @@
 //! constants follow the selector columns.
 //!
 //! **Ported gates** (each a transcription of the gate's constraint polynomial over
-//! [`GlExtVar`]): `NoopGate`, `ConstantGate`, `PublicInputGate`, `ArithmeticGate`. Any other gate
-//! panics while the circuit is built (the last shrink circuit's gate set is fixed; every gate it
-//! uses must be ported before it can be wrapped: `PoseidonGate`, `PoseidonMdsGate`,
+//! [`GlExtVar`]): `NoopGate`, `ConstantGate`, `PublicInputGate`, `ArithmeticGate`,
+//! `PoseidonGate` (plonky2's Goldilocks Poseidon with its fast partial rounds, every S-box input
+//! a wire). Any other gate panics while the circuit is built (the last shrink circuit's gate set
+//! is fixed; every gate it uses must be ported before it can be wrapped: `PoseidonMdsGate`,
 //! `ArithmeticExtensionGate`, `MulExtensionGate`, `BaseSumGate`, `RandomAccessGate`,
 //! `CosetInterpolationGate`, `ExponentiationGate`, `ReducingGate`, `ReducingExtensionGate` remain).
 
@@ -22,7 +23,9 @@ use plonky2::field::types::Field;
 use plonky2::gates::arithmetic_base::ArithmeticGate;
 use plonky2::gates::constant::ConstantGate;
 use plonky2::gates::noop::NoopGate;
+use plonky2::gates::poseidon::PoseidonGate;
 use plonky2::gates::public_input::PublicInputGate;
+use plonky2::hash::poseidon::{Poseidon, ALL_ROUND_CONSTANTS, HALF_N_FULL_ROUNDS, N_PARTIAL_ROUNDS, SPONGE_WIDTH};
 use plonky2::plonk::circuit_data::CommonCircuitData;
 
 use crate::goldilocks::{GLExt, GlExtVar, GlVar};
@@ -85,9 +88,144 @@ fn eval_unfiltered(
                 wires[4 * i + 3].sub(&computed)
             })
             .collect()
+    } else if any.downcast_ref::<PoseidonGate<GL, 2>>().is_some() {
+        poseidon_gate_constraints(wires)
     } else {
         panic!("gate {} is not ported to R1CS yet", gate.id());
     }
+}
+
+/// Reduces `x` when a coordinate's bound passes `2^180`, so that a product with a 64-bit
+/// constant stays below the `2^252` limit without reducing `x` once per product.
+fn tame(x: &GlExtVar) -> Result<GlExtVar, SynthesisError> {
+    if x.c0.bound.bits() > 180 || x.c1.bound.bits() > 180 {
+        x.reduce()
+    } else {
+        Ok(x.clone())
+    }
+}
+
+fn ext_sbox7(x: &GlExtVar) -> Result<GlExtVar, SynthesisError> {
+    let x = x.reduce()?;
+    let x2 = x.mul(&x)?.reduce()?;
+    let x3 = x2.mul(&x)?;
+    let x4 = x2.mul(&x2)?.reduce()?;
+    x3.mul(&x4)
+}
+
+fn gl(x: u64) -> GL {
+    GL::from_canonical_u64(x)
+}
+
+fn constant_layer(state: &mut [GlExtVar; SPONGE_WIDTH], round: usize) -> Result<(), SynthesisError> {
+    for (i, s) in state.iter_mut().enumerate() {
+        *s = s.add(&ext_const(ALL_ROUND_CONSTANTS[i + SPONGE_WIDTH * round]))?;
+    }
+    Ok(())
+}
+
+fn mds_layer(state: &[GlExtVar; SPONGE_WIDTH]) -> Result<[GlExtVar; SPONGE_WIDTH], SynthesisError> {
+    let circ = <GL as Poseidon>::MDS_MATRIX_CIRC;
+    let diag = <GL as Poseidon>::MDS_MATRIX_DIAG;
+    let state: Vec<GlExtVar> = state.iter().map(tame).collect::<Result<_, _>>()?;
+    let mut out = Vec::with_capacity(SPONGE_WIDTH);
+    for r in 0..SPONGE_WIDTH {
+        let mut acc = state[r].mul_base_const(gl(diag[r]))?;
+        for (i, c) in circ.iter().enumerate() {
+            acc = acc.add(&state[(i + r) % SPONGE_WIDTH].mul_base_const(gl(*c))?)?;
+        }
+        out.push(acc);
+    }
+    Ok(out.try_into().expect("width 12"))
+}
+
+/// plonky2's `PoseidonGate::eval_unfiltered` over emulated values.
+fn poseidon_gate_constraints(w: &[GlExtVar]) -> Result<Vec<GlExtVar>, SynthesisError> {
+    const SWAP: usize = 2 * SPONGE_WIDTH;
+    const DELTA: usize = SWAP + 1;
+    const FULL_0: usize = DELTA + 4;
+    const PARTIAL: usize = FULL_0 + SPONGE_WIDTH * (HALF_N_FULL_ROUNDS - 1);
+    const FULL_1: usize = PARTIAL + N_PARTIAL_ROUNDS;
+    let one = ext_const(1);
+    let mut out = Vec::new();
+    let swap = &w[SWAP];
+    out.push(swap.mul(&swap.sub(&one)?)?);
+    for i in 0..4 {
+        out.push(swap.mul(&w[i + 4].sub(&w[i])?)?.sub(&w[DELTA + i])?);
+    }
+    let mut state: [GlExtVar; SPONGE_WIDTH] = core::array::from_fn(|i| w[i].clone());
+    for i in 0..4 {
+        state[i] = w[i].add(&w[DELTA + i])?;
+        state[i + 4] = w[i + 4].sub(&w[DELTA + i])?;
+    }
+    let mut round = 0;
+    for r in 0..HALF_N_FULL_ROUNDS {
+        constant_layer(&mut state, round)?;
+        if r != 0 {
+            for (i, s) in state.iter_mut().enumerate() {
+                let sbox_in = &w[FULL_0 + SPONGE_WIDTH * (r - 1) + i];
+                out.push(s.sub(sbox_in)?);
+                *s = sbox_in.clone();
+            }
+        }
+        for s in state.iter_mut() {
+            *s = ext_sbox7(s)?;
+        }
+        state = mds_layer(&state)?;
+        round += 1;
+    }
+    // Partial rounds, in plonky2's fast form.
+    for (s, c) in state.iter_mut().zip(<GL as Poseidon>::FAST_PARTIAL_FIRST_ROUND_CONSTANT) {
+        *s = s.add(&ext_const(c))?;
+    }
+    let tamed: Vec<GlExtVar> = state.iter().map(tame).collect::<Result<_, _>>()?;
+    let mut init: [GlExtVar; SPONGE_WIDTH] = core::array::from_fn(|_| GlExtVar::zero());
+    init[0] = tamed[0].clone();
+    for (row, s) in <GL as Poseidon>::FAST_PARTIAL_ROUND_INITIAL_MATRIX.iter().zip(&tamed[1..]) {
+        for (acc, t) in init[1..].iter_mut().zip(row) {
+            *acc = acc.add(&s.mul_base_const(gl(*t))?)?;
+        }
+    }
+    state = init;
+    for r in 0..N_PARTIAL_ROUNDS {
+        let sbox_in = &w[PARTIAL + r];
+        out.push(state[0].sub(sbox_in)?);
+        state[0] = ext_sbox7(sbox_in)?;
+        if r < N_PARTIAL_ROUNDS - 1 {
+            state[0] = state[0].add(&ext_const(<GL as Poseidon>::FAST_PARTIAL_ROUND_CONSTANTS[r]))?;
+        }
+        // mds_partial_layer_fast.
+        let st: Vec<GlExtVar> = state.iter().map(tame).collect::<Result<_, _>>()?;
+        let mds00 = <GL as Poseidon>::MDS_MATRIX_CIRC[0] + <GL as Poseidon>::MDS_MATRIX_DIAG[0];
+        let mut d = st[0].mul_base_const(gl(mds00))?;
+        for (s, w_hat) in st[1..].iter().zip(<GL as Poseidon>::FAST_PARTIAL_ROUND_W_HATS[r]) {
+            d = d.add(&s.mul_base_const(gl(w_hat))?)?;
+        }
+        let mut next: [GlExtVar; SPONGE_WIDTH] = core::array::from_fn(|_| GlExtVar::zero());
+        next[0] = d;
+        for ((n, s), v) in next[1..].iter_mut().zip(&st[1..]).zip(<GL as Poseidon>::FAST_PARTIAL_ROUND_VS[r]) {
+            *n = st[0].mul_base_const(gl(v))?.add(s)?;
+        }
+        state = next;
+    }
+    round += N_PARTIAL_ROUNDS;
+    for r in 0..HALF_N_FULL_ROUNDS {
+        constant_layer(&mut state, round)?;
+        for (i, s) in state.iter_mut().enumerate() {
+            let sbox_in = &w[FULL_1 + SPONGE_WIDTH * r + i];
+            out.push(s.sub(sbox_in)?);
+            *s = sbox_in.clone();
+        }
+        for s in state.iter_mut() {
+            *s = ext_sbox7(s)?;
+        }
+        state = mds_layer(&state)?;
+        round += 1;
+    }
+    for (i, s) in state.iter().enumerate() {
+        out.push(s.sub(&w[SPONGE_WIDTH + i])?);
+    }
+    Ok(out)
 }
 
 /// plonky2's `evaluate_gate_constraints` at `ζ`: `common.num_gate_constraints` terms (unreduced).
@@ -227,6 +365,38 @@ mod tests {
         let native = native_gate_terms(&data.common, &proof);
         let got: Vec<GLExt> = terms.iter().map(|x| x.value().unwrap()).collect();
         assert_eq!(got, native);
+        assert!(cs.is_satisfied().unwrap());
+    }
+
+    /// A circuit with public inputs (so a Poseidon gate hashes them) and a Poseidon hash.
+    #[test]
+    fn poseidon_gate_terms_match_native() {
+        use plonky2::iop::witness::{PartialWitness, WitnessWrite};
+        use plonky2::plonk::circuit_builder::CircuitBuilder;
+        use plonky2::plonk::circuit_data::CircuitConfig;
+        let mut config = CircuitConfig::standard_recursion_config();
+        config.fri_config.proof_of_work_bits = 2;
+        config.fri_config.num_query_rounds = 2;
+        config.security_bits = 8;
+        let mut b = CircuitBuilder::<GL, 2>::new(config);
+        let x = b.add_virtual_target();
+        b.register_public_input(x);
+        let h = b.hash_n_to_hash_no_pad::<plonky2::hash::poseidon::PoseidonHash>(vec![x, x, x]);
+        b.register_public_inputs(&h.elements);
+        let data = b.build::<C>();
+        let mut pw = PartialWitness::new();
+        pw.set_target(x, GL::from_canonical_u64(9)).unwrap();
+        let proof = data.prove(pw).unwrap();
+        let ids: Vec<String> = data.common.gates.iter().map(|g| g.0.id()).collect();
+        assert!(ids.iter().any(|id| id.starts_with("PoseidonGate")), "{ids:?}");
+        let cs = ConstraintSystem::<Fr>::new_ref();
+        let t = TranscriptVar::new_witness(cs.clone(), &proof).unwrap();
+        let o = OpeningsVar::from_transcript(&t, &data.common);
+        let before = cs.num_constraints();
+        let terms = evaluate_gate_constraints_var(&data.common, &o.constants, &o.wires, &t.public_inputs_hash).unwrap();
+        println!("gate constraints of {ids:?}: {} constraints", cs.num_constraints() - before);
+        let got: Vec<GLExt> = terms.iter().map(|x| x.value().unwrap()).collect();
+        assert_eq!(got, native_gate_terms(&data.common, &proof));
         assert!(cs.is_satisfied().unwrap());
     }
 

@@ -8,8 +8,8 @@
 //! Goldilocks arithmetic, the in-circuit challenger, Merkle proofs, the FRI verifier, the
 //! permutation argument with the quotient check at `ζ`, and the gate constraints of the gates
 //! ported so far: together a complete R1CS verifier for plonky2 proofs of circuits made of those
-//! gates (tested on a real proof). Still to come: the other gates of a recursive circuit
-//! (Poseidon first), the shrink layers themselves, the `ConstraintSynthesizer` and the Pari keys.
+//! gates (tested on a real proof). Still to come: the other gates of a recursive circuit, the
+//! shrink layers themselves, the `ConstraintSynthesizer` and the Pari keys.
 //!
 //! ## Notation
 //!
@@ -58,6 +58,9 @@
 //! | plonky2's Goldilocks Poseidon permutation, emulated | 62,128 |
 //! | FRI fold of arity 8 | 4,538 |
 //! | query point `g·ω^{rev(i)}` from 15 index bits | 1,036 |
+//! | `PoseidonGate` (+ Constant, PublicInput) constraints at `ζ` | 140,141 |
+//! | permutation argument + quotient check, 80 routed wires, 2 challenges | 169,041 |
+//! | complete verifier, degree 2^8, 2 (toy) queries, 4 simple gates | 430,842 |
 //!
 //! ## Modules
 //!
@@ -69,7 +72,7 @@
 //! * [`merkle_gadget`]: leaf hashing and Merkle proofs to a cap.
 //! * [`fri_gadget`]: plonky2's FRI verifier.
 //! * [`gates_gadget`]: the gate constraints at `ζ` (selector filters; Noop, Constant,
-//!   PublicInput and Arithmetic gates so far).
+//!   PublicInput, Arithmetic and Poseidon gates so far).
 //! * [`vanishing_gadget`]: the permutation argument and the quotient identity at `ζ`.
 
 pub mod challenger_gadget;
