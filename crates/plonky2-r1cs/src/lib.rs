@@ -8,8 +8,9 @@
 //! Goldilocks arithmetic, the in-circuit challenger, Merkle proofs, the FRI verifier, the
 //! permutation argument with the quotient check at `ζ`, and the gate constraints of the gates
 //! ported so far: together a complete R1CS verifier for plonky2 proofs of circuits made of those
-//! gates (tested on a real proof). Still to come: the other gates of a recursive circuit, the
-//! shrink layers themselves, the `ConstraintSynthesizer` and the Pari keys.
+//! gates (tested on a real proof); every gate of a standard recursive verifier circuit is ported.
+//! Still to come: the shrink layers themselves (and any gate they add), the
+//! `ConstraintSynthesizer` and the Pari keys.
 //!
 //! ## Notation
 //!
@@ -71,8 +72,8 @@
 //! * [`challenger_gadget`]: plonky2's challenger replayed in-circuit; `get_challenges`.
 //! * [`merkle_gadget`]: leaf hashing and Merkle proofs to a cap.
 //! * [`fri_gadget`]: plonky2's FRI verifier.
-//! * [`gates_gadget`]: the gate constraints at `ζ` (selector filters; Noop, Constant,
-//!   PublicInput, Arithmetic and Poseidon gates so far).
+//! * [`gates_gadget`]: the gate constraints at `ζ` (selector filters; every gate of a standard
+//!   recursive verifier circuit: CosetInterpolation and Exponentiation not yet).
 //! * [`vanishing_gadget`]: the permutation argument and the quotient identity at `ζ`.
 
 pub mod challenger_gadget;
