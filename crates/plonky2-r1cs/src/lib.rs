@@ -9,7 +9,10 @@
 //! permutation argument with the quotient check at `ζ`, and the gate constraints of the gates
 //! ported so far: together a complete R1CS verifier for plonky2 proofs of circuits made of those
 //! gates (tested on a real proof); every gate of a standard recursive verifier circuit is ported.
-//! Still to come: the shrink layers themselves (and any gate they add), the
+//! On a real recursive proof (the shape of the last shrink layer: standard recursion
+//! configuration with Poseidon-BN254, degree 2^12, 28 queries) the complete verifier is satisfied
+//! with 2,516,125 constraints (`cargo run --release -p plonky2-r1cs --example costs recursive`).
+//! Still to come: the shrink layers themselves, the public-inputs hash wired in, the
 //! `ConstraintSynthesizer` and the Pari keys.
 //!
 //! ## Notation
@@ -62,6 +65,7 @@
 //! | `PoseidonGate` (+ Constant, PublicInput) constraints at `ζ` | 140,141 |
 //! | permutation argument + quotient check, 80 routed wires, 2 challenges | 169,041 |
 //! | complete verifier, degree 2^8, 2 (toy) queries, 4 simple gates | 430,842 |
+//! | complete verifier of a recursive proof, degree 2^12, 28 queries (standard config) | 2,516,125 |
 //!
 //! ## Modules
 //!
@@ -73,7 +77,7 @@
 //! * [`merkle_gadget`]: leaf hashing and Merkle proofs to a cap.
 //! * [`fri_gadget`]: plonky2's FRI verifier.
 //! * [`gates_gadget`]: the gate constraints at `ζ` (selector filters; every gate of a standard
-//!   recursive verifier circuit: CosetInterpolation and Exponentiation not yet).
+//!   recursive verifier circuit).
 //! * [`vanishing_gadget`]: the permutation argument and the quotient identity at `ζ`.
 
 pub mod challenger_gadget;
