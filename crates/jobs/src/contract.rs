@@ -70,6 +70,28 @@ pub async fn terminal_states_are_final(s: &dyn JobStore, p: &str) {
     assert_eq!(s.transition(&format!("{p}-nope"), JobState::Done, "").await, Err(JobError::NotFound(format!("{p}-nope"))));
 }
 
+/// Every move from every state: the store moves a job exactly when [`JobState::can_move`]
+/// allows it, and leaves the record as it was otherwise.
+pub async fn moves_follow_the_table(s: &dyn JobStore, p: &str) {
+    for (i, from) in JobState::ALL.into_iter().enumerate() {
+        for (j, to) in JobState::ALL.into_iter().enumerate() {
+            let id = format!("{p}-m{i}{j}");
+            s.create(&record(&id), None).await.unwrap();
+            // Reach `from` along allowed moves.
+            match from {
+                JobState::Queued => {}
+                JobState::Running => assert!(s.transition(&id, JobState::Running, "").await.unwrap()),
+                end => assert!(s.transition(&id, end, "first").await.unwrap()),
+            }
+            let moved = s.transition(&id, to, "second").await.unwrap();
+            assert_eq!(moved, from.can_move(to), "{from:?} -> {to:?}");
+            let got = s.get(&id).await.unwrap().unwrap();
+            assert_eq!(got.state, if moved { to } else { from }, "{from:?} -> {to:?}");
+            s.delete(&id).await.unwrap();
+        }
+    }
+}
+
 pub async fn task_state_is_counted_once(s: &dyn JobStore, p: &str) {
     let id = format!("{p}-d");
     s.create(&record(&id), None).await.unwrap();

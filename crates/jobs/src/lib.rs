@@ -60,8 +60,21 @@ pub enum JobState {
 }
 
 impl JobState {
+    pub const ALL: [JobState; 5] = [JobState::Queued, JobState::Running, JobState::Done, JobState::Failed, JobState::Cancelled];
+
     pub fn is_terminal(self) -> bool {
         matches!(self, JobState::Done | JobState::Failed | JobState::Cancelled)
+    }
+
+    /// The one transition table, which both stores apply (the Redis store's script is
+    /// generated from it): a job is planned (`queued` → `running`), ends from either of those
+    /// (`done`, `failed`, `cancelled`), and a terminal state is final.
+    pub fn can_move(self, to: JobState) -> bool {
+        match (self, to) {
+            (JobState::Queued, JobState::Running) => true,
+            (JobState::Queued | JobState::Running, to) => to.is_terminal(),
+            _ => false,
+        }
     }
 
     pub fn as_str(self) -> &'static str {

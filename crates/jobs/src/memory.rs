@@ -135,7 +135,7 @@ impl JobStore for MemoryJobStore {
     async fn transition(&self, id: &str, to: JobState, message: &str) -> Result<bool, JobError> {
         let mut g = self.lock();
         let rec = g.jobs.get_mut(id).ok_or_else(|| JobError::NotFound(id.into()))?;
-        if rec.state.is_terminal() {
+        if !rec.state.can_move(to) {
             return Ok(false);
         }
         rec.state = to;

@@ -68,19 +68,34 @@ if ARGV[1] == '1' then redis.call('SET', KEYS[3], ARGV[3] .. ' ' .. ARGV[2]) end
 return {'new', ''}
 "#;
 
-/// KEYS: job hash, active zset. ARGV: state, message, now, id. -1: no job, 0: terminal, 1: moved.
+/// KEYS: job hash, active zset, and the tenant's active zset when the job has a tenant. ARGV:
+/// state, message, now, id. -1: no job, 0: not a move [`JobState::can_move`] allows, 1: moved.
+/// `MOVES` is replaced by the table, generated from [`JobState::can_move`] (see [`transition_script`]).
 const TRANSITION: &str = r#"
 local s = redis.call('HGET', KEYS[1], 'state')
 if not s then return -1 end
-if s == 'done' or s == 'failed' or s == 'cancelled' then return 0 end
+local moves = {MOVES}
+if not moves[s .. '>' .. ARGV[1]] then return 0 end
 redis.call('HSET', KEYS[1], 'state', ARGV[1], 'message', ARGV[2], 'updated_ms', ARGV[3])
 if ARGV[1] == 'done' or ARGV[1] == 'failed' or ARGV[1] == 'cancelled' then
   redis.call('ZREM', KEYS[2], ARGV[4])
-  local tenant = redis.call('HGET', KEYS[1], 'tenant')
-  if tenant and tenant ~= '' then redis.call('ZREM', 'prover:jobs:tenant-active:' .. tenant, ARGV[4]) end
+  if KEYS[3] then redis.call('ZREM', KEYS[3], ARGV[4]) end
 end
 return 1
 "#;
+
+/// [`TRANSITION`] with the moves [`JobState::can_move`] allows, as a Lua table.
+fn transition_script() -> String {
+    let mut moves = String::new();
+    for from in JobState::ALL {
+        for to in JobState::ALL {
+            if from.can_move(to) {
+                moves += &format!("['{}>{}'] = true, ", from.as_str(), to.as_str());
+            }
+        }
+    }
+    TRANSITION.replace("{MOVES}", &format!("{{{moves}}}"))
+}
 
 /// KEYS: job hash, set. ARGV: member, counter field ('' for none), now.
 const ADD_TASK: &str = r#"
@@ -103,17 +118,19 @@ end
 return 0
 "#;
 
-/// KEYS: job hash, done set, released set, jobs zset, active zset. ARGV: id.
+/// KEYS: job hash, done set, released set, jobs zset, active zset, then the idempotency key
+/// and the tenant's two zsets when the job has them (read before, see [`RedisJobStore::delete`]).
+/// ARGV: id, whether an idempotency key is given, whether the tenant's zsets are given.
 const DELETE: &str = r#"
-local idem = redis.call('HGET', KEYS[1], 'idem')
-if idem and idem ~= '' then
-  local v = redis.call('GET', 'prover:idem:' .. idem)
-  if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then redis.call('DEL', 'prover:idem:' .. idem) end
+if ARGV[2] == '1' then
+  local v = redis.call('GET', KEYS[6])
+  if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then redis.call('DEL', KEYS[6]) end
 end
-local tenant = redis.call('HGET', KEYS[1], 'tenant')
-if tenant and tenant ~= '' then
-  redis.call('ZREM', 'prover:jobs:tenant:' .. tenant, ARGV[1])
-  redis.call('ZREM', 'prover:jobs:tenant-active:' .. tenant, ARGV[1])
+if ARGV[3] == '1' then
+  local t = 6
+  if ARGV[2] == '1' then t = 7 end
+  redis.call('ZREM', KEYS[t], ARGV[1])
+  redis.call('ZREM', KEYS[t + 1], ARGV[1])
 end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 redis.call('ZREM', KEYS[4], ARGV[1])
@@ -121,11 +138,10 @@ redis.call('ZREM', KEYS[5], ARGV[1])
 return 1
 "#;
 
-/// KEYS: job hash, done set, released set. ARGV: ttl ms. The idempotency key goes with them.
+/// KEYS: job hash, done set, released set[, the job's idempotency key]. ARGV: ttl ms. The
+/// idempotency key goes with them.
 const EXPIRE: &str = r#"
-local idem = redis.call('HGET', KEYS[1], 'idem')
-if idem and idem ~= '' then redis.call('PEXPIRE', 'prover:idem:' .. idem, ARGV[1]) end
-for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[1]) end
+for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ARGV[1]) end
 return 1
 "#;
 
@@ -172,7 +188,7 @@ impl RedisJobStore {
         Ok(Self {
             conn,
             create: Script::new(CREATE),
-            transition: Script::new(TRANSITION),
+            transition: Script::new(&transition_script()),
             add_task: Script::new(ADD_TASK),
             raise: Script::new(RAISE),
             delete: Script::new(DELETE),
@@ -329,17 +345,14 @@ impl JobStore for RedisJobStore {
 
 
     async fn transition(&self, id: &str, to: JobState, message: &str) -> Result<bool, JobError> {
-        let r: i64 = self
-            .transition
-            .key(job_key(id))
-            .key(ACTIVE)
-            .arg(to.as_str())
-            .arg(message)
-            .arg(now_ms())
-            .arg(id)
-            .invoke_async(&mut self.conn.clone())
-            .await
-            .map_err(err)?;
+        // Every key the script touches is named in KEYS: the tenant (fixed at creation) first.
+        let tenant: Option<String> = self.conn.clone().hget(job_key(id), "tenant").await.map_err(err)?;
+        let mut call = self.transition.key(job_key(id));
+        call.key(ACTIVE);
+        if let Some(t) = tenant.filter(|t| !t.is_empty()) {
+            call.key(tenant_active_key(&t));
+        }
+        let r: i64 = call.arg(to.as_str()).arg(message).arg(now_ms()).arg(id).invoke_async(&mut self.conn.clone()).await.map_err(err)?;
         found(id, r)
     }
 
@@ -400,27 +413,35 @@ impl JobStore for RedisJobStore {
     }
 
     async fn expire(&self, id: &str, ttl: std::time::Duration) -> Result<(), JobError> {
-        let _: i64 = self
-            .expire
-            .key(job_key(id))
-            .key(done_key(id))
-            .key(released_key(id))
-            .arg(ttl.as_millis().max(1) as u64)
-            .invoke_async(&mut self.conn.clone())
-            .await
-            .map_err(err)?;
+        let idem: Option<String> = self.conn.clone().hget(job_key(id), "idem").await.map_err(err)?;
+        let mut call = self.expire.key(job_key(id));
+        call.key(done_key(id)).key(released_key(id));
+        if let Some(k) = idem.filter(|k| !k.is_empty()) {
+            call.key(idem_key(&k));
+        }
+        let _: i64 = call.arg(ttl.as_millis().max(1) as u64).invoke_async(&mut self.conn.clone()).await.map_err(err)?;
         Ok(())
     }
 
     async fn delete(&self, id: &str) -> Result<(), JobError> {
-        let _: i64 = self
-            .delete
-            .key(job_key(id))
-            .key(done_key(id))
-            .key(released_key(id))
-            .key(JOBS)
-            .key(ACTIVE)
+        // Every key the script touches is named in KEYS: the idempotency key and the tenant,
+        // fixed at creation, are read first.
+        let (idem, tenant): (Option<String>, Option<String>) =
+            redis::cmd("HMGET").arg(job_key(id)).arg("idem").arg("tenant").query_async(&mut self.conn.clone()).await.map_err(err)?;
+        let idem = idem.filter(|k| !k.is_empty());
+        let tenant = tenant.filter(|t| !t.is_empty());
+        let mut call = self.delete.key(job_key(id));
+        call.key(done_key(id)).key(released_key(id)).key(JOBS).key(ACTIVE);
+        if let Some(k) = &idem {
+            call.key(idem_key(k));
+        }
+        if let Some(t) = &tenant {
+            call.key(tenant_key(t)).key(tenant_active_key(t));
+        }
+        let _: i64 = call
             .arg(id)
+            .arg(if idem.is_some() { "1" } else { "0" })
+            .arg(if tenant.is_some() { "1" } else { "0" })
             .invoke_async(&mut self.conn.clone())
             .await
             .map_err(err)?;

@@ -50,6 +50,7 @@ contract_case!(create_and_get);
 contract_case!(bad_records_are_refused);
 contract_case!(idempotency);
 contract_case!(terminal_states_are_final);
+contract_case!(moves_follow_the_table);
 contract_case!(task_state_is_counted_once);
 contract_case!(concurrent_reports);
 contract_case!(list_pages_newest_first);
