@@ -12,7 +12,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use api::v1 as pb;
-use api::v1::job_service_client::JobServiceClient;
 use rand::Rng;
 use tokio::sync::{Mutex, Semaphore};
 
@@ -221,7 +220,7 @@ impl Report {
     }
 }
 
-async fn follow(client: &mut JobServiceClient<tonic::transport::Channel>, job: &str) -> Result<(String, String), tonic::Status> {
+async fn follow(client: &mut api::AuthedClient, job: &str) -> Result<(String, String), tonic::Status> {
     let mut stream = client.watch_job(pb::WatchJobRequest { job_id: job.into() }).await?.into_inner();
     let mut last = None;
     while let Some(j) = stream.message().await? {
@@ -237,11 +236,16 @@ async fn follow(client: &mut JobServiceClient<tonic::transport::Channel>, job: &
     Ok((outcome.into(), j.message))
 }
 
-/// Runs the scenario against its endpoint.
+/// Runs the scenario against its endpoint, without a token or a CA.
 pub async fn run(scenario: Scenario) -> anyhow::Result<Report> {
+    run_with(scenario, &api::ClientArgs::default()).await
+}
+
+/// Runs the scenario against its endpoint, with `client`'s token and CA (its endpoint is
+/// ignored: the scenario's, which `--endpoint` overrides, is used).
+pub async fn run_with(scenario: Scenario, client: &api::ClientArgs) -> anyhow::Result<Report> {
     scenario.check()?;
-    let channel = tonic::transport::Endpoint::from_shared(scenario.endpoint.clone())?.connect().await?;
-    let client = JobServiceClient::new(channel).max_decoding_message_size(64 << 20).max_encoding_message_size(64 << 20);
+    let client = api::ClientArgs { endpoint: Some(scenario.endpoint.clone()), ..client.clone() }.connect().await.map_err(anyhow::Error::msg)?;
     let slots = Arc::new(Semaphore::new(scenario.clients));
     let rows = Arc::new(Mutex::new(Vec::new()));
     let start = Instant::now();

@@ -11,9 +11,10 @@ use clap::Parser;
 struct Args {
     /// Scenario file (TOML; see loadtest/scenarios/).
     scenario: PathBuf,
-    /// Overrides the scenario's endpoint.
-    #[arg(long, env = "PROVER_ENDPOINT")]
-    endpoint: Option<String>,
+    /// `--endpoint` (overrides the scenario's), `--token` (a tenant's, for a planner with
+    /// authentication), `--ca`.
+    #[command(flatten)]
+    client: api::ClientArgs,
     /// Directory for report.json and jobs.csv.
     #[arg(long, default_value = "loadtest-report")]
     out: PathBuf,
@@ -32,11 +33,11 @@ fn main() -> std::process::ExitCode {
 fn run(a: Args) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(&a.scenario).with_context(|| format!("{}", a.scenario.display()))?;
     let mut scenario = prover_loadtest::Scenario::from_toml(&text).with_context(|| format!("{}", a.scenario.display()))?;
-    if let Some(e) = a.endpoint {
-        scenario.endpoint = e;
+    if let Some(e) = &a.client.endpoint {
+        scenario.endpoint = e.clone();
     }
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let report = rt.block_on(prover_loadtest::run(scenario))?;
+    let report = rt.block_on(prover_loadtest::run_with(scenario, &a.client))?;
     print!("{}", report.table());
     std::fs::create_dir_all(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
     std::fs::write(a.out.join("report.json"), serde_json::to_vec_pretty(&report)?)?;

@@ -56,6 +56,57 @@ pub fn endpoint(url: &str, ca: Option<&std::path::Path>) -> Result<tonic::transp
     ep.tls_config(tls).map_err(|e| format!("TLS settings (--ca): {e}"))
 }
 
+/// The endpoint a client uses when none is given.
+pub const DEFAULT_ENDPOINT: &str = "http://127.0.0.1:50051";
+
+/// How a client reaches the planner: one definition of the `--endpoint`, `--token` and `--ca`
+/// flags (and their `PROVER_*` variables) for the CLI, the operator and the load test.
+#[derive(Clone, Debug, Default)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+pub struct ClientArgs {
+    /// The planner's gRPC address (`https://` for TLS). The CLI defaults to
+    /// http://127.0.0.1:50051; the operator runs no ProofJob controller without one; the load
+    /// test uses its scenario's.
+    #[cfg_attr(feature = "clap", arg(long, env = "PROVER_ENDPOINT", global = true))]
+    pub endpoint: Option<String>,
+    /// Your tenant's API token (`prover admin token create`), sent as a bearer token.
+    #[cfg_attr(feature = "clap", arg(long, env = "PROVER_TOKEN", hide_env_values = true, global = true))]
+    pub token: Option<String>,
+    /// PEM CA certificate that signed the planner's TLS certificate (an `https://` endpoint;
+    /// without it the system's roots are used).
+    #[cfg_attr(feature = "clap", arg(long, env = "PROVER_CA", global = true))]
+    pub ca: Option<std::path::PathBuf>,
+}
+
+impl ClientArgs {
+    /// The endpoint given, or [`DEFAULT_ENDPOINT`].
+    pub fn url(&self) -> &str {
+        self.endpoint.as_deref().unwrap_or(DEFAULT_ENDPOINT)
+    }
+
+    /// A client of the endpoint at `url` (TLS and token from these flags) over `channel`'s
+    /// settings; messages up to [`MAX_MESSAGE_BYTES`]. Connects on first use.
+    pub fn client_lazy(&self, url: &str) -> Result<AuthedClient, String> {
+        let bearer = Bearer::new(self.token.as_deref())?;
+        let channel = endpoint(url, self.ca.as_deref())?.connect_timeout(std::time::Duration::from_secs(10)).connect_lazy();
+        Ok(Self::wrap(channel, bearer))
+    }
+
+    /// A client of [`ClientArgs::url`], connected now (errors name the flag or the address).
+    pub async fn connect(&self) -> Result<AuthedClient, String> {
+        let bearer = Bearer::new(self.token.as_deref())?;
+        let url = self.url();
+        let channel = endpoint(url, self.ca.as_deref())?.connect().await.map_err(|e| format!("connecting to {url}: {e}"))?;
+        Ok(Self::wrap(channel, bearer))
+    }
+
+    fn wrap(channel: tonic::transport::Channel, bearer: Bearer) -> AuthedClient {
+        v1::job_service_client::JobServiceClient::with_interceptor(channel, bearer)
+            .max_decoding_message_size(MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(MAX_MESSAGE_BYTES)
+    }
+}
+
 pub mod v1 {
     tonic::include_proto!("prover.v1");
 

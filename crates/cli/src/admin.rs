@@ -34,7 +34,7 @@ pub struct GcArgs {
     #[arg(long)]
     dry_run: bool,
     #[command(flatten)]
-    service: platform::service::ServiceConfig,
+    backend: platform::service::BackendArgs,
 }
 
 #[derive(Subcommand)]
@@ -176,7 +176,7 @@ async fn dlq(cmd: DlqCommand) -> anyhow::Result<()> {
 }
 
 async fn gc(a: GcArgs) -> anyhow::Result<()> {
-    let p = platform::service::connect(&a.service).await.context("connecting to Redis and S3")?;
+    let p = platform::service::connect_backends(&a.backend, Default::default(), Default::default()).await.context("connecting to Redis and S3")?;
     let r = p.gc(a.older_than, a.grace, a.dry_run).await?;
     let verb = if a.dry_run { "would collect" } else { "collected" };
     for id in &r.expired_jobs {

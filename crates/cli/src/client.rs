@@ -6,7 +6,6 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use api::v1 as pb;
-use api::v1::job_service_client::JobServiceClient;
 use clap::{Args, Subcommand};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use rand::rngs::StdRng;
@@ -15,19 +14,8 @@ use rand::{Rng, SeedableRng};
 use crate::reckle::{batch_flags, log2_exact, parse_change_flags, read_leaves_file};
 use crate::util::write_dir_atomically;
 
-#[derive(Args, Clone)]
-pub struct Endpoint {
-    /// The planner's gRPC address.
-    #[arg(long, env = "PROVER_ENDPOINT", default_value = "http://127.0.0.1:50051", global = true)]
-    pub endpoint: String,
-    /// Your tenant's API token (`prover admin token create`), sent as a bearer token.
-    #[arg(long, env = "PROVER_TOKEN", hide_env_values = true, global = true)]
-    pub token: Option<String>,
-    /// PEM CA certificate that signed the planner's TLS certificate (an `https://` endpoint;
-    /// without it the system's roots are used).
-    #[arg(long, env = "PROVER_CA", global = true)]
-    pub ca: Option<PathBuf>,
-}
+/// `--endpoint`, `--token`, `--ca` (one definition, shared with the operator and the load test).
+pub type Endpoint = api::ClientArgs;
 
 type Client = api::AuthedClient;
 
@@ -43,6 +31,18 @@ pub enum SubmitCommand {
     Pari(SubmitPari),
     /// A Hekaton proof of a large circuit, its subcircuits proved by separate workers.
     Hekaton(SubmitHekaton),
+    /// Tasks that do nothing: smoke-tests a deployment (every role takes part) or measures the
+    /// orchestration. Publishes no proof.
+    Noop(SubmitNoop),
+}
+
+#[derive(Args)]
+pub struct SubmitNoop {
+    /// How many tasks (1 to 1,000,000).
+    #[arg(long, default_value_t = 16)]
+    pub tasks: u64,
+    #[arg(long)]
+    pub idempotency_key: Option<String>,
 }
 
 #[derive(Args)]
@@ -137,13 +137,7 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 async fn connect(ep: &Endpoint) -> anyhow::Result<Client> {
-    let bearer = api::Bearer::new(ep.token.as_deref()).map_err(anyhow::Error::msg)?;
-    let channel = api::endpoint(&ep.endpoint, ep.ca.as_deref()).map_err(anyhow::Error::msg)?;
-    let channel = channel
-        .connect()
-        .await
-        .with_context(|| format!("connecting to {}", ep.endpoint))?;
-    Ok(JobServiceClient::with_interceptor(channel, bearer).max_decoding_message_size(api::MAX_MESSAGE_BYTES).max_encoding_message_size(api::MAX_MESSAGE_BYTES))
+    ep.connect().await.map_err(anyhow::Error::msg)
 }
 
 /// `req`, or, when its inline leaves make it larger than the API's message limit (a tree above
@@ -267,6 +261,10 @@ pub fn submit(ep: Endpoint, cmd: SubmitCommand) -> anyhow::Result<()> {
                 })),
             }
         }
+        SubmitCommand::Noop(a) => pb::SubmitJobRequest {
+            idempotency_key: a.idempotency_key.unwrap_or_default(),
+            params: Some(pb::submit_job_request::Params::Noop(pb::NoopParams { tasks: a.tasks })),
+        },
         SubmitCommand::Pari(a) if a.circuit_id.is_some() => return submit_circom(ep, a),
         SubmitCommand::Pari(a) => pb::SubmitJobRequest {
             idempotency_key: a.idempotency_key.unwrap_or_default(),

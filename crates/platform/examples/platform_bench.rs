@@ -131,7 +131,7 @@ async fn main() {
         let stop = run_roles(&p, w);
         Platform::take_noop_latencies();
         let t = Instant::now();
-        let (job, _) = p.submit(JobRequest::Noop { tasks: a.tasks }, None).await.unwrap();
+        let (job, _) = p.submit(platform::kinds::noop::request(a.tasks), None).await.unwrap();
         let out = p.wait(&job, |_| {}).await;
         let wall = t.elapsed();
         let _ = stop.send(true);
@@ -161,7 +161,7 @@ async fn main() {
         tokio::time::sleep(Duration::from_millis(300)).await;
         Platform::take_noop_latencies();
         for _ in 0..40 {
-            let (job, _) = p.submit(JobRequest::Noop { tasks: 1 }, None).await.unwrap();
+            let (job, _) = p.submit(platform::kinds::noop::request(1), None).await.unwrap();
             assert_eq!(p.wait(&job, |_| {}).await, JobOutcome::Done);
             tokio::time::sleep(Duration::from_millis(100)).await;
         }

@@ -139,11 +139,17 @@ pub fn job_to_pb(r: &JobRecord) -> pb::Job {
     }
 }
 
-fn request_from_pb(tenant: &str, req: pb::SubmitJobRequest) -> Result<JobRequest, Status> {
+fn request_from_pb(registry: &crate::Registry, tenant: &str, req: pb::SubmitJobRequest) -> Result<JobRequest, Status> {
     use pb::submit_job_request::Params;
-    match req.params {
-        None => Err(Status::invalid_argument("invalid params: one of reckle_batch, reckle_update, pari_batch, pari_circom, hekaton is required")),
-        Some(Params::Hekaton(p)) => {
+    let Some(params) = req.params else {
+        return Err(Status::invalid_argument("invalid params: one of reckle_batch, reckle_update, pari_batch, pari_circom, hekaton, noop is required"));
+    };
+    // Kinds on the typed contract parse their own message.
+    if let Some(r) = registry.from_pb(&params) {
+        return r.map_err(status);
+    }
+    match params {
+        Params::Hekaton(p) => {
             use ::hekaton::spec::CircuitSpec;
             let n = |v: u32| v as usize;
             let circuit = match p.circuit.as_str() {
@@ -153,7 +159,7 @@ fn request_from_pb(tenant: &str, req: pb::SubmitJobRequest) -> Result<JobRequest
             };
             Ok(JobRequest::Hekaton { circuit, seed: p.seed, final_proof: p.final_proof })
         }
-        Some(Params::PariBatch(p)) => {
+        Params::PariBatch(p) => {
             use pari::circuits::CircuitFamily;
             let size = usize::try_from(p.size).map_err(|_| Status::invalid_argument("invalid size: too large"))?;
             let circuit = match p.circuit.as_str() {
@@ -169,14 +175,14 @@ fn request_from_pb(tenant: &str, req: pb::SubmitJobRequest) -> Result<JobRequest
                 bundle_size: if p.bundle_size == 0 { 1024 } else { p.bundle_size },
             })
         }
-        Some(Params::PariCircom(p)) => Ok(JobRequest::PariCircom {
+        Params::PariCircom(p) => Ok(JobRequest::PariCircom {
             tenant: tenant.to_string(),
             circuit_id: p.circuit_id,
             witnesses: p.witness_object_keys,
             per_task: p.proofs_per_task,
             bundle_size: p.bundle_size,
         }),
-        Some(Params::ReckleBatch(p)) => {
+        Params::ReckleBatch(p) => {
             let leaves = match p.leaves {
                 Some(pb::reckle_batch_params::Leaves::Inline(v)) => Leaves::Inline(v.values),
                 Some(pb::reckle_batch_params::Leaves::ObjectKey(k)) => Leaves::Object(k),
@@ -184,7 +190,7 @@ fn request_from_pb(tenant: &str, req: pb::SubmitJobRequest) -> Result<JobRequest
             };
             Ok(JobRequest::ReckleBatch { log_n: p.log_n, log_bucket: p.log_bucket, batch: p.batch, leaves })
         }
-        Some(Params::ReckleUpdate(p)) => {
+        Params::ReckleUpdate(p) => {
             let mut changes = Vec::with_capacity(p.changes.len());
             for (i, c) in p.changes.into_iter().enumerate() {
                 use pb::reckle_change::Change as C;
@@ -197,6 +203,7 @@ fn request_from_pb(tenant: &str, req: pb::SubmitJobRequest) -> Result<JobRequest
             }
             Ok(JobRequest::ReckleUpdate { base_job: p.base_job_id, changes })
         }
+        Params::Noop(_) => Err(Status::unimplemented("job kind noop is not served here")),
     }
 }
 
@@ -294,7 +301,7 @@ impl JobService for JobServiceImpl {
         let tenant = self.tenant(&request).await?;
         let req = request.into_inner();
         let key = (!req.idempotency_key.is_empty()).then(|| req.idempotency_key.clone());
-        let job_request = request_from_pb(&tenant, req)?;
+        let job_request = request_from_pb(self.platform.registry(), &tenant, req)?;
         if !tenant.is_empty() {
             match &job_request {
                 JobRequest::ReckleBatch { leaves: Leaves::Object(k), .. } if !k.starts_with(&upload_prefix(&tenant)) || k.contains("..") => {

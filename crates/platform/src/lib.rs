@@ -31,6 +31,7 @@ pub mod batcher;
 pub mod defaults;
 pub mod kinds;
 pub mod layout;
+pub mod lifecycle;
 pub mod metrics;
 pub mod planner;
 pub mod roles;
@@ -45,6 +46,7 @@ pub use kinds::pari::{PariJobSpec, JOB as JOB_PARI_BATCH};
 pub use kinds::reckle::{ReckleJobSpec, UpdateSpec, JOB_BATCH as JOB_RECKLE_BATCH, JOB_UPDATE as JOB_RECKLE_UPDATE, MAX_BATCH, MAX_CHANGES, MAX_LOG_N};
 pub use kinds::{JobKind, JobRequest, Leaves, Registry, Served, TaskKind};
 pub use layout::proof_prefix;
+pub use lifecycle::Ending;
 pub use planner::JobOutcome;
 pub use roles::{ReconcileState, Reconciled};
 

@@ -71,7 +71,7 @@ impl Platform {
             .job_kind(kind_name)
             .cloned()
             .ok_or_else(|| PlatformError::Config(format!("job kind {kind_name} is not served here")))?;
-        let v = match kind.validate(self, request).await {
+        let v = match kind.validate(self, tenant, request).await {
             Ok(v) => v,
             Err(e) => {
                 if matches!(e, PlatformError::InvalidJob { .. } | PlatformError::Precondition(_)) {
@@ -177,17 +177,7 @@ impl Platform {
     /// Cancels a job: final state first, then its waiting tasks and intermediate objects go.
     /// Returns the record; a job that had already ended is returned unchanged.
     pub async fn cancel(&self, job: &str) -> Result<JobRecord, PlatformError> {
-        if self.job_store().transition(job, JobState::Cancelled, "cancelled by the user").await? {
-            self.count_end(job, "cancelled").await;
-            self.forget(job).await?;
-            let rec = self.record(job).await?;
-            if let Some(kind) = self.registry().job_kind(&rec.kind).cloned() {
-                for prefix in kind.scratch_prefixes(job) {
-                    self.blobs().delete_prefix(&prefix).await?;
-                }
-            }
-            tracing::info!(job, "job cancelled");
-        }
+        self.end(job, crate::lifecycle::Ending::Cancelled("cancelled by the user")).await?;
         self.record(job).await
     }
 

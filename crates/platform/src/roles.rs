@@ -34,7 +34,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use jobs::{JobError, JobRecord, JobState};
+use jobs::{JobRecord, JobState};
 use queue::{FailOutcome, Lease, QueueError};
 use tokio::sync::{oneshot, watch};
 use tracing::Instrument;
@@ -430,54 +430,6 @@ impl Platform {
             }
             Some(r) => Ok(!r.state.is_terminal()),
         }
-    }
-
-    /// Counts a job that reached a final state.
-    pub(crate) async fn count_end(&self, job: &str, outcome: &'static str) {
-        let rec = self.job_store().get(job).await.ok().flatten();
-        let kind = rec.as_ref().map(|r| r.kind.clone()).unwrap_or_else(|| "unknown".into());
-        ::metrics::counter!("prover_jobs_total", "kind" => kind.clone(), "outcome" => outcome).increment(1);
-        if outcome == "done" {
-            if let Some(r) = rec {
-                let secs = jobs::now_ms().saturating_sub(r.created_ms) as f64 / 1e3;
-                ::metrics::histogram!("prover_job_duration_seconds", "kind" => kind).record(secs);
-            }
-        }
-    }
-
-    /// Removes a job's waiting tasks and its enqueue-once record, and starts its retention
-    /// (the job has ended).
-    pub(crate) async fn forget(&self, job: &str) -> Result<(), PlatformError> {
-        for k in self.registry().task_kinds() {
-            self.queue().purge_job(k.name, job).await?;
-        }
-        self.queue().forget_job(job).await?;
-        self.job_store().expire(job, self.config.retention).await?;
-        Ok(())
-    }
-
-    /// Fails a job with `reason` (a no-op for a job that has ended or does not exist).
-    pub async fn fail_job(&self, job: &str, reason: &str) -> Result<(), PlatformError> {
-        match self.job_store().transition(job, JobState::Failed, reason).await {
-            Ok(true) => {
-                self.count_end(job, "failed").await;
-                tracing::warn!(job, reason, "job failed");
-                self.forget(job).await
-            }
-            Ok(false) | Err(JobError::NotFound(_)) => Ok(()),
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    /// Marks a job done (its outputs are published).
-    pub(crate) async fn job_done(&self, job: &str) -> Result<(), PlatformError> {
-        if self.job_store().transition(job, JobState::Done, "").await? {
-            self.count_end(job, "done").await;
-            tracing::info!(job = %job, "job done");
-            self.queue().forget_job(job).await?;
-            self.job_store().expire(job, self.config.retention).await?;
-        }
-        Ok(())
     }
 
     async fn run_reconciler(self: Arc<Self>, mut stop: watch::Receiver<bool>) {

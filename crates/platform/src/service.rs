@@ -43,6 +43,130 @@ impl Role {
 /// true/false, 1/0, yes/no or on/off.
 #[derive(Clone, Debug, clap::Args)]
 pub struct ServiceConfig {
+    /// Redis and S3.
+    #[command(flatten)]
+    pub backend: BackendArgs,
+    /// gRPC listen address (planner and embedded mode).
+    #[arg(help_heading = "Planner API", long, env = "PROVER_LISTEN", default_value = "0.0.0.0:50051")]
+    pub listen: SocketAddr,
+    /// Require an API token on every gRPC call (planner role; health and reflection stay
+    /// open). On by default; the flag turns it on where it is off by default: an embedded
+    /// server (no Redis) listening on a loopback address, which then makes one token for
+    /// tenant `local` at start and prints it once on stderr. Tokens live in Redis (`prover
+    /// admin token create --tenant NAME`) and in --tokens-dir.
+    #[arg(help_heading = "Planner API", long, env = "PROVER_REQUIRE_AUTH", conflicts_with = "no_auth", value_parser = clap::builder::BoolishValueParser::new())]
+    pub require_auth: bool,
+    /// Serve the gRPC API without authentication (planner role): anyone who can reach the port
+    /// can submit, list, fetch and cancel every job. Only where the network itself is the
+    /// boundary; logged as a warning at start.
+    #[arg(help_heading = "Planner API", long, env = "PROVER_NO_AUTH", value_parser = clap::builder::BoolishValueParser::new())]
+    pub no_auth: bool,
+    /// A directory of API tokens besides Redis (planner role): each file is named after a
+    /// tenant and holds its tokens, one per line (a mounted Kubernetes Secret: the chart's
+    /// operator token). Re-read at most once a second, so a token removed there stops working.
+    #[arg(help_heading = "Planner API", long, env = "PROVER_TOKENS_DIR")]
+    pub tokens_dir: Option<PathBuf>,
+    /// PEM certificate chain for the gRPC port (planner role): with --tls-key, the API is
+    /// served over TLS only. Re-read when the files change (a renewal needs no restart).
+    #[arg(help_heading = "Planner API", long, env = "PROVER_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert.
+    #[arg(help_heading = "Planner API", long, env = "PROVER_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Prove tasks of one Pari job, first tasks (buckets) of one Reckle job, or commit or
+    /// prove tasks of one Hekaton job, queued or running at once (fair share: a large job holds at most this many places, so a small one
+    /// submitted later is not starved behind it). Keep it above the number of workers; recorded
+    /// with each job at submission (planner role).
+    #[arg(help_heading = "Planner", long, env = "PROVER_JOB_WINDOW", default_value_t = crate::defaults::JOB_WINDOW)]
+    pub job_window: u64,
+    /// Jobs one tenant may have queued or running at once (planner role; 0: no limit). Jobs
+    /// submitted without a tenant (an API without --require-auth) are not limited.
+    #[arg(help_heading = "Planner", long, env = "PROVER_TENANT_MAX_ACTIVE_JOBS", default_value_t = crate::defaults::TENANT_MAX_ACTIVE_JOBS)]
+    pub tenant_max_active_jobs: u64,
+    /// Tasks one job of a tenant may plan (planner role; 0: no limit).
+    #[arg(help_heading = "Planner", long, env = "PROVER_TENANT_MAX_JOB_TASKS", default_value_t = crate::defaults::TENANT_MAX_JOB_TASKS)]
+    pub tenant_max_job_tasks: u64,
+    /// Tasks a tenant's jobs may plan per clock hour, UTC (planner role; 0: no limit).
+    #[arg(help_heading = "Planner", long, env = "PROVER_TENANT_MAX_TASKS_PER_HOUR", default_value_t = crate::defaults::TENANT_MAX_TASKS_PER_HOUR)]
+    pub tenant_max_tasks_per_hour: u64,
+    /// Name of this process in leases and logs (default: host name and pid).
+    #[arg(help_heading = "Roles", long, env = "PROVER_NAME")]
+    pub name: Option<String>,
+    /// Task loops of the worker role in this process.
+    #[arg(help_heading = "Roles", long, env = "PROVER_WORKER_CONCURRENCY", default_value_t = crate::defaults::WORKER_CONCURRENCY)]
+    pub concurrency: usize,
+    /// Seconds a lease lasts before its task is redelivered to another worker.
+    #[arg(help_heading = "Roles", long, env = "PROVER_VISIBILITY_TIMEOUT_SECS", default_value_t = crate::defaults::VISIBILITY_TIMEOUT_SECS)]
+    pub visibility_timeout_secs: u64,
+    /// Attempts per task before it is dead-lettered and its job fails.
+    #[arg(help_heading = "Roles", long, env = "PROVER_MAX_ATTEMPTS", default_value_t = crate::defaults::MAX_ATTEMPTS)]
+    pub max_attempts: u32,
+    /// Task kinds the worker role serves (comma list; default all it knows).
+    #[arg(help_heading = "Roles", long, env = "PROVER_WORKER_KINDS", value_delimiter = ',')]
+    pub kinds: Vec<String>,
+    /// On SIGTERM, seconds a task in hand may take to finish before its lease is released.
+    #[arg(help_heading = "Roles", long, env = "PROVER_DRAIN_TIMEOUT_SECS", default_value_t = crate::defaults::DRAIN_TIMEOUT_SECS)]
+    pub drain_timeout_secs: u64,
+    /// Task deadlines overriding the kinds' defaults, as `KIND=SECONDS` (comma list): a task
+    /// running longer is abandoned and retried.
+    #[arg(help_heading = "Roles", long = "task-deadline", env = "PROVER_TASK_DEADLINES", value_delimiter = ',')]
+    pub task_deadlines: Vec<String>,
+    /// Tasks of one tenant's jobs, all together, queued or running at once (fair share across
+    /// tenants: divided among the tenant's jobs that have not ended, at least 1 and at most
+    /// --job-window each, so a tenant with many jobs holds no more places in the queue than a
+    /// tenant with one). Keep it above the number of workers; 0: each job its own window
+    /// (executor role).
+    #[arg(help_heading = "Roles", long, env = "PROVER_TENANT_WINDOW", default_value_t = crate::defaults::TENANT_WINDOW)]
+    pub tenant_window: u64,
+    /// Task loops of the executor role in this process (plan tasks and reports).
+    #[arg(help_heading = "Roles", long, env = "PROVER_EXECUTOR_LOOPS", default_value_t = crate::defaults::EXECUTOR_LOOPS)]
+    pub executor_loops: usize,
+    /// Task loops of the aggregator role in this process: bundle tasks running at once share
+    /// batch verifications.
+    #[arg(help_heading = "Roles", long, env = "PROVER_AGGREGATOR_LOOPS", default_value_t = crate::defaults::AGGREGATOR_LOOPS)]
+    pub aggregator_loops: usize,
+    /// How long (ms) the aggregator holds a registered circuit's bundle for bundles of other jobs
+    /// under the same key, to verify them all in one batch (0: each on its own).
+    #[arg(help_heading = "Roles", long, env = "PROVER_BATCH_WINDOW_MS", default_value_t = crate::defaults::BATCH_WINDOW_MS)]
+    pub batch_window_ms: u64,
+    /// Seconds between reconciler rounds (executor role).
+    #[arg(help_heading = "Roles", long, env = "PROVER_RECONCILE_EVERY_SECS", default_value_t = crate::defaults::RECONCILE_EVERY_SECS)]
+    pub reconcile_every_secs: u64,
+    /// Seconds a job may sit with nothing queued, running or delayed before the reconciler
+    /// re-drives or fails it.
+    #[arg(help_heading = "Roles", long, env = "PROVER_RECONCILE_GRACE_SECS", default_value_t = crate::defaults::RECONCILE_GRACE_SECS)]
+    pub reconcile_grace_secs: u64,
+    /// Seconds a finished job's record and task state stay in Redis (listable, fetchable).
+    #[arg(help_heading = "Roles", long, env = "PROVER_RETENTION_SECS", default_value_t = crate::defaults::RETENTION_SECS)]
+    pub retention_secs: u64,
+    /// Bytes of decoded objects (Reckle job trees and plans, Hekaton keys) a process keeps
+    /// between tasks, least recently used evicted first; a tree larger than this is rebuilt by
+    /// each task that needs it. Set it well under the container's memory limit.
+    #[arg(help_heading = "Roles", long, env = "PROVER_CACHE_BYTES", default_value_t = crate::defaults::CACHE_BYTES)]
+    pub cache_bytes: u64,
+    /// HTTP listen address for /metrics, /healthz and /readyz.
+    #[arg(help_heading = "Observability", long, env = "PROVER_METRICS_LISTEN", default_value = "0.0.0.0:9090")]
+    pub metrics_listen: SocketAddr,
+    /// Expected job durations overriding the kinds' defaults, as `KIND=SECONDS` (comma list;
+    /// e.g. `reckle.batch=7200`): the ProverJobOverdue alert fires for a job older than this.
+    #[arg(help_heading = "Observability", long = "job-expected", env = "PROVER_JOB_EXPECTED", value_delimiter = ',')]
+    pub job_expected: Vec<String>,
+    /// OpenTelemetry collector to export traces to, over OTLP/gRPC (`http://collector:4317`):
+    /// one trace per job, a span per task. Off when unset. `OTEL_SERVICE_NAME` and
+    /// `OTEL_RESOURCE_ATTRIBUTES` are honoured; `OTEL_BSP_SCHEDULE_DELAY` (ms) sets how often
+    /// spans are sent.
+    #[arg(help_heading = "Observability", long, env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
+    pub otlp_endpoint: Option<String>,
+    /// Log format.
+    #[arg(help_heading = "Observability", long, env = "PROVER_LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
+    pub log_format: String,
+}
+
+/// Where the platform's state lives: Redis (queues, job state) and S3 (every object). The
+/// flags `prover admin gc` takes as well.
+#[derive(Clone, Debug, clap::Args)]
+#[command(next_help_heading = "Backends")]
+pub struct BackendArgs {
     /// Redis URL (queue and job state); the server must use `maxmemory-policy noeviction`.
     #[arg(long, env = "PROVER_REDIS_URL")]
     pub redis: Option<String>,
@@ -55,127 +179,13 @@ pub struct ServiceConfig {
     /// S3 region (signing; MinIO accepts the default).
     #[arg(long, env = "PROVER_S3_REGION", default_value = "us-east-1")]
     pub s3_region: String,
-    /// gRPC listen address (planner and embedded mode).
-    #[arg(long, env = "PROVER_LISTEN", default_value = "0.0.0.0:50051")]
-    pub listen: SocketAddr,
-    /// HTTP listen address for /metrics, /healthz and /readyz.
-    #[arg(long, env = "PROVER_METRICS_LISTEN", default_value = "0.0.0.0:9090")]
-    pub metrics_listen: SocketAddr,
-    /// Name of this process in leases and logs (default: host name and pid).
-    #[arg(long, env = "PROVER_NAME")]
-    pub name: Option<String>,
-    /// Task loops of the worker role in this process.
-    #[arg(long, env = "PROVER_WORKER_CONCURRENCY", default_value_t = crate::defaults::WORKER_CONCURRENCY)]
-    pub concurrency: usize,
-    /// Seconds a lease lasts before its task is redelivered to another worker.
-    #[arg(long, env = "PROVER_VISIBILITY_TIMEOUT_SECS", default_value_t = crate::defaults::VISIBILITY_TIMEOUT_SECS)]
-    pub visibility_timeout_secs: u64,
-    /// Attempts per task before it is dead-lettered and its job fails.
-    #[arg(long, env = "PROVER_MAX_ATTEMPTS", default_value_t = crate::defaults::MAX_ATTEMPTS)]
-    pub max_attempts: u32,
-    /// Task kinds the worker role serves (comma list; default all it knows).
-    #[arg(long, env = "PROVER_WORKER_KINDS", value_delimiter = ',')]
-    pub kinds: Vec<String>,
-    /// On SIGTERM, seconds a task in hand may take to finish before its lease is released.
-    #[arg(long, env = "PROVER_DRAIN_TIMEOUT_SECS", default_value_t = crate::defaults::DRAIN_TIMEOUT_SECS)]
-    pub drain_timeout_secs: u64,
-    /// Task deadlines overriding the kinds' defaults, as `KIND=SECONDS` (comma list): a task
-    /// running longer is abandoned and retried.
-    #[arg(long = "task-deadline", env = "PROVER_TASK_DEADLINES", value_delimiter = ',')]
-    pub task_deadlines: Vec<String>,
-    /// Expected job durations overriding the kinds' defaults, as `KIND=SECONDS` (comma list;
-    /// e.g. `reckle.batch=7200`): the ProverJobOverdue alert fires for a job older than this.
-    #[arg(long = "job-expected", env = "PROVER_JOB_EXPECTED", value_delimiter = ',')]
-    pub job_expected: Vec<String>,
-    /// Prove tasks of one Pari job, first tasks (buckets) of one Reckle job, or commit or
-    /// prove tasks of one Hekaton job, queued or running at once (fair share: a large job holds at most this many places, so a small one
-    /// submitted later is not starved behind it). Keep it above the number of workers; recorded
-    /// with each job at submission (planner role).
-    #[arg(long, env = "PROVER_JOB_WINDOW", default_value_t = crate::defaults::JOB_WINDOW)]
-    pub job_window: u64,
-    /// Tasks of one tenant's jobs, all together, queued or running at once (fair share across
-    /// tenants: divided among the tenant's jobs that have not ended, at least 1 and at most
-    /// --job-window each, so a tenant with many jobs holds no more places in the queue than a
-    /// tenant with one). Keep it above the number of workers; 0: each job its own window
-    /// (executor role).
-    #[arg(long, env = "PROVER_TENANT_WINDOW", default_value_t = crate::defaults::TENANT_WINDOW)]
-    pub tenant_window: u64,
-    /// Task loops of the executor role in this process (plan tasks and reports).
-    #[arg(long, env = "PROVER_EXECUTOR_LOOPS", default_value_t = crate::defaults::EXECUTOR_LOOPS)]
-    pub executor_loops: usize,
-    /// Task loops of the aggregator role in this process: bundle tasks running at once share
-    /// batch verifications.
-    #[arg(long, env = "PROVER_AGGREGATOR_LOOPS", default_value_t = crate::defaults::AGGREGATOR_LOOPS)]
-    pub aggregator_loops: usize,
-    /// How long (ms) the aggregator holds a registered circuit's bundle for bundles of other jobs
-    /// under the same key, to verify them all in one batch (0: each on its own).
-    #[arg(long, env = "PROVER_BATCH_WINDOW_MS", default_value_t = crate::defaults::BATCH_WINDOW_MS)]
-    pub batch_window_ms: u64,
-    /// Jobs one tenant may have queued or running at once (planner role; 0: no limit). Jobs
-    /// submitted without a tenant (an API without --require-auth) are not limited.
-    #[arg(long, env = "PROVER_TENANT_MAX_ACTIVE_JOBS", default_value_t = crate::defaults::TENANT_MAX_ACTIVE_JOBS)]
-    pub tenant_max_active_jobs: u64,
-    /// Tasks one job of a tenant may plan (planner role; 0: no limit).
-    #[arg(long, env = "PROVER_TENANT_MAX_JOB_TASKS", default_value_t = crate::defaults::TENANT_MAX_JOB_TASKS)]
-    pub tenant_max_job_tasks: u64,
-    /// Tasks a tenant's jobs may plan per clock hour, UTC (planner role; 0: no limit).
-    #[arg(long, env = "PROVER_TENANT_MAX_TASKS_PER_HOUR", default_value_t = crate::defaults::TENANT_MAX_TASKS_PER_HOUR)]
-    pub tenant_max_tasks_per_hour: u64,
-    /// Seconds between reconciler rounds (executor role).
-    #[arg(long, env = "PROVER_RECONCILE_EVERY_SECS", default_value_t = crate::defaults::RECONCILE_EVERY_SECS)]
-    pub reconcile_every_secs: u64,
-    /// Seconds a job may sit with nothing queued, running or delayed before the reconciler
-    /// re-drives or fails it.
-    #[arg(long, env = "PROVER_RECONCILE_GRACE_SECS", default_value_t = crate::defaults::RECONCILE_GRACE_SECS)]
-    pub reconcile_grace_secs: u64,
-    /// Seconds a finished job's record and task state stay in Redis (listable, fetchable).
-    #[arg(long, env = "PROVER_RETENTION_SECS", default_value_t = crate::defaults::RETENTION_SECS)]
-    pub retention_secs: u64,
-    /// Bytes of decoded objects (Reckle job trees and plans, Hekaton keys) a process keeps
-    /// between tasks, least recently used evicted first; a tree larger than this is rebuilt by
-    /// each task that needs it. Set it well under the container's memory limit.
-    #[arg(long, env = "PROVER_CACHE_BYTES", default_value_t = crate::defaults::CACHE_BYTES)]
-    pub cache_bytes: u64,
     /// Seconds one object-store operation may take before it fails (and is retried).
     #[arg(long, env = "PROVER_S3_TIMEOUT_SECS", default_value_t = crate::defaults::S3_TIMEOUT_SECS)]
     pub s3_timeout_secs: u64,
-    /// Require an API token on every gRPC call (planner role; health and reflection stay
-    /// open). On by default; the flag turns it on where it is off by default: an embedded
-    /// server (no Redis) listening on a loopback address, which then makes one token for
-    /// tenant `local` at start and prints it once on stderr. Tokens live in Redis (`prover
-    /// admin token create --tenant NAME`) and in --tokens-dir.
-    #[arg(long, env = "PROVER_REQUIRE_AUTH", conflicts_with = "no_auth", value_parser = clap::builder::BoolishValueParser::new())]
-    pub require_auth: bool,
-    /// Serve the gRPC API without authentication (planner role): anyone who can reach the port
-    /// can submit, list, fetch and cancel every job. Only where the network itself is the
-    /// boundary; logged as a warning at start.
-    #[arg(long, env = "PROVER_NO_AUTH", value_parser = clap::builder::BoolishValueParser::new())]
-    pub no_auth: bool,
-    /// A directory of API tokens besides Redis (planner role): each file is named after a
-    /// tenant and holds its tokens, one per line (a mounted Kubernetes Secret: the chart's
-    /// operator token). Re-read at most once a second, so a token removed there stops working.
-    #[arg(long, env = "PROVER_TOKENS_DIR")]
-    pub tokens_dir: Option<PathBuf>,
-    /// PEM certificate chain for the gRPC port (planner role): with --tls-key, the API is
-    /// served over TLS only. Re-read when the files change (a renewal needs no restart).
-    #[arg(long, env = "PROVER_TLS_CERT", requires = "tls_key")]
-    pub tls_cert: Option<PathBuf>,
-    /// PEM private key of --tls-cert.
-    #[arg(long, env = "PROVER_TLS_KEY", requires = "tls_cert")]
-    pub tls_key: Option<PathBuf>,
     /// Accept a Redis that refuses `CONFIG GET` (managed Redis often blocks CONFIG) without
     /// checking that it never evicts keys: only for a server known to run `noeviction`.
     #[arg(long, env = "PROVER_ASSUME_NOEVICTION", value_parser = clap::builder::BoolishValueParser::new())]
     pub assume_noeviction: bool,
-    /// OpenTelemetry collector to export traces to, over OTLP/gRPC (`http://collector:4317`):
-    /// one trace per job, a span per task. Off when unset. `OTEL_SERVICE_NAME` and
-    /// `OTEL_RESOURCE_ATTRIBUTES` are honoured; `OTEL_BSP_SCHEDULE_DELAY` (ms) sets how often
-    /// spans are sent.
-    #[arg(long, env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
-    pub otlp_endpoint: Option<String>,
-    /// Log format.
-    #[arg(long, env = "PROVER_LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
-    pub log_format: String,
 }
 
 /// `docs/configuration.md`: every flag of [`ServiceConfig`] (the settings of `prover serve`
@@ -191,19 +201,32 @@ pub fn configuration_markdown() -> String {
          ROLE…`, `services/` binaries) takes these flags, each also as its environment variable; a \
          switch's variable takes true/false, 1/0, yes/no or on/off. The defaults live in \
          `crates/platform/src/defaults.rs`, which `PlatformConfig::default()` also returns. The Helm \
-         chart sets them through `config.*` values and `config.extraEnv`.\n\n\
-         | flag | environment | default | what it does |\n|---|---|---|---|\n",
+         chart sets them through `config.*` values and `config.extraEnv`. `prover admin gc` takes \
+         the Backends group only.\n",
     );
+    // One table per flag group, in the order `--help` shows them.
+    let mut groups: Vec<(String, Vec<&clap::Arg>)> = Vec::new();
     for arg in cmd.get_arguments() {
         let Some(long) = arg.get_long() else { continue };
         if long == "help" || long == "version" {
             continue;
         }
-        let env = arg.get_env().map(|e| format!("`{}`", e.to_string_lossy())).unwrap_or_default();
-        let default: Vec<String> = arg.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect();
-        let default = if default.is_empty() { String::new() } else { format!("`{}`", default.join(",")) };
-        let help = arg.get_long_help().or(arg.get_help()).map(|h| h.to_string()).unwrap_or_default();
-        out += &format!("| `--{long}` | {env} | {default} | {} |\n", cell(&help));
+        let heading = arg.get_help_heading().unwrap_or("Other").to_string();
+        match groups.iter_mut().find(|(h, _)| *h == heading) {
+            Some((_, args)) => args.push(arg),
+            None => groups.push((heading, vec![arg])),
+        }
+    }
+    for (heading, args) in groups {
+        out += &format!("\n## {heading}\n\n| flag | environment | default | what it does |\n|---|---|---|---|\n");
+        for arg in args {
+            let long = arg.get_long().expect("filtered");
+            let env = arg.get_env().map(|e| format!("`{}`", e.to_string_lossy())).unwrap_or_default();
+            let default: Vec<String> = arg.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect();
+            let default = if default.is_empty() { String::new() } else { format!("`{}`", default.join(",")) };
+            let help = arg.get_long_help().or(arg.get_help()).map(|h| h.to_string()).unwrap_or_default();
+            out += &format!("| `--{long}` | {env} | {default} | {} |\n", cell(&help));
+        }
     }
     out
 }
@@ -312,29 +335,32 @@ pub fn install_crypto_provider() {
 }
 
 pub async fn connect(cfg: &ServiceConfig) -> Result<Arc<Platform>, ServiceError> {
+    connect_backends(&cfg.backend, cfg.queue_config(), cfg.platform_config()?).await
+}
+
+/// Connects to the Redis and S3 of `b`, with the queue and platform settings given (a tool that
+/// only reads and deletes, like `prover admin gc`, passes the defaults).
+pub async fn connect_backends(b: &BackendArgs, queue_config: QueueConfig, config: PlatformConfig) -> Result<Arc<Platform>, ServiceError> {
     install_crypto_provider();
-    let redis = cfg.redis.as_deref().ok_or_else(|| ServiceError::Config("--redis (PROVER_REDIS_URL) is required".into()))?;
-    let endpoint =
-        cfg.s3_endpoint.clone().ok_or_else(|| ServiceError::Config("--s3-endpoint (PROVER_S3_ENDPOINT) is required".into()))?;
+    let redis = b.redis.as_deref().ok_or_else(|| ServiceError::Config("--redis (PROVER_REDIS_URL) is required".into()))?;
+    let endpoint = b.s3_endpoint.clone().ok_or_else(|| ServiceError::Config("--s3-endpoint (PROVER_S3_ENDPOINT) is required".into()))?;
     let env = |k: &str| std::env::var(k).map_err(|_| ServiceError::Config(format!("{k} is required for S3")));
-    let queue = RedisQueue::connect_with(redis, cfg.queue_config(), cfg.assume_noeviction)
-        .await
-        .map_err(|e| backend("Redis queue")(Box::new(e)))?;
+    let queue = RedisQueue::connect_with(redis, queue_config, b.assume_noeviction).await.map_err(|e| backend("Redis queue")(Box::new(e)))?;
     if let Some(why) = queue.eviction_unchecked() {
         tracing::warn!(reason = why, "Redis eviction policy not checked (--assume-noeviction): an evicted key would be a lost task");
     }
-    let jobs = RedisJobStore::connect_with(redis, cfg.assume_noeviction).await.map_err(|e| backend("Redis job store")(Box::new(e)))?;
+    let jobs = RedisJobStore::connect_with(redis, b.assume_noeviction).await.map_err(|e| backend("Redis job store")(Box::new(e)))?;
     let s3 = S3Store::connect(S3Config {
         endpoint,
-        bucket: cfg.bucket.clone(),
-        region: cfg.s3_region.clone(),
+        bucket: b.bucket.clone(),
+        region: b.s3_region.clone(),
         access_key: env("AWS_ACCESS_KEY_ID")?,
         secret_key: env("AWS_SECRET_ACCESS_KEY")?,
     })
     .await
     .map_err(|e| backend("S3")(Box::new(e)))?;
-    let blobs: Arc<dyn BlobStore> = Arc::new(metrics::MeteredStore::new(Arc::new(s3), Duration::from_secs(cfg.s3_timeout_secs.max(1))));
-    Ok(Platform::with_config(Arc::new(queue), blobs, Arc::new(jobs), cfg.platform_config()?))
+    let blobs: Arc<dyn BlobStore> = Arc::new(metrics::MeteredStore::new(Arc::new(s3), Duration::from_secs(b.s3_timeout_secs.max(1))));
+    Ok(Platform::with_config(Arc::new(queue), blobs, Arc::new(jobs), config))
 }
 
 /// Embedded mode: in-process queue and job store, blobs under `data_dir` (`prover serve
@@ -343,7 +369,7 @@ pub fn embedded(cfg: &ServiceConfig, data_dir: PathBuf) -> Result<Arc<Platform>,
     let fs = FsStore::new(&data_dir).map_err(|e| backend("data directory")(Box::new(e)))?;
     let queue: Arc<dyn Queue> = Arc::new(MemoryQueue::new(cfg.queue_config()));
     let jobs: Arc<dyn JobStore> = Arc::new(MemoryJobStore::new());
-    let blobs = Arc::new(metrics::MeteredStore::new(Arc::new(fs), Duration::from_secs(cfg.s3_timeout_secs.max(1))));
+    let blobs = Arc::new(metrics::MeteredStore::new(Arc::new(fs), Duration::from_secs(cfg.backend.s3_timeout_secs.max(1))));
     Ok(Platform::with_config(queue, blobs, jobs, cfg.platform_config()?))
 }
 
@@ -481,7 +507,7 @@ pub async fn run(
 /// default, off with `--no-auth` or for an embedded server on a loopback address. Says which
 /// at start, plainly.
 async fn token_store(cfg: &ServiceConfig) -> Result<Option<Arc<dyn auth::TokenStore>>, ServiceError> {
-    let embedded = cfg.redis.is_none();
+    let embedded = cfg.backend.redis.is_none();
     let loopback = cfg.listen.ip().is_loopback();
     if cfg.no_auth || (embedded && loopback && !cfg.require_auth) {
         let why = if cfg.no_auth { "--no-auth" } else { "an embedded server on a loopback address" };
@@ -494,7 +520,7 @@ async fn token_store(cfg: &ServiceConfig) -> Result<Option<Arc<dyn auth::TokenSt
     }
     let config = |e: auth::AuthError| ServiceError::Config(e.to_string());
     let mut stores: Vec<Arc<dyn auth::TokenStore>> = Vec::new();
-    if let Some(url) = &cfg.redis {
+    if let Some(url) = &cfg.backend.redis {
         install_crypto_provider();
         let store = auth::RedisTokenStore::connect(url).await.map_err(|e| backend("Redis token store")(Box::new(e)))?;
         stores.push(Arc::new(store));

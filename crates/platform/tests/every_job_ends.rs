@@ -69,11 +69,11 @@ async fn dead_lettered_lease(real: bool) {
     // Its own Redis database: this queue would reclaim and bury the other tests' leases.
     let Some((q, blobs, store, _dir)) = common::backends_in_db(real, cfg, 1).await else { return };
     let p = Platform::new(q.clone(), blobs, store);
-    let (job, _) = p.submit(JobRequest::Noop { tasks: 1 }, None).await.unwrap();
+    let (job, _) = p.submit(platform::kinds::noop::request(1), None).await.unwrap();
     let stop = start(&p, 0);
     // The doomed worker: claims and never completes (it may have to wait for planning).
     let lease = loop {
-        match q.claim("noop", "doomed-worker", Duration::from_millis(100)).await.unwrap() {
+        match q.claim("noop.task", "doomed-worker", Duration::from_millis(100)).await.unwrap() {
             Some(l) if l.task.job_id == job => break l,
             Some(other) => q.complete(&other).await.unwrap(), // a leftover of an earlier run
             None => {}
@@ -178,13 +178,13 @@ async fn a_lost_plan_task_is_enqueued_again() {
     let (q, blobs, store, _dir) = common::backends(false, QueueConfig::default()).await.unwrap();
     let flaky = Arc::new(FlakyQueue::new(q, "plan", 1, None));
     let p = Platform::with_config(flaky.clone(), blobs, store, quick_reconciler());
-    let (job, _) = p.submit(JobRequest::Noop { tasks: 3 }, None).await.unwrap();
+    let (job, _) = p.submit(platform::kinds::noop::request(3), None).await.unwrap();
     assert!(flaky.copies("plan").is_empty(), "the plan task was lost");
     let stop = start(&p, 1);
     assert_eq!(outcome(&p, &job).await, JobOutcome::Done);
     let _ = stop.send(true);
     assert_eq!(flaky.copies("plan").len(), 1);
-    assert!(flaky.copies("noop").values().all(|n| *n == 1));
+    assert!(flaky.copies("noop.task").values().all(|n| *n == 1));
 }
 
 /// A running job's waiting tasks vanish (a Redis restart without AOF): nothing is queued,
@@ -194,12 +194,12 @@ async fn a_lost_plan_task_is_enqueued_again() {
 async fn a_job_whose_tasks_were_lost_fails_with_the_reason() {
     let (q, blobs, store, _dir) = common::backends(false, QueueConfig::default()).await.unwrap();
     let p = Platform::with_config(q.clone(), blobs, store.clone(), quick_reconciler());
-    let (job, _) = p.submit(JobRequest::Noop { tasks: 2 }, None).await.unwrap();
+    let (job, _) = p.submit(platform::kinds::noop::request(2), None).await.unwrap();
     let stop = start(&p, 0); // an executor plans it; no worker takes the tasks
-    while q.job_tasks("noop", &job).await.unwrap() < 2 {
+    while q.job_tasks("noop.task", &job).await.unwrap() < 2 {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert_eq!(q.purge_job("noop", &job).await.unwrap(), 2);
+    assert_eq!(q.purge_job("noop.task", &job).await.unwrap(), 2);
     match outcome(&p, &job).await {
         JobOutcome::Failed(reason) => assert!(reason.starts_with("stalled"), "{reason}"),
         other => panic!("expected a failed job, got {other:?}"),

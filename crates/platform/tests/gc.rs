@@ -10,7 +10,7 @@ use std::time::Duration;
 mod common;
 
 use bytes::Bytes;
-use platform::{JobOutcome, JobRequest, Platform};
+use platform::{JobOutcome, Platform};
 use queue::QueueConfig;
 use tokio::sync::watch;
 
@@ -25,7 +25,7 @@ async fn collects(real: bool) {
     };
 
     // A finished job with outputs, a job still running, an orphan, a shared key.
-    let (done, _) = p.submit(JobRequest::Noop { tasks: 1 }, None).await.unwrap();
+    let (done, _) = p.submit(platform::kinds::noop::request(1), None).await.unwrap();
     let (tx, rx) = watch::channel(false);
     let loops = [tokio::spawn(p.clone().run_executor("gc-executor".into(), rx.clone())), tokio::spawn(p.clone().run_worker("gc-worker".into(), rx.clone()))];
     let outcome = tokio::time::timeout(Duration::from_secs(120), p.wait(&done, |_| {})).await.expect("job finished");
@@ -37,7 +37,7 @@ async fn collects(real: bool) {
     }
     put(format!("jobs/{done}/proof/out.bin")).await;
     put(format!("jobs/{done}/inputs/in.bin")).await;
-    let (running, _) = p.submit(JobRequest::Noop { tasks: 1 }, None).await.unwrap();
+    let (running, _) = p.submit(platform::kinds::noop::request(1), None).await.unwrap();
     put(format!("jobs/{running}/inputs/in.bin")).await;
     put("jobs/orphan-0001/inputs/in.bin".into()).await;
     put("hekaton/keys/spec/digest/vk.bin".into()).await;

@@ -60,7 +60,7 @@ async fn run(real: bool) {
     let seed = rand::random::<u32>() as u64;
     let (job, _) = p.submit(JobRequest::Hekaton { circuit: SPEC, seed, final_proof: false }, None).await.unwrap();
     let rec = p.job_store().get(&job).await.unwrap().unwrap();
-    assert_eq!((rec.tasks["hekaton.commit"].total, rec.tasks["hekaton.prove"].total), (8, 8));
+    assert_eq!((rec.tasks["hekaton.commit"].total, rec.tasks["hekaton.subproof"].total), (8, 8));
     let (stop, rx) = watch::channel(false);
     tokio::spawn(p.clone().run_executor("ex".into(), rx.clone()));
     tokio::spawn(p.clone().run_aggregator("ag".into(), rx.clone()));
@@ -76,10 +76,10 @@ async fn run(real: bool) {
     spawn_workers(&p, &["hekaton.commit"], 2, &rx);
 
     // A worker dies mid-prove, its proof object half-written; the redelivery replaces it.
-    let doomed = claim(&p, &job, "hekaton.prove").await;
+    let doomed = claim(&p, &job, "hekaton.subproof").await;
     let j = doomed.task.task_id.trim_start_matches("prove-").to_string();
     p.blobs().put(&format!("jobs/{job}/hekaton/proof-{j}.bin"), bytes::Bytes::from_static(b"torn")).await.unwrap();
-    spawn_workers(&p, &["hekaton.prove"], 2, &rx);
+    spawn_workers(&p, &["hekaton.subproof"], 2, &rx);
 
     let outcome = tokio::time::timeout(Duration::from_secs(600), p.wait(&job, |_| {})).await.unwrap();
     assert_eq!(outcome, JobOutcome::Done, "{:?}", p.job_store().get(&job).await.unwrap().map(|r| r.message));
@@ -167,7 +167,7 @@ async fn run_wrapped(real: bool) {
     let (stop, rx) = watch::channel(false);
     tokio::spawn(p.clone().run_executor("ex".into(), rx.clone()));
     tokio::spawn(p.clone().run_aggregator("ag".into(), rx.clone()));
-    spawn_workers(&p, &["hekaton.setup", "hekaton.challenge", "hekaton.commit", "hekaton.prove"], 1, &rx);
+    spawn_workers(&p, &["hekaton.setup", "hekaton.challenge", "hekaton.commit", "hekaton.subproof"], 1, &rx);
     let seed = rand::random::<u32>() as u64;
     let (job, _) = p.submit(JobRequest::Hekaton { circuit: ONE, seed, final_proof: true }, None).await.unwrap();
     let outcome = tokio::time::timeout(Duration::from_secs(900), p.wait(&job, |_| {})).await.unwrap();

@@ -83,3 +83,15 @@ fn the_configuration_page_is_generated_from_the_flags() {
         "docs/configuration.md differs from the flags; regenerate with `prover configuration > docs/configuration.md`"
     );
 }
+
+/// Job kinds and task kinds are separate namespaces: no name is both (`--task-deadline` and
+/// `--job-expected` would otherwise name different things with one word; once `hekaton.prove`
+/// and `noop` were both).
+#[test]
+fn no_name_is_both_a_job_kind_and_a_task_kind() {
+    let registry = Registry::builtin();
+    let tasks: Vec<&str> = registry.task_kinds().iter().map(|t| t.name).collect();
+    for k in registry.job_kinds() {
+        assert!(!tasks.contains(&k.name()), "{} is both a job kind and a task kind", k.name());
+    }
+}

@@ -38,19 +38,12 @@ enum Command {
 
 #[derive(clap::Args)]
 struct RunArgs {
-    /// gRPC endpoint of the JobService (the planner), e.g. http://prover-planner:50051.
-    /// Without it the ProofJob controller does not run.
-    #[arg(long, env = "PROVER_ENDPOINT")]
-    endpoint: Option<String>,
-    /// PEM CA certificate of the planner's TLS certificate (an `https://` --endpoint; without
-    /// it the system's roots are used).
-    #[arg(long, env = "PROVER_CA")]
-    ca: Option<std::path::PathBuf>,
-    /// API token of the operator's tenant (the planner requires one unless it runs with
-    /// --no-auth): every ProofJob is submitted as this tenant. The chart makes one and mounts
-    /// it from a Secret.
-    #[arg(long, env = "PROVER_TOKEN", hide_env_values = true)]
-    token: Option<String>,
+    /// The planner (`--endpoint`, e.g. http://prover-planner:50051; without it the ProofJob
+    /// controller does not run), and the operator tenant's `--token` (the planner requires one
+    /// unless it runs with --no-auth: every ProofJob is submitted as this tenant; the chart
+    /// makes one and mounts it from a Secret) and `--ca`.
+    #[command(flatten)]
+    client: api::ClientArgs,
     /// Redis URL of the platform's queues. Without it the ProverPool scaler does not run.
     #[arg(long, env = "PROVER_REDIS_URL")]
     redis: Option<String>,
@@ -87,7 +80,7 @@ async fn shutdown_signal() {
 
 async fn run(args: RunArgs) -> anyhow::Result<()> {
     init_logging(&args.log_format);
-    if args.endpoint.is_none() && args.redis.is_none() {
+    if args.client.endpoint.is_none() && args.redis.is_none() {
         anyhow::bail!("nothing to do: give --endpoint (ProofJob controller) and/or --redis (ProverPool scaler)");
     }
     let client = kube::Client::try_default().await.context("Kubernetes client configuration")?;
@@ -108,12 +101,10 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
     });
 
     let mut tasks = tokio::task::JoinSet::new();
-    if let Some(endpoint) = &args.endpoint {
-        let ep = api::endpoint(endpoint, args.ca.as_deref()).map_err(anyhow::Error::msg)?;
-        let channel = ep.connect_timeout(Duration::from_secs(10)).connect_lazy();
+    if let Some(endpoint) = &args.client.endpoint {
         let ctx = Arc::new(proofjob::JobContext {
             client: client.clone(),
-            jobs: api::v1::job_service_client::JobServiceClient::with_interceptor(channel, api::Bearer::new(args.token.as_deref()).map_err(anyhow::Error::msg)?),
+            jobs: args.client.client_lazy(endpoint).map_err(anyhow::Error::msg)?,
             poll: Duration::from_secs(args.poll_secs.max(1)),
             retry: Duration::from_secs(10),
         });

@@ -428,7 +428,7 @@ impl JobKind for CircuitRegister {
         REGISTER_TASKS
     }
 
-    async fn validate(&self, _p: &Platform, request: JobRequest) -> Result<Validated, PlatformError> {
+    async fn validate(&self, _p: &Platform, _tenant: &str, request: JobRequest) -> Result<Validated, PlatformError> {
         let JobRequest::CircuitRegister { tenant, r1cs_object, r1cs: bytes } = request else {
             return Err(PlatformError::Config("circuit.register: not a registration".into()));
         };
@@ -514,7 +514,7 @@ impl JobKind for CircuitRegister {
             return Ok(());
         }
         p.job_store().task_done(job, SETUP.name, &task_id("setup", 0)).await?;
-        p.job_done(job).await
+        p.end(job, crate::Ending::Done).await.map(|_| ())
     }
 
     async fn verify_outputs(&self, _p: &Platform, _job: &JobRecord, _pins: super::Pins<'_>) -> Result<Result<String, String>, PlatformError> {
@@ -547,7 +547,7 @@ impl JobKind for PariCircom {
         PROVE_TASKS
     }
 
-    async fn validate(&self, p: &Platform, request: JobRequest) -> Result<Validated, PlatformError> {
+    async fn validate(&self, p: &Platform, _tenant: &str, request: JobRequest) -> Result<Validated, PlatformError> {
         let JobRequest::PariCircom { tenant, circuit_id, witnesses, per_task, bundle_size } = request else {
             return Err(PlatformError::Config("pari.circom: not a circom request".into()));
         };

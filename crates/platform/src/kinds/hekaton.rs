@@ -56,7 +56,7 @@ pub const JOB: &str = "hekaton.prove";
 pub const SETUP: TaskKind = TaskKind::new("hekaton.setup", Served::Worker, 3600);
 pub const COMMIT: TaskKind = TaskKind::new("hekaton.commit", Served::Worker, 1800);
 pub const CHALLENGE: TaskKind = TaskKind::new("hekaton.challenge", Served::Worker, 600);
-pub const PROVE: TaskKind = TaskKind::new("hekaton.prove", Served::Worker, 3600);
+pub const PROVE: TaskKind = TaskKind::new("hekaton.subproof", Served::Worker, 3600);
 pub const DONE: TaskKind = TaskKind::new("hekaton.done", Served::Executor, 300);
 pub const ASSEMBLE: TaskKind = TaskKind::new("hekaton.assemble", Served::Aggregator, 1800);
 const TASKS: &[TaskKind] = &[PROVE, COMMIT, CHALLENGE, SETUP, DONE, ASSEMBLE];
@@ -434,7 +434,7 @@ impl JobKind for Hekaton {
         TASKS
     }
 
-    async fn validate(&self, p: &Platform, request: JobRequest) -> Result<Validated, PlatformError> {
+    async fn validate(&self, p: &Platform, _tenant: &str, request: JobRequest) -> Result<Validated, PlatformError> {
         let JobRequest::Hekaton { circuit, seed, final_proof } = request else {
             return Err(PlatformError::Config("hekaton.prove: not a Hekaton request".into()));
         };
@@ -570,7 +570,7 @@ impl JobKind for Hekaton {
             }
             "assemble" => {
                 mark_done(ASSEMBLE).await?;
-                p.job_done(job).await?;
+                p.end(job, crate::Ending::Done).await?;
             }
             other => return Err(corrupt(format!("unknown hekaton step {other:?}"))),
         }

@@ -12,6 +12,7 @@
 //! [`JobRequest`] variant and its proto message (converted in `grpc.rs`).
 
 pub mod circom;
+pub mod contract;
 pub mod hekaton;
 pub mod noop;
 pub mod pari;
@@ -87,8 +88,9 @@ pub enum JobRequest {
     PariCircom { tenant: String, circuit_id: String, witnesses: Vec<String>, per_task: u64, bundle_size: u64 },
     /// A Hekaton proof of `circuit` with inputs from `seed`, by `k` workers.
     Hekaton { circuit: ::hekaton::spec::CircuitSpec, seed: u64, final_proof: bool },
-    /// `tasks` tasks that do nothing: measures the orchestration itself (not offered over gRPC).
-    Noop { tasks: u64 },
+    /// A request of a kind on the typed contract ([`contract::Kind`]): its spec, as JSON
+    /// ([`contract::spec_request`] builds it).
+    Spec { kind: &'static str, json: String },
 }
 
 impl JobRequest {
@@ -101,7 +103,7 @@ impl JobRequest {
             JobRequest::CircuitRegister { .. } => circom::REGISTER_JOB,
             JobRequest::PariCircom { .. } => circom::JOB,
             JobRequest::Hekaton { .. } => hekaton::JOB,
-            JobRequest::Noop { .. } => noop::JOB,
+            JobRequest::Spec { kind, .. } => kind,
         }
     }
 
@@ -222,8 +224,14 @@ pub trait JobKind: Send + Sync + 'static {
     fn name(&self) -> &'static str;
     /// Its task kinds (not counting the shared [`PLAN`]).
     fn task_kinds(&self) -> &'static [TaskKind];
-    /// Validates a request (SubmitJob): nothing is written for a request refused here.
-    async fn validate(&self, p: &Platform, request: JobRequest) -> Result<Validated, PlatformError>;
+    /// The request of a `SubmitJob` whose params are this kind's proto message (`None`: another
+    /// kind's, or a kind whose message `grpc.rs` converts).
+    fn from_pb(&self, params: &api::v1::submit_job_request::Params) -> Option<Result<JobRequest, PlatformError>> {
+        let _ = params;
+        None
+    }
+    /// Validates `tenant`'s request (SubmitJob): nothing is written for a request refused here.
+    async fn validate(&self, p: &Platform, tenant: &str, request: JobRequest) -> Result<Validated, PlatformError>;
     /// The `plan` task: dispatches the tasks that are ready from the start. May run more than
     /// once for a job (a redelivered plan task), so it dispatches with [`Platform::dispatch`]
     /// (at most once per task id) and writes only fixed keys.
@@ -277,7 +285,7 @@ impl Registry {
             Arc::new(circom::CircuitRegister),
             Arc::new(circom::PariCircom),
             Arc::new(hekaton::Hekaton),
-            Arc::new(noop::Noop),
+            Arc::new(contract::Typed::new(noop::Noop)),
         ])
     }
 
@@ -290,6 +298,11 @@ impl Registry {
         self.kinds.retain(|k| k.name() != kind.name());
         self.kinds.push(kind);
         self
+    }
+
+    /// The request of a `SubmitJob` whose params a kind on the typed contract parses itself.
+    pub fn from_pb(&self, params: &api::v1::submit_job_request::Params) -> Option<Result<JobRequest, PlatformError>> {
+        self.kinds.iter().find_map(|k| k.from_pb(params))
     }
 
     pub fn job_kind(&self, name: &str) -> Option<&Arc<dyn JobKind>> {

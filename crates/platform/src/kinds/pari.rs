@@ -294,7 +294,7 @@ impl Steps {
             let rec = p.record(job).await?;
             let b = rec.tasks.get(self.bundle.name).copied().unwrap_or_default();
             if b.done == b.total {
-                p.job_done(job).await?;
+                p.end(job, crate::Ending::Done).await?;
             }
         }
         Ok(())
@@ -360,7 +360,7 @@ impl JobKind for PariBatch {
         TASKS
     }
 
-    async fn validate(&self, p: &Platform, request: JobRequest) -> Result<Validated, PlatformError> {
+    async fn validate(&self, p: &Platform, _tenant: &str, request: JobRequest) -> Result<Validated, PlatformError> {
         let JobRequest::PariBatch { circuit, seed_start, count, per_task, bundle_size } = request else {
             return Err(PlatformError::Config("pari.batch: not a Pari request".into()));
         };

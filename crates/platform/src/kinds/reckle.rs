@@ -256,7 +256,7 @@ impl JobKind for ReckleBatch {
     fn task_kinds(&self) -> &'static [TaskKind] {
         TASKS
     }
-    async fn validate(&self, p: &Platform, request: JobRequest) -> Result<Validated, PlatformError> {
+    async fn validate(&self, p: &Platform, _tenant: &str, request: JobRequest) -> Result<Validated, PlatformError> {
         let JobRequest::ReckleBatch { log_n, log_bucket, batch, leaves } = request else {
             return Err(PlatformError::Config("reckle.batch: not a batch request".into()));
         };
@@ -316,7 +316,7 @@ impl JobKind for ReckleUpdate {
     fn task_kinds(&self) -> &'static [TaskKind] {
         TASKS
     }
-    async fn validate(&self, p: &Platform, request: JobRequest) -> Result<Validated, PlatformError> {
+    async fn validate(&self, p: &Platform, _tenant: &str, request: JobRequest) -> Result<Validated, PlatformError> {
         let JobRequest::ReckleUpdate { base_job, changes } = request else {
             return Err(PlatformError::Config("reckle.update: not an update request".into()));
         };
@@ -560,7 +560,7 @@ async fn finish(p: &Platform, lease: &Lease) -> Result<(), PlatformError> {
     put(files::PROOF, root.to_bytes()).await?;
     put(files::STATEMENT, serde_json::to_vec_pretty(&statement).map_err(corrupt)?).await?;
     ::metrics::counter!("prover_proofs_total", "kind" => "reckle.root").increment(1);
-    p.job_done(job).await
+    p.end(job, crate::Ending::Done).await.map(|_| ())
 }
 
 #[cfg(test)]

@@ -1,0 +1,352 @@
+//! The typed job-kind contract: a kind is one file implementing [`Kind`], plus its proto
+//! message. Everything a kind used to copy (decode the spec, check the job is alive, parse the
+//! step from a queue name, count a report once, dispatch once per task id, end the job) is done
+//! once, here, by the adaptor [`Typed`], which implements the role-facing [`JobKind`].
+//!
+//! Parse once, then apply (as mini-redis parses a frame into a `Command` and applies it):
+//!
+//! 1. **Submission.** [`Kind::from_pb`] turns the kind's proto message into its typed
+//!    [`Kind::Spec`]; in-process callers build the spec themselves ([`spec_request`]).
+//!    [`Kind::validate`] checks it and says how many tasks each step plans. The spec is
+//!    recorded as JSON and decoded once per task by the adaptor.
+//! 2. **Planning.** [`Kind::plan`] is pure: the spec in, [`Effect`]s out.
+//! 3. **Work.** [`Kind::work`] runs a step's task `index` on a worker and returns what it found
+//!    out (a payload for the report); the adaptor sends the report to [`Kind::REPORT`].
+//! 4. **Reports.** The adaptor counts the report once per task, then [`Kind::on_done`], a pure
+//!    function of the spec, the job's progress and the report, says what follows: tasks to
+//!    dispatch, the job done, or failed. It is tested without Redis (see `noop.rs`).
+//! 5. **Finish** (optional, aggregator steps) and **verify** ([`Kind::verify_outputs`], required:
+//!    a kind that does not say how its outputs are verified does not compile).
+//!
+//! The state machine is explicit: the steps are an enum ([`Step`]), each variant one task kind;
+//! a task's id is its index within its step; a job's state is its record's per-step done counts
+//! ([`Progress`]). Job kinds and task kinds are separate namespaces: the registry refuses a task
+//! kind named like a job kind.
+
+use std::collections::BTreeMap;
+use std::marker::PhantomData;
+use std::ops::Range;
+
+use api::v1 as pb;
+use async_trait::async_trait;
+use bytes::Bytes;
+use jobs::JobRecord;
+use queue::Lease;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::{JobKind, JobRequest, Pins, TaskKind, Validated};
+use crate::error::corrupt;
+use crate::{Ending, Platform, PlatformError};
+
+/// One step of a job kind: a task kind it owns, as a value.
+pub trait Step: Copy + Eq + std::fmt::Debug + Send + Sync + 'static {
+    /// Every step, in the order a job goes through them.
+    const ALL: &'static [Self];
+    /// The step's task kind (queue name, role, deadline).
+    fn task(self) -> TaskKind;
+    /// The step of a task kind name.
+    fn of(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|s| s.task().name == name)
+    }
+}
+
+/// What the executor does next, as [`Kind::plan`] and [`Kind::on_done`] decide it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Effect<S> {
+    /// Dispatch the tasks `indices` of `step` (each at most once, however often this is said).
+    Dispatch(S, Range<u64>),
+    /// The job's outputs are published: it ends `done`.
+    Done,
+    /// The job ends `failed` with this reason.
+    Fail(String),
+}
+
+/// A job's progress as the pure functions see it: per step, tasks planned and done.
+#[derive(Clone, Debug)]
+pub struct Progress<S> {
+    counts: BTreeMap<String, jobs::TaskCounts>,
+    _step: PhantomData<S>,
+}
+
+impl<S: Step> Progress<S> {
+    /// From per-task-kind counts (a job record's).
+    pub fn new(counts: BTreeMap<String, jobs::TaskCounts>) -> Self {
+        Self { counts, _step: PhantomData }
+    }
+    /// Tasks of `step` done.
+    pub fn done(&self, step: S) -> u64 {
+        self.counts.get(step.task().name).map_or(0, |c| c.done)
+    }
+    /// Tasks of `step` planned.
+    pub fn total(&self, step: S) -> u64 {
+        self.counts.get(step.task().name).map_or(0, |c| c.total)
+    }
+    /// Every task of `step` is done.
+    pub fn complete(&self, step: S) -> bool {
+        self.done(step) >= self.total(step)
+    }
+}
+
+/// A worker's report on task `index` of `step`, with what the task found out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Report<S> {
+    pub step: S,
+    pub index: u64,
+    pub payload: String,
+}
+
+/// A job of kind `K` as its tasks see it: the record, with the spec decoded.
+pub struct Job<K: Kind> {
+    pub record: JobRecord,
+    pub spec: K::Spec,
+}
+
+impl<K: Kind> Job<K> {
+    pub fn id(&self) -> &str {
+        &self.record.id
+    }
+}
+
+/// What [`Kind::validate`] accepts: tasks planned per step, and the objects to store.
+pub struct Planned<S> {
+    pub tasks: Vec<(S, u64)>,
+    /// Objects stored under `jobs/<id>/inputs/` (part of the idempotency fingerprint).
+    pub inputs: Vec<(String, Bytes)>,
+    /// Objects stored there but left out of the fingerprint (secrets drawn per job).
+    pub secrets: Vec<(String, Bytes)>,
+}
+
+impl<S> Planned<S> {
+    pub fn tasks(tasks: Vec<(S, u64)>) -> Self {
+        Self { tasks, inputs: Vec::new(), secrets: Vec::new() }
+    }
+}
+
+/// One job kind on the typed contract (see the module doc). Wrap it in [`Typed`] to register it.
+#[async_trait]
+pub trait Kind: Send + Sync + Sized + 'static {
+    /// The job kind as recorded, e.g. `noop`.
+    const NAME: &'static str;
+    /// The executor task kind the kind's reports go to.
+    const REPORT: TaskKind;
+    /// Its steps (task kinds other than [`Kind::REPORT`]).
+    type Step: Step;
+    /// The validated request, recorded with the job (JSON, at most `jobs::MAX_SPEC_BYTES`).
+    type Spec: Serialize + DeserializeOwned + Send + Sync;
+
+    /// The spec of a `SubmitJob` request, if its params are this kind's message (`None`: another
+    /// kind's). Field errors name the proto field.
+    fn from_pb(params: &pb::submit_job_request::Params) -> Option<Result<Self::Spec, PlatformError>>;
+    /// Checks a spec for `tenant` (nothing is written for a spec refused here) and plans it.
+    async fn validate(&self, p: &Platform, tenant: &str, spec: &Self::Spec) -> Result<Planned<Self::Step>, PlatformError>;
+    /// The tasks dispatched when the job is planned. Pure.
+    fn plan(spec: &Self::Spec) -> Vec<Effect<Self::Step>>;
+    /// A dispatched task's payload (default none): what the task needs beyond the spec and its
+    /// index. Called when the task is dispatched.
+    fn payload(spec: &Self::Spec, step: Self::Step, index: u64) -> String {
+        let _ = (spec, step, index);
+        String::new()
+    }
+    /// A worker's task: step `step`'s task `index` of `job`. Returns the report's payload.
+    async fn work(&self, p: &Platform, job: &Job<Self>, step: Self::Step, index: u64, lease: &Lease) -> Result<String, PlatformError>;
+    /// What follows a report. Pure: `progress` already counts it. A report delivered twice
+    /// (a redelivered task, an executor cut short) is given to it again with the same or later
+    /// progress; the effects are idempotent, so saying them again is safe.
+    fn on_done(spec: &Self::Spec, progress: &Progress<Self::Step>, report: &Report<Self::Step>) -> Vec<Effect<Self::Step>>;
+    /// What a report tells beyond the job's state (metrics, benchmarks), seen by the executor
+    /// before [`Kind::on_done`] (default: nothing).
+    fn observe(report: &Report<Self::Step>) {
+        let _ = report;
+    }
+    /// An aggregator step's task (default: the kind has none).
+    async fn finish(&self, p: &Platform, job: &Job<Self>, step: Self::Step, index: u64, lease: &Lease) -> Result<String, PlatformError> {
+        let _ = (p, job, index, lease);
+        Err(PlatformError::Config(format!("job kind {} has no aggregator step {:?}", Self::NAME, step)))
+    }
+    /// `VerifyProof` on a done job (see [`JobKind::verify_outputs`]).
+    async fn verify_outputs(&self, p: &Platform, job: &Job<Self>, pins: Pins<'_>) -> Result<Result<String, String>, PlatformError>;
+    /// Object prefixes of a job's intermediate data (deleted on cancellation).
+    fn scratch_prefixes(job: &str) -> Vec<String> {
+        let _ = job;
+        Vec::new()
+    }
+    /// See [`JobKind::expected_secs`].
+    fn expected_secs() -> u64 {
+        3600
+    }
+    /// Every task kind of the kind: its steps, then [`Kind::REPORT`].
+    fn task_kinds() -> Vec<TaskKind> {
+        Self::Step::ALL.iter().map(|s| s.task()).chain([Self::REPORT]).collect()
+    }
+}
+
+/// An in-process request for a kind on the typed contract (what [`Kind::from_pb`] gives over
+/// gRPC): the spec, as the job will record it.
+pub fn spec_request<K: Kind>(spec: &K::Spec) -> JobRequest {
+    JobRequest::Spec { kind: K::NAME, json: serde_json::to_string(spec).expect("a spec serialises") }
+}
+
+/// The report message a worker sends: step, index and payload.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct ReportMessage {
+    step: String,
+    index: u64,
+    payload: String,
+}
+
+/// A [`Kind`] as the roles see it: the adaptor that does, once, what each kind would copy.
+pub struct Typed<K: Kind> {
+    kind: K,
+    /// [`Kind::task_kinds`], leaked once (the registry hands out `&'static` lists).
+    tasks: &'static [TaskKind],
+}
+
+impl<K: Kind> Typed<K> {
+    pub fn new(kind: K) -> Self {
+        Self { kind, tasks: Box::leak(K::task_kinds().into_boxed_slice()) }
+    }
+
+    /// The job, if it has not ended (a task of a job that has ended does nothing). For a
+    /// cancelled job the intermediate objects are deleted again: a worker may have written one
+    /// after the cancellation's clean-up.
+    async fn live(p: &Platform, job: &str) -> Result<Option<Job<K>>, PlatformError> {
+        let Some(record) = p.job_store().get(job).await? else { return Ok(None) };
+        if record.state.is_terminal() {
+            if record.state == jobs::JobState::Cancelled {
+                for prefix in K::scratch_prefixes(job) {
+                    p.blobs().delete_prefix(&prefix).await?;
+                }
+            }
+            return Ok(None);
+        }
+        let spec = decode::<K>(&record)?;
+        Ok(Some(Job { record, spec }))
+    }
+
+    fn step_index(task: TaskKind, lease: &Lease) -> Result<(K::Step, u64), PlatformError> {
+        let step = K::Step::of(task.name).ok_or_else(|| corrupt(format!("{}: task kind {} is not one of its steps", K::NAME, task.name)))?;
+        let index = lease.task.task_id.parse().map_err(|_| corrupt(format!("{}: task id {:?} is not an index", K::NAME, lease.task.task_id)))?;
+        Ok((step, index))
+    }
+
+    /// Carries out effects for `job`.
+    async fn apply(p: &Platform, job: &str, spec: &K::Spec, effects: Vec<Effect<K::Step>>) -> Result<(), PlatformError> {
+        /// Tasks enqueued per round trip.
+        const CHUNK: u64 = 500;
+        for e in effects {
+            match e {
+                Effect::Dispatch(step, range) => {
+                    let mut next = range.start;
+                    while next < range.end {
+                        let end = (next + CHUNK).min(range.end);
+                        p.dispatch_many(job, step.task(), (next..end).map(|i| (i.to_string(), K::payload(spec, step, i)))).await?;
+                        next = end;
+                    }
+                }
+                Effect::Done => {
+                    p.end(job, Ending::Done).await?;
+                }
+                Effect::Fail(reason) => {
+                    p.end(job, Ending::Failed(&reason)).await?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn run_step(&self, p: &Platform, task: TaskKind, lease: &Lease, aggregator: bool) -> Result<(), PlatformError> {
+        let (step, index) = Self::step_index(task, lease)?;
+        let Some(job) = Self::live(p, &lease.task.job_id).await? else { return Ok(()) };
+        let payload = if aggregator { self.kind.finish(p, &job, step, index, lease).await? } else { self.kind.work(p, &job, step, index, lease).await? };
+        let m = ReportMessage { step: task.name.to_string(), index, payload };
+        p.report_with(lease, K::REPORT, serde_json::to_string(&m).map_err(corrupt)?).await
+    }
+}
+
+/// A recorded spec, decoded.
+fn decode<K: Kind>(rec: &JobRecord) -> Result<K::Spec, PlatformError> {
+    serde_json::from_str(&rec.spec).map_err(|e| corrupt(format!("job {} spec: {e}", rec.id)))
+}
+
+#[async_trait]
+impl<K: Kind> JobKind for Typed<K> {
+    fn name(&self) -> &'static str {
+        K::NAME
+    }
+
+    fn task_kinds(&self) -> &'static [TaskKind] {
+        self.tasks
+    }
+
+    fn from_pb(&self, params: &pb::submit_job_request::Params) -> Option<Result<JobRequest, PlatformError>> {
+        K::from_pb(params).map(|r| r.map(|spec| spec_request::<K>(&spec)))
+    }
+
+    async fn validate(&self, p: &Platform, tenant: &str, request: JobRequest) -> Result<Validated, PlatformError> {
+        let JobRequest::Spec { kind, json } = request else {
+            return Err(PlatformError::Config(format!("{}: not a request of this kind", K::NAME)));
+        };
+        if kind != K::NAME {
+            return Err(PlatformError::Config(format!("{}: a request for {kind}", K::NAME)));
+        }
+        let spec: K::Spec = serde_json::from_str(&json).map_err(|e| PlatformError::Config(format!("{}: spec: {e}", K::NAME)))?;
+        let planned = self.kind.validate(p, tenant, &spec).await?;
+        Ok(Validated {
+            // Recorded as the kind serialises it (so the record is what the tasks decode).
+            spec: serde_json::to_string(&spec).map_err(corrupt)?,
+            inputs: planned.inputs,
+            tasks: planned.tasks.into_iter().map(|(s, n)| (s.task().name, n)).collect(),
+            secrets: planned.secrets,
+        })
+    }
+
+    async fn plan(&self, p: &Platform, job: &JobRecord) -> Result<(), PlatformError> {
+        let spec = decode::<K>(job)?;
+        Self::apply(p, &job.id, &spec, K::plan(&spec)).await
+    }
+
+    async fn work(&self, p: &Platform, task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
+        self.run_step(p, task, lease, false).await
+    }
+
+    async fn finish(&self, p: &Platform, task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
+        self.run_step(p, task, lease, true).await
+    }
+
+    async fn on_done(&self, p: &Platform, task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
+        if task != K::REPORT {
+            return Err(corrupt(format!("{}: {} is not its report kind", K::NAME, task.name)));
+        }
+        let m: ReportMessage = serde_json::from_str(&lease.task.payload).map_err(|e| corrupt(format!("{} report: {e}", K::NAME)))?;
+        let step = K::Step::of(&m.step).ok_or_else(|| corrupt(format!("{} report: unknown step {:?}", K::NAME, m.step)))?;
+        let job = &lease.task.job_id;
+        // Counted once per task. The effects are derived and applied again for a report that
+        // arrives twice (each is idempotent): an executor cut short after counting a report and
+        // before applying them leaves them to the redelivery.
+        match p.job_store().task_done(job, step.task().name, &m.index.to_string()).await {
+            Ok(_) => {}
+            Err(jobs::JobError::NotFound(_)) => return Ok(()),
+            Err(e) => return Err(e.into()),
+        }
+        let Some(live) = Self::live(p, job).await? else { return Ok(()) };
+        let progress = Progress::new(live.record.tasks.clone());
+        let report = Report { step, index: m.index, payload: m.payload };
+        K::observe(&report);
+        let effects = K::on_done(&live.spec, &progress, &report);
+        Self::apply(p, job, &live.spec, effects).await
+    }
+
+    async fn verify_outputs(&self, p: &Platform, job: &JobRecord, pins: Pins<'_>) -> Result<Result<String, String>, PlatformError> {
+        let spec = decode::<K>(job)?;
+        self.kind.verify_outputs(p, &Job { record: job.clone(), spec }, pins).await
+    }
+
+    fn scratch_prefixes(&self, job: &str) -> Vec<String> {
+        K::scratch_prefixes(job)
+    }
+
+    fn expected_secs(&self) -> u64 {
+        K::expected_secs()
+    }
+}
