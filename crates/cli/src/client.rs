@@ -424,7 +424,25 @@ pub fn fetch(ep: Endpoint, job: String, out: PathBuf) -> anyhow::Result<()> {
     })?;
     println!("wrote {} ({} files)", out.display(), files.len());
     // What to pin when verifying offline (as the server reports it: check it against what you
-    // expect, e.g. the C of the vector you committed to).
+    // expect, e.g. the C of the vector you committed to), from the manifest the job published.
+    if let Some((_, _, data)) = files.iter().find(|(n, _, _)| n == platform::manifest::MANIFEST) {
+        let m = platform::manifest::Manifest::from_bytes(data).map_err(anyhow::Error::msg)?;
+        println!("{} job {}", m.kind, m.job);
+        for (name, value) in &m.pins {
+            let label = match name.as_str() {
+                "root" => "commitment C",
+                "vk_digest" => "vk digest",
+                "final_key_digest" => "final key digest",
+                other => other,
+            };
+            println!("{label} = {value}");
+        }
+        for c in m.verify_commands(&out.display().to_string()) {
+            println!("verify with: {c}");
+        }
+        return Ok(());
+    }
+    // A job published before manifests: guessed from the file names.
     for (name, _, data) in &files {
         let json = || serde_json::from_slice::<serde_json::Value>(data).ok();
         match name.as_str() {

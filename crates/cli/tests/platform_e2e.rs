@@ -11,8 +11,20 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+/// A port for a service under test to listen on. Picked below Linux's ephemeral range (32768 and
+/// up), where no outbound connection of any process can take it between this pick and the
+/// service's bind (a port from `bind(0)` could be, and once was: an aggregator failed to start and
+/// its job waited for ever), and distinct within this test binary.
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    loop {
+        let n = NEXT.fetch_add(1, Ordering::SeqCst);
+        let port = 20_000 + ((std::process::id().wrapping_mul(97).wrapping_add(n)) % 12_000) as u16;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 fn cache_dir() -> &'static Path {

@@ -32,6 +32,7 @@ pub mod defaults;
 pub mod kinds;
 pub mod layout;
 pub mod lifecycle;
+pub mod manifest;
 pub mod metrics;
 pub mod planner;
 pub mod roles;

@@ -514,6 +514,8 @@ impl JobKind for CircuitRegister {
             return Ok(());
         }
         p.job_store().task_done(job, SETUP.name, &task_id("setup", 0)).await?;
+        let pins = crate::manifest::published_field(p, job, CIRCUIT_JSON, "vk_digest").await?.map(|d| ("vk_digest".to_string(), d)).into_iter().collect();
+        crate::manifest::Manifest::publish(p, job, REGISTER_JOB, pins, Vec::new()).await?;
         p.end(job, crate::Ending::Done).await.map(|_| ())
     }
 

@@ -570,6 +570,18 @@ impl JobKind for Hekaton {
             }
             "assemble" => {
                 mark_done(ASSEMBLE).await?;
+                let (dir, field) = (crate::manifest::DIR, |name| crate::manifest::published_field(p, job, "circuit.json", name));
+                let mut pins = std::collections::BTreeMap::new();
+                let mut verify = Vec::new();
+                if let Some(d) = field("vk_digest").await? {
+                    verify.push(format!("prover hekaton verify {dir} --vk-digest {d}"));
+                    pins.insert("vk_digest".to_string(), d);
+                }
+                if let Some(f) = field("final_key_digest").await? {
+                    verify.push(format!("prover hekaton verify-final {dir} --key-digest {f}"));
+                    pins.insert("final_key_digest".to_string(), f);
+                }
+                crate::manifest::Manifest::publish(p, job, JOB, pins, verify).await?;
                 p.end(job, crate::Ending::Done).await?;
             }
             other => return Err(corrupt(format!("unknown hekaton step {other:?}"))),

@@ -294,6 +294,13 @@ impl Steps {
             let rec = p.record(job).await?;
             let b = rec.tasks.get(self.bundle.name).copied().unwrap_or_default();
             if b.done == b.total {
+                let mut pins = std::collections::BTreeMap::new();
+                let mut verify = Vec::new();
+                if let Some(d) = crate::manifest::published_field(p, job, "circuit.json", "vk_digest").await? {
+                    verify.push(format!("prover pari verify-bundles {} --vk-digest {d}", crate::manifest::DIR));
+                    pins.insert("vk_digest".to_string(), d);
+                }
+                crate::manifest::Manifest::publish(p, job, &rec.kind, pins, verify).await?;
                 p.end(job, crate::Ending::Done).await?;
             }
         }

@@ -559,6 +559,10 @@ async fn finish(p: &Platform, lease: &Lease) -> Result<(), PlatformError> {
     put(files::LEAVES, reckle::encode_values(j.tree.values())).await?;
     put(files::PROOF, root.to_bytes()).await?;
     put(files::STATEMENT, serde_json::to_vec_pretty(&statement).map_err(corrupt)?).await?;
+    let root_hex = serde_json::to_value(&statement).map_err(corrupt)?.get("root").and_then(|r| r.as_str()).map(str::to_string);
+    let verify = root_hex.iter().map(|c| format!("prover reckle verify {} --root {c}", crate::manifest::DIR)).collect();
+    let rec = p.record(job).await?;
+    crate::manifest::Manifest::publish(p, job, &rec.kind, root_hex.map(|c| ("root".to_string(), c)).into_iter().collect(), verify).await?;
     ::metrics::counter!("prover_proofs_total", "kind" => "reckle.root").increment(1);
     p.end(job, crate::Ending::Done).await.map(|_| ())
 }
