@@ -89,4 +89,6 @@ pub mod hasher;
 pub mod merkle_gadget;
 pub mod poseidon;
 pub mod poseidon_gadget;
+pub mod shrink;
 pub mod vanishing_gadget;
+pub mod wrap;
