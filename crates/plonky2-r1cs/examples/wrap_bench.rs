@@ -4,12 +4,11 @@
 //!
 //! ```text
 //! cargo run --release -p plonky2-r1cs --example wrap_bench -- [--synth-only] [--batch 64] [--log-n 2 --log-bucket 1]
-//! cargo run --release -p plonky2-r1cs --example wrap_bench -- --print-wrap-key
 //! ```
 //!
-//! `--synth-only` stops after the constraint table (no Pari). `--print-wrap-key` runs the setup
-//! from the fixed seed [`WRAP_KEY_SEED`](plonky2_r1cs::wrap::WRAP_KEY_SEED) and prints the
-//! verifying key's digest (what `PINNED_WRAP_VK_DIGEST` records). Measure peak memory with
+//! `--synth-only` stops after the constraint table (no Pari). The setup uses the fixed seed
+//! [`WRAP_KEY_SEED`](plonky2_r1cs::wrap::WRAP_KEY_SEED), so the printed digest is
+//! `PINNED_WRAP_VK_DIGEST` (also `--example print_wrap_key`). Measure peak memory with
 //! `/usr/bin/time -v`.
 
 use std::time::Instant;
@@ -80,14 +79,6 @@ fn main() {
     shrink.verify(&shrunk).expect("shrink proof verifies");
     let shrink_bytes = shrunk.to_bytes().len();
 
-    if flag("--print-wrap-key") {
-        let t = Instant::now();
-        let keys = WrapKeys::setup(&shrink, &shrunk, WRAP_KEY_SEED).expect("setup");
-        println!("wrap version {} setup {:.1} s", wrap::WRAP_VERSION, t.elapsed().as_secs_f64());
-        println!("vk digest: {}", keys.vk_digest());
-        return;
-    }
-
     let cs = ConstraintSystem::<Fr>::new_ref();
     cs.set_optimization_goal(OptimizationGoal::Constraints);
     let t = Instant::now();
@@ -117,10 +108,13 @@ fn main() {
         return;
     }
 
-    // Setup from another job's shrink proof than the one proved: the layout is the same.
+    // The setup lays out the constraints with another job's shrink proof than the one proved
+    // ((ℓ, q) = (1, 0), `ShrinkCircuit::sample_proof`): the layout does not depend on it.
+    let sample = shrink.sample_proof().expect("sample proof");
     let t = Instant::now();
-    let keys = WrapKeys::setup(&shrink, &shrunk, WRAP_KEY_SEED).expect("setup");
+    let keys = WrapKeys::setup_with_sample(&shrink, &sample, &mut ChaCha20Rng::from_seed(WRAP_KEY_SEED)).expect("setup");
     let setup_s = t.elapsed().as_secs_f64();
+    drop(sample);
     println!("| Pari setup (BN254, SR1CS {} rows, domain 2^{}) | {setup_s:.1} s |", keys.pk.sr1cs.num_rows(), keys.vk.domain_size.trailing_zeros());
     println!("| wrap vk digest | {} |", keys.vk_digest());
     let mut rng = ChaCha20Rng::from_seed([7; 32]);

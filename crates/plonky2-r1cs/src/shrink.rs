@@ -280,6 +280,20 @@ impl ShrinkCircuit {
         Ok(Self::build(n.common()))
     }
 
+    /// A shrink proof of a fixed small job (`(ℓ, q) = (1, 0)`, leaves `(5, 7)`, batch `{1}`):
+    /// what the wrap's setup lays out its constraints with (about a minute and a half on 2
+    /// cores, mostly the shrink prover).
+    pub fn sample_proof(&self) -> Result<ProofWithPublicInputs<GL, ShrinkConfig, D>, ShrinkError> {
+        let input = |e: reckle::Error| ShrinkError::Input(e.to_string());
+        let params = reckle::Params::new(1, 0).map_err(input)?;
+        let circuits = reckle::Circuits::build(params).map_err(input)?;
+        let tree = reckle::Tree::build(params, vec![5, 7]).map_err(input)?;
+        let batch = reckle::BatchProof::aggregate(&circuits, &tree, &[1]).map_err(input)?;
+        let n = NormalizeCircuit::build(circuits.root_key())?;
+        let normalized = n.prove(batch.root_proof())?;
+        self.prove(&n, &normalized)
+    }
+
     pub fn common(&self) -> &CommonCircuitData<GL, D> {
         &self.data.common
     }

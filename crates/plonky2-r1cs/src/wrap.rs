@@ -72,6 +72,11 @@ pub const WRAP_VERSION: u32 = 1;
 /// The fixed seed of the reproducible wrap key ([`WrapKeys::setup`]; see its warning).
 pub const WRAP_KEY_SEED: [u8; 32] = *b"reckle-wrap-v1 reproducible seed";
 
+/// [`WrapKeys::vk_digest`] of `WrapKeys::setup(&ShrinkCircuit::build_default()?, WRAP_KEY_SEED)`
+/// for this [`WRAP_VERSION`], as printed by `cargo run --release -p plonky2-r1cs --example
+/// print_wrap_key` (the setup takes minutes and several GB, so no unit test reruns it).
+pub const PINNED_WRAP_VK_DIGEST: &str = "not yet pinned";
+
 /// Number of public inputs of the wrap circuit (see the module doc).
 pub const NUM_PUBLIC_INPUTS: usize = 8;
 
@@ -150,11 +155,21 @@ pub struct WrapCircuit<'a> {
     pub common: &'a CommonCircuitData<GL, D>,
     pub verifier_only: &'a VerifierOnlyCircuitData<ShrinkConfig, D>,
     pub proof: &'a ShrinkProof,
+    /// The public values the prover claims; `None`: those of `proof` (what an honest prover
+    /// does). Tests set it to play a prover who lies about them.
+    claimed: Option<WrapPublic>,
 }
 
 impl<'a> WrapCircuit<'a> {
     pub fn new(shrink: &'a ShrinkCircuit, proof: &'a ShrinkProof) -> Self {
-        Self { common: shrink.common(), verifier_only: shrink.verifier_only(), proof }
+        Self { common: shrink.common(), verifier_only: shrink.verifier_only(), proof, claimed: None }
+    }
+
+    /// The circuit with the instance set to `public` whatever the proof says: what a lying
+    /// prover would do (for soundness tests).
+    pub fn claiming(mut self, public: WrapPublic) -> Self {
+        self.claimed = Some(public);
+        self
     }
 
     /// Lays out the constraints and returns their count per component.
@@ -175,7 +190,10 @@ impl<'a> WrapCircuit<'a> {
             .iter()
             .map(|x| GlVar::new_witness(cs.clone(), Some(*x)))
             .collect::<Result<_, _>>()?;
-        let public = WrapPublic::from_shrink_inputs(&self.proof.public_inputs).map_err(|_| SynthesisError::Unsatisfiable)?;
+        let public = match self.claimed {
+            Some(p) => p,
+            None => WrapPublic::from_shrink_inputs(&self.proof.public_inputs).map_err(|_| SynthesisError::Unsatisfiable)?,
+        };
         let x = public.to_field_elements();
         let shift = |k: u32| FpVar::Constant(Fr::from(BigUint::from(1u8) << k));
         let packed = [
@@ -228,19 +246,26 @@ pub struct WrapKeys {
 
 impl WrapKeys {
     /// Pari setup of the wrap circuit with the trapdoor drawn from ChaCha20 seeded with `seed`
-    /// (deterministic: the same seed gives the same keys, see [`WrapKeys::vk_digest`]).
-    /// `sample` is any valid shrink proof: the gadgets need witness values to lay out their
-    /// constraints, and the layout does not depend on them.
+    /// (deterministic: the same seed gives the same keys, see [`WrapKeys::vk_digest`] and
+    /// [`PINNED_WRAP_VK_DIGEST`]). The gadgets need witness values to lay out their constraints,
+    /// so this first makes [`ShrinkCircuit::sample_proof`]; the layout does not depend on it.
     ///
     /// Whoever knows `seed` knows the trapdoor and can forge proofs: a fixed seed is for tests
-    /// and reproducible builds; a production key comes from [`WrapKeys::setup_with_rng`] with
-    /// an RNG whose output is discarded (or from a ceremony).
-    pub fn setup(shrink: &ShrinkCircuit, sample: &ShrinkProof, seed: [u8; 32]) -> Result<Self, WrapError> {
-        Self::setup_with_rng(shrink, sample, &mut ChaCha20Rng::from_seed(seed))
+    /// and reproducible keys; a production key comes from [`WrapKeys::setup_with_rng`] with an
+    /// RNG whose output is then discarded (or from a ceremony).
+    pub fn setup(shrink: &ShrinkCircuit, seed: [u8; 32]) -> Result<Self, WrapError> {
+        Self::setup_with_rng(shrink, &mut ChaCha20Rng::from_seed(seed))
     }
 
     /// [`WrapKeys::setup`] with the trapdoor from `rng`.
-    pub fn setup_with_rng<R: RngCore + CryptoRng>(
+    pub fn setup_with_rng<R: RngCore + CryptoRng>(shrink: &ShrinkCircuit, rng: &mut R) -> Result<Self, WrapError> {
+        let sample = shrink.sample_proof()?;
+        Self::setup_with_sample(shrink, &sample, rng)
+    }
+
+    /// [`WrapKeys::setup_with_rng`] laying out the constraints with `sample`, any valid shrink
+    /// proof (the keys do not depend on which).
+    pub fn setup_with_sample<R: RngCore + CryptoRng>(
         shrink: &ShrinkCircuit,
         sample: &ShrinkProof,
         rng: &mut R,
@@ -441,5 +466,185 @@ impl CanonicalDeserialize for FinalProof {
             p.check()?;
         }
         Ok(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ark_ec::AffineRepr;
+    use ark_ff::One;
+    use ark_relations::gr1cs::{ConstraintSystem, OptimizationGoal};
+    use plonky2::field::extension::quadratic::QuadraticExtension;
+    use plonky2::field::types::Field;
+    use std::sync::OnceLock;
+
+    use crate::hasher::PoseidonBn254HashOut;
+
+    type GLExt = QuadraticExtension<GL>;
+
+    /// The fixed shrink circuit and a shrink proof of a real Reckle job `(ℓ, q) = (2, 1)`, with
+    /// that job's normalize circuit; made once for every test (about a minute).
+    struct Fixture {
+        shrink: ShrinkCircuit,
+        normalize: NormalizeCircuit,
+        proof: ShrinkProof,
+        /// `C` of another tree (another job).
+        other_c: Digest,
+    }
+
+    fn fixture() -> &'static Fixture {
+        static F: OnceLock<Fixture> = OnceLock::new();
+        F.get_or_init(|| {
+            let shrink = ShrinkCircuit::build_default().expect("shrink circuit");
+            let params = reckle::Params::new(2, 1).expect("params");
+            let circuits = reckle::Circuits::build(params).expect("circuits");
+            let tree = reckle::Tree::build(params, vec![11, 22, 33, 44]).expect("tree");
+            let other = reckle::Tree::build(params, vec![11, 22, 33, 45]).expect("tree");
+            let batch = reckle::BatchProof::aggregate(&circuits, &tree, &[1, 2]).expect("aggregate");
+            let normalize = NormalizeCircuit::build(circuits.root_key()).expect("normalize circuit");
+            let proof = shrink_root(&shrink, &normalize, batch.root_proof()).expect("shrink");
+            Fixture { shrink, normalize, proof, other_c: other.root() }
+        })
+    }
+
+    /// Synthesizes the wrap circuit and reports whether it is satisfied.
+    fn satisfied(circuit: WrapCircuit) -> bool {
+        let cs = ConstraintSystem::<Fr>::new_ref();
+        cs.set_optimization_goal(OptimizationGoal::Constraints);
+        match circuit.synthesize(cs.clone()) {
+            Ok(_) => cs.is_satisfied().expect("assignment present"),
+            // A gadget refusing the witness outright (e.g. a division by zero) is a rejection too.
+            Err(_) => false,
+        }
+    }
+
+    #[test]
+    fn honest_shrink_proof_satisfies_the_wrap_and_exports_the_statement() {
+        let f = fixture();
+        assert!(satisfied(WrapCircuit::new(&f.shrink, &f.proof)));
+        let public = WrapPublic::from_shrink_inputs(&f.proof.public_inputs).expect("public");
+        assert_eq!(public.count, 2);
+        assert_eq!(public.sum, 22 + 33);
+        assert_eq!(public.circuit_id, Digest::from_hash(f.normalize.circuit_id()));
+        assert_eq!(public.d, reckle::hash::canonical_digest(2, &[(1, 22), (2, 33)]).expect("digest"));
+        let x = public.to_field_elements();
+        assert_eq!(x.len(), NUM_PUBLIC_INPUTS);
+        assert_eq!(x[4], Fr::from(55u64));
+    }
+
+    /// Each lie of a prover leaves the wrap circuit unsatisfied.
+    #[test]
+    fn tampered_shrink_proofs_and_claims_leave_the_wrap_unsatisfied() {
+        let f = fixture();
+        let honest = WrapPublic::from_shrink_inputs(&f.proof.public_inputs).expect("public");
+        type Tamper = Box<dyn Fn(&mut ShrinkProof)>;
+        let cases: Vec<(&str, Tamper)> = vec![
+            ("FRI query value (initial tree leaf)", Box::new(|p: &mut ShrinkProof| {
+                let e = &mut p.proof.opening_proof.query_round_proofs[3].initial_trees_proof.evals_proofs[1].0[7];
+                *e += GL::ONE;
+            })),
+            ("Merkle path sibling (initial tree)", Box::new(|p: &mut ShrinkProof| {
+                let s = &mut p.proof.opening_proof.query_round_proofs[0].initial_trees_proof.evals_proofs[2].1.siblings[1];
+                *s = PoseidonBn254HashOut(s.0 + Fr::one());
+            })),
+            ("Merkle path sibling (FRI commit phase)", Box::new(|p: &mut ShrinkProof| {
+                let s = &mut p.proof.opening_proof.query_round_proofs[5].steps[0].merkle_proof.siblings[0];
+                *s = PoseidonBn254HashOut(s.0 + Fr::one());
+            })),
+            ("FRI folded value (commit phase)", Box::new(|p: &mut ShrinkProof| {
+                p.proof.opening_proof.query_round_proofs[2].steps[0].evals[3] += GLExt::ONE;
+            })),
+            ("opening of a wire at zeta", Box::new(|p: &mut ShrinkProof| p.proof.openings.wires[5] += GLExt::ONE)),
+            ("opening of Z at g·zeta", Box::new(|p: &mut ShrinkProof| p.proof.openings.plonk_zs_next[0] += GLExt::ONE)),
+            ("quotient chunk at zeta", Box::new(|p: &mut ShrinkProof| p.proof.openings.quotient_polys[1] += GLExt::ONE)),
+            ("final polynomial coefficient", Box::new(|p: &mut ShrinkProof| p.proof.opening_proof.final_poly.coeffs[0] += GLExt::ONE)),
+            ("proof-of-work witness", Box::new(|p: &mut ShrinkProof| p.proof.opening_proof.pow_witness += GL::ONE)),
+            ("public input: count", Box::new(|p: &mut ShrinkProof| p.public_inputs[10] += GL::ONE)),
+            ("public input: circuit id", Box::new(|p: &mut ShrinkProof| p.public_inputs[12] += GL::ONE)),
+        ];
+        for (name, tamper) in &cases {
+            let mut p = f.proof.clone();
+            tamper(&mut p);
+            assert_ne!(p, f.proof, "{name}: the tamper changed nothing");
+            assert!(!satisfied(WrapCircuit::new(&f.shrink, &p)), "{name}: the wrap accepted a tampered proof");
+        }
+
+        // The proof says one thing, the instance another.
+        let mut claims: Vec<(&str, WrapPublic)> = Vec::new();
+        claims.push(("another job's C", WrapPublic { c: f.other_c, ..honest }));
+        let mut d = honest.d;
+        d.0[3] ^= 1;
+        claims.push(("another d", WrapPublic { d, ..honest }));
+        claims.push(("a larger sum", WrapPublic { sum: honest.sum + 1, ..honest }));
+        claims.push(("sum shifted between the limbs", WrapPublic { sum: honest.sum + (1 << 32), ..honest }));
+        claims.push(("a smaller count", WrapPublic { count: honest.count - 1, ..honest }));
+        let mut id = honest.circuit_id;
+        id.0[0] ^= 1;
+        claims.push(("another circuit id", WrapPublic { circuit_id: id, ..honest }));
+        for (name, claim) in claims {
+            assert!(!satisfied(WrapCircuit::new(&f.shrink, &f.proof).claiming(claim)), "{name}: the wrap accepted a false claim");
+        }
+
+        // A proof of job A with job B's C in its own public inputs (consistent instance).
+        let mut p = f.proof.clone();
+        for (k, limb) in f.other_c.0.iter().enumerate() {
+            p.public_inputs[k] = GL::from_canonical_u64(*limb);
+        }
+        let claim = WrapPublic::from_shrink_inputs(&p.public_inputs).expect("public");
+        assert!(!satisfied(WrapCircuit::new(&f.shrink, &p).claiming(claim)), "a proof re-labelled with another job's C");
+    }
+
+    #[test]
+    fn every_tested_tree_shape_normalizes_to_the_shared_shape() {
+        let f = fixture();
+        for (l, q) in [(1, 1), (3, 3), (3, 0)] {
+            let circuits = reckle::Circuits::build(reckle::Params::new(l, q).expect("params")).expect("circuits");
+            let n = NormalizeCircuit::build(circuits.root_key()).expect("normalize");
+            f.shrink.accepts(&n).unwrap_or_else(|e| panic!("({l}, {q}): {e}"));
+            assert_ne!(n.circuit_id(), f.normalize.circuit_id(), "({l}, {q}) has its own circuit id");
+        }
+    }
+
+    #[test]
+    fn final_proof_round_trips_and_checks_the_expected_values() {
+        let g = ark_bn254::G1Affine::generator();
+        let public = WrapPublic {
+            c: Digest([1, 2, 3, GL::ORDER - 1]),
+            d: Digest([5, 6, 7, 8]),
+            sum: (1u128 << 96) + 9,
+            count: 3,
+            circuit_id: Digest([10, 11, 12, 13]),
+        };
+        let fp = FinalProof {
+            version: WRAP_VERSION,
+            params: reckle::Params::new(2, 1).expect("params"),
+            public,
+            proof: pari::Proof { t: g, u: (g + g).into(), v_a: Fr::from(4u64), v_b: Fr::from(5u64) },
+        };
+        let bytes = fp.to_bytes();
+        assert_eq!(bytes.len(), 4 + 12 + 15 * 8 + 128);
+        assert_eq!(FinalProof::from_bytes(&bytes).expect("parse"), fp);
+        assert!(FinalProof::from_bytes(&bytes[..bytes.len() - 1]).is_err());
+        let mut extra = bytes.clone();
+        extra.push(0);
+        assert!(FinalProof::from_bytes(&extra).is_err());
+        // A non-canonical Goldilocks limb is refused (C_0 = p).
+        let mut bad = bytes.clone();
+        bad[16..24].copy_from_slice(&GL::ORDER.to_le_bytes());
+        assert!(FinalProof::from_bytes(&bad).is_err());
+
+        let expected = Expected { c: public.c, circuit_id: public.circuit_id };
+        assert!(check_expected(&expected, &fp).is_ok());
+        let other_c = Expected { c: public.d, ..expected };
+        assert!(check_expected(&other_c, &fp).is_err());
+        let other_id = Expected { circuit_id: public.d, ..expected };
+        assert!(check_expected(&other_id, &fp).is_err());
+        let old = FinalProof { version: WRAP_VERSION + 1, ..fp.clone() };
+        assert!(check_expected(&expected, &old).is_err());
+        // The packing: two limbs per digest, the sum as one integer.
+        let x = public.to_field_elements();
+        assert_eq!(x[0], Fr::from(1u64) + Fr::from(2u64) * Fr::from(BigUint::from(1u8) << 64));
+        assert_eq!(x[4], Fr::from(BigUint::from((1u128 << 96) + 9)));
     }
 }
