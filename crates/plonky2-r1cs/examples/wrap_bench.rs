@@ -116,7 +116,8 @@ fn main() {
     let setup_s = t.elapsed().as_secs_f64();
     drop(sample);
     println!("| Pari setup (BN254, SR1CS {} rows, domain 2^{}) | {setup_s:.1} s |", keys.pk.sr1cs.num_rows(), keys.vk.domain_size.trailing_zeros());
-    println!("| wrap vk digest | {} |", keys.vk_digest());
+    let digest = keys.vk_digest().to_string();
+    println!("| wrap vk digest (seed `WRAP_KEY_SEED`) | {}…, pinned: {} |", &digest[..16], digest == wrap::PINNED_WRAP_VK_DIGEST);
     let mut rng = ChaCha20Rng::from_seed([7; 32]);
     let t = Instant::now();
     let fp = wrap::prove_shrunk(&keys.pk, &shrink, circuits.params(), &shrunk, &mut rng).expect("prove");

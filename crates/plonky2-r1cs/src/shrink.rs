@@ -102,10 +102,16 @@ pub fn normalize_config() -> CircuitConfig {
 /// The configuration of the shrink layer `S` (Poseidon-BN254), the proof the wrap verifies.
 ///
 /// * `rate_bits = 4` (blow-up 16) and **20 queries** with **20 bits of proof of work**:
-///   `4·20 + 20 = 100` bits of conjectured security. Against the standard `3·28 + 16`, the wrap
-///   checks 20 query rounds instead of 28 (each a few tens of thousands of constraints: Merkle
-///   paths one level longer, leaves the same), and the prover pays a blow-up of 16 (`S` is
-///   small: `2^12` rows) and about 2^20 Poseidon-BN254 permutations of grinding.
+///   `4·20 + 20 = 100` bits of conjectured security. A query round costs the wrap about 70k
+///   constraints (Merkle paths of the 4 initial trees and the commit-phase trees, leaf hashing,
+///   64-bit range checks of every opened value), so the standard `3·28 + 16` would cost about
+///   0.5M more (the measured 2.52M of the `costs recursive` example against 2.15M here). The
+///   prover pays a blow-up of 16 on a `2^12`-row circuit and about `2^20` Poseidon-BN254
+///   permutations of grinding (the shrink proof takes about 80 s on 2 cores, mostly Merkle
+///   hashing with Poseidon-BN254). Rate `1/32` with 16 queries would save about 0.25M
+///   constraints for twice the shrink prover's hashing; 24 bits of grinding, 16M permutations.
+/// * Zero knowledge is off: the shrink proof never leaves the prover (the Pari proof is
+///   zero-knowledge and shows only the public inputs).
 /// * `cap_height = 4`: each Merkle path stops 4 levels below the root; the caps are observed
 ///   by the challenger (16 hashes per tree), which is cheaper than 4 more levels per query.
 /// * The rest is the standard recursion configuration (135 wires, 80 routed, 2 challenges over
