@@ -34,6 +34,7 @@
 //! pow_bits ≥ 100` (plonky2's own estimate): see [`shrink_config`].
 
 use plonky2::field::goldilocks_field::GoldilocksField as GL;
+use plonky2::field::types::Field;
 use plonky2::gates::arithmetic_base::ArithmeticGate;
 use plonky2::gates::arithmetic_extension::ArithmeticExtensionGate;
 use plonky2::gates::base_sum::BaseSumGate;
@@ -55,7 +56,9 @@ use plonky2::hash::hash_types::HashOut;
 use plonky2::hash::poseidon::PoseidonHash;
 use plonky2::iop::witness::{PartialWitness, WitnessWrite};
 use plonky2::plonk::circuit_builder::CircuitBuilder;
-use plonky2::plonk::circuit_data::{CircuitConfig, CircuitData, CommonCircuitData, VerifierCircuitTarget, VerifierOnlyCircuitData};
+use plonky2::plonk::circuit_data::{
+    CircuitConfig, CircuitData, CommonCircuitData, VerifierCircuitData, VerifierCircuitTarget, VerifierOnlyCircuitData,
+};
 use plonky2::plonk::config::{Hasher, PoseidonGoldilocksConfig};
 use plonky2::plonk::proof::{ProofWithPublicInputs, ProofWithPublicInputsTarget};
 
@@ -182,6 +185,8 @@ pub struct NormalizeCircuit {
     params: reckle::Params,
     data: CircuitData<GL, GoldilocksConfig, D>,
     root_proof: ProofWithPublicInputsTarget<D>,
+    /// The root key's verifier data, to check a root proof natively before proving.
+    root: VerifierCircuitData<GL, GoldilocksConfig, D>,
 }
 
 impl NormalizeCircuit {
@@ -215,7 +220,7 @@ impl NormalizeCircuit {
                 what: format!("degree 2^{}", data.common.degree_bits()),
             });
         }
-        Ok(Self { params, data, root_proof })
+        Ok(Self { params, data, root_proof, root: vd.clone() })
     }
 
     pub fn params(&self) -> reckle::Params {
@@ -236,14 +241,28 @@ impl NormalizeCircuit {
     }
 
     /// Proves `N` from a root proof of `(ℓ, q)`. The root proof is checked natively first
-    /// (shape, `idx = 0`, validity), so a bad input gets an error rather than a panic.
+    /// (node, shape, validity under the root key, `idx = 0`), so a bad input gets an error
+    /// rather than a panic or an unsatisfiable circuit.
     pub fn prove(&self, root: &reckle::NodeProof) -> Result<ProofWithPublicInputs<GL, GoldilocksConfig, D>, ShrinkError> {
         let p = root.plonky2_proof();
         if root.id != reckle::NodeId::new(self.params.log_n, 0) {
             return Err(ShrinkError::Input(format!("proof of node {} is not the root of a tree of height {}", root.id, self.params.log_n)));
         }
-        if p.public_inputs.len() != self.root_proof.public_inputs.len() {
-            return Err(ShrinkError::Input("root proof has the wrong number of public inputs".into()));
+        // Same shape as the root circuit's proofs (a proof of another shape would make plonky2
+        // panic when it is set as a witness): it must re-read identically with the root's data.
+        let bytes = p.to_bytes();
+        let reread = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            ProofWithPublicInputs::<GL, GoldilocksConfig, D>::from_bytes(bytes.clone(), &self.root.common)
+        }));
+        match reread {
+            Ok(Ok(q)) if q.public_inputs.len() == self.root_proof.public_inputs.len() && q.to_bytes() == bytes => {}
+            _ => return Err(ShrinkError::Input("root proof does not have the shape of the root circuit's proofs".into())),
+        }
+        self.root
+            .verify(p.clone())
+            .map_err(|e| ShrinkError::Input(format!("root proof does not verify under the root key: {e}")))?;
+        if p.public_inputs[ROOT_INDEX_INPUT] != GL::ZERO {
+            return Err(ShrinkError::Input("root proof is not for position 0 of the root level".into()));
         }
         let mut pw = PartialWitness::new();
         pw.set_proof_with_pis_target(&self.root_proof, p).map_err(|e| ShrinkError::Proving(e.to_string()))?;
@@ -357,4 +376,37 @@ fn describe_difference(a: &CommonCircuitData<GL, D>, b: &CommonCircuitData<GL, D
         return format!("FRI parameters {:?} instead of {:?}", a.fri_params, b.fri_params);
     }
     "common circuit data differ".into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(log_n: u32, log_bucket: u32) -> (reckle::Circuits, reckle::BatchProof) {
+        let params = reckle::Params::new(log_n, log_bucket).expect("params");
+        let circuits = reckle::Circuits::build(params).expect("circuits");
+        let tree = reckle::Tree::build(params, (0..params.num_leaves()).map(|i| 100 + i).collect()).expect("tree");
+        let batch = reckle::BatchProof::aggregate(&circuits, &tree, &[0]).expect("aggregate");
+        (circuits, batch)
+    }
+
+    #[test]
+    fn normalize_refuses_proofs_that_are_not_a_root_proof_of_its_tree_shape() {
+        let (circuits, batch) = job(2, 1);
+        let n = NormalizeCircuit::build(circuits.root_key()).expect("normalize");
+        assert_eq!(n.common().degree_bits(), NORMALIZE_DEGREE_BITS);
+        // The root proof of another tree shape (same height, other bucket size).
+        let (_, other) = job(2, 0);
+        assert!(n.prove(other.root_proof()).is_err(), "a root proof of (2, 0) accepted by N_(2,1)");
+        // Same for a normalize circuit of the other shape: the ids differ.
+        let (other_circuits, _) = job(2, 0);
+        let m = NormalizeCircuit::build(other_circuits.root_key()).expect("normalize");
+        assert_ne!(m.circuit_id(), n.circuit_id());
+        // The honest root proof goes through and exports C, d, Σlo, Σhi, count.
+        let proof = n.prove(batch.root_proof()).expect("prove");
+        let pv = batch.root_proof().public_values();
+        assert_eq!(proof.public_inputs.len(), NUM_STATEMENT_INPUTS);
+        assert_eq!(proof.public_inputs[10], GL::from_canonical_u64(pv.count));
+        assert_eq!(proof.public_inputs[0], GL::from_canonical_u64(pv.c.0[0]));
+    }
 }
