@@ -4,8 +4,8 @@
 //!
 //! ## Two layers
 //!
-//! * **Normalize** `N_{ℓ,q}` ([`NormalizeCircuit`], Goldilocks Poseidon, the standard recursion
-//!   configuration): verifies the root proof of `(ℓ, q)` against the root key as **constants**,
+//! * **Normalize** `N_{ℓ,q}` ([`NormalizeCircuit`], Goldilocks Poseidon, [`normalize_config`]):
+//!   verifies the root proof of `(ℓ, q)` against the root key as **constants**,
 //!   asserts `idx = 0` (the proof is for the root's position, as `reckle::Statement::verify_for`
 //!   requires), and re-exports `C ‖ d ‖ Σlo ‖ Σhi ‖ count` (11 elements). Root circuits differ
 //!   in degree and gates from one `(ℓ, q)` to another (a bucket circuit `B_0` of `2^q` leaves, a

@@ -52,12 +52,13 @@
 //! | FRI (proof of work, Merkle paths, combination, folds, final polynomial) | 997,598 |
 //! | **total** | **2,146,427** |
 //!
-//! That is 3,938,160 SR1CS rows (domain `2^22`). Pari setup about 4 min, prove about 1 min 40 s
-//! (synthesis included) and 10.2 GB peak RSS for the whole bench (setup included); final proof
-//! 128 B of Pari proof plus 136 B of public values and header; single verification 0.8 ms;
-//! 64 proofs batch-verified about 19× faster than one by one. Before them, the normalize proof
-//! (`2^13`, Goldilocks) takes about 9 s and the shrink proof (`2^12`, Poseidon-BN254, with
-//! 2^20 grinding) about 80 s.
+//! That is 3,938,160 SR1CS rows (domain `2^22`). Three runs on the shared machine: Pari setup
+//! 143–249 s, prove 66–102 s (synthesis included), 10.2–10.6 GB peak RSS for the whole bench
+//! (setup included); final proof 128 B of Pari proof plus 136 B of public values and header;
+//! single verification 0.78–0.81 ms; 64 proofs batch-verified in 43 µs per proof (96 in a run
+//! that overlapped a build), 9.5×, 19.1× and 28.6× faster than one by one in the same run.
+//! Before them, the normalize proof (`2^13`, Goldilocks) takes 6–9 s and the shrink proof
+//! (`2^12`, Poseidon-BN254, with `2^20` grinding) 32–83 s.
 
 use ark_bn254::{Bn254, Fr};
 use ark_ff::{BigInt, PrimeField};
