@@ -10,7 +10,7 @@ use rand::{CryptoRng, RngCore};
 
 use crate::domain::Domain;
 use crate::data_structures::{ProvingKey, VerifyingKey};
-use crate::r1cs::synthesize_setup;
+use crate::r1cs::{synthesize_setup, Sr1cs};
 use crate::Error;
 
 fn nonzero<F: Field, R: RngCore>(rng: &mut R) -> F {
@@ -27,7 +27,15 @@ pub fn setup<E: Pairing, C: ConstraintSynthesizer<E::ScalarField>, R: RngCore + 
     circuit: C,
     rng: &mut R,
 ) -> Result<(ProvingKey<E>, VerifyingKey<E>), Error> {
-    let sr1cs = synthesize_setup::<E::ScalarField, C>(circuit)?;
+    setup_sr1cs(synthesize_setup::<E::ScalarField, C>(circuit)?, rng)
+}
+
+/// [`setup`] from a synthesized SR1CS (for instance from
+/// [`crate::r1cs::synthesize_setup_with_witness`]).
+pub fn setup_sr1cs<E: Pairing, R: RngCore + CryptoRng>(
+    sr1cs: Sr1cs<E::ScalarField>,
+    rng: &mut R,
+) -> Result<(ProvingKey<E>, VerifyingKey<E>), Error> {
     let domain = Domain::<E::ScalarField>::new(sr1cs.num_rows()).ok_or(Error::DomainTooLarge)?;
     let n = domain.size();
 

@@ -178,9 +178,22 @@ fn combine<F: PrimeField>(mut row: Row<F>) -> Row<F> {
 
 /// Synthesizes `circuit` for setup and returns its SR1CS.
 pub fn synthesize_setup<F: PrimeField, C: ConstraintSynthesizer<F>>(circuit: C) -> Result<Sr1cs<F>, Error> {
+    synthesize_matrices(circuit, SynthesisMode::Setup)
+}
+
+/// [`synthesize_setup`] for circuits whose gadgets need witness values to lay out their
+/// constraints (hints computed from values, as in emulated-field arithmetic): synthesizes with
+/// the circuit's assignment and keeps the matrices. The matrices must not depend on the
+/// assignment: the prover evaluates the key's matrices on its own assignment, so a layout that
+/// moved with the witness would leave it unsatisfied.
+pub fn synthesize_setup_with_witness<F: PrimeField, C: ConstraintSynthesizer<F>>(circuit: C) -> Result<Sr1cs<F>, Error> {
+    synthesize_matrices(circuit, SynthesisMode::Prove { construct_matrices: true, generate_lc_assignments: false })
+}
+
+fn synthesize_matrices<F: PrimeField, C: ConstraintSynthesizer<F>>(circuit: C, mode: SynthesisMode) -> Result<Sr1cs<F>, Error> {
     let cs = ConstraintSystem::<F>::new_ref();
     cs.set_optimization_goal(OptimizationGoal::Constraints);
-    cs.set_mode(SynthesisMode::Setup);
+    cs.set_mode(mode);
     circuit.generate_constraints(cs.clone())?;
     cs.finalize();
     let matrices = cs.to_matrices()?;

@@ -318,6 +318,21 @@ impl TranscriptVar {
         cs: ConstraintSystemRef<Fr>,
         proof: &ProofWithPublicInputs<GL, C, D>,
     ) -> Result<Self, SynthesisError> {
+        let pih: HashOut<GL> = proof.get_public_inputs_hash();
+        let public_inputs_hash =
+            pih.elements.iter().map(|x| GlVar::new_witness(cs.clone(), Some(*x))).collect::<Result<_, _>>()?;
+        Self::new_witness_with_public_inputs_hash(cs, proof, public_inputs_hash)
+    }
+
+    /// As [`TranscriptVar::new_witness`], with the public-inputs hash given (computed in-circuit
+    /// from the public inputs, as the wrap does; 4 canonical elements).
+    pub fn new_witness_with_public_inputs_hash(
+        cs: ConstraintSystemRef<Fr>,
+        proof: &ProofWithPublicInputs<GL, C, D>,
+        public_inputs_hash: Vec<GlVar>,
+    ) -> Result<Self, SynthesisError> {
+        assert_eq!(public_inputs_hash.len(), 4, "a public-inputs hash has 4 elements");
+        assert!(public_inputs_hash.iter().all(GlVar::is_canonical), "the challenger observes canonical values only");
         let p = &proof.proof;
         assert!(p.openings.lookup_zs.is_empty(), "lookups are not supported");
         let cap = |c: &plonky2::hash::merkle_tree::MerkleCap<GL, crate::hasher::PoseidonBn254Hash>| {
@@ -326,7 +341,6 @@ impl TranscriptVar {
         let ext = |xs: &[plonky2::field::extension::quadratic::QuadraticExtension<GL>]| {
             xs.iter().map(|x| GlExtVar::new_witness(cs.clone(), Some(*x))).collect::<Result<Vec<_>, _>>()
         };
-        let pih: HashOut<GL> = proof.get_public_inputs_hash();
         let o = &p.openings;
         let zeta_batch = [
             o.constants.as_slice(),
@@ -340,11 +354,7 @@ impl TranscriptVar {
         let mut openings = ext(&zeta_batch)?;
         openings.extend(ext(&o.plonk_zs_next)?);
         Ok(Self {
-            public_inputs_hash: pih
-                .elements
-                .iter()
-                .map(|x| GlVar::new_witness(cs.clone(), Some(*x)))
-                .collect::<Result<_, _>>()?,
+            public_inputs_hash,
             wires_cap: cap(&p.wires_cap)?,
             zs_cap: cap(&p.plonk_zs_partial_products_cap)?,
             quotient_cap: cap(&p.quotient_polys_cap)?,

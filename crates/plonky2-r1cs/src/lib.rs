@@ -2,19 +2,25 @@
 //!
 //! A Reckle job ends in a plonky2 proof over the Goldilocks field; its final proof is a Pari
 //! proof on BN254 (issue 29, `ARCHITECTURE.md` "Final proofs"). Between the two, the root proof
-//! is shrunk in plonky2 to one fixed circuit whose **last layer hashes with Poseidon over BN254's
-//! scalar field**, and an R1CS circuit over that field verifies the last proof. This crate holds
-//! the pieces that circuit is built from: the hash and its plonky2 configuration, emulated
+//! is shrunk in plonky2 ([`shrink`]) to one fixed circuit whose **last layer hashes with Poseidon
+//! over BN254's scalar field**, and an R1CS circuit over that field ([`wrap::WrapCircuit`])
+//! verifies the last proof; Pari proves it ([`wrap`]). This crate holds that pipeline and the
+//! pieces the R1CS verifier is built from: the hash and its plonky2 configuration, emulated
 //! Goldilocks arithmetic, the in-circuit challenger, Merkle proofs, the FRI verifier, the
-//! permutation argument with the quotient check at `ζ`, and the gate constraints of the gates
-//! ported so far: together a complete R1CS verifier for plonky2 proofs of circuits made of those
-//! gates (tested on a real proof); every gate of a standard recursive verifier circuit is ported.
-//! On a real recursive proof (the shape of the last shrink layer: standard recursion
-//! configuration with Poseidon-BN254, degree 2^12, 28 queries) the complete verifier is satisfied
-//! with 2,516,125 constraints (`cargo run --release -p plonky2-r1cs --example costs recursive`).
-//! Still to come: the shrink layers themselves, the public-inputs hash wired in, the
-//! `ConstraintSynthesizer` and the Pari keys.
+//! permutation argument with the quotient check at `ζ`, the gate constraints of every gate of a
+//! standard recursive verifier circuit, and plonky2's Goldilocks Poseidon for the public-inputs
+//! hash.
 //!
+//! For the platform: build one [`shrink::ShrinkCircuit`] and one [`wrap::WrapKeys`] (Pari setup,
+//! once per [`wrap::WRAP_VERSION`]); per `(ℓ, q)` a [`shrink::NormalizeCircuit`] from the Reckle
+//! root key; per job [`wrap::prove`] (or [`wrap::shrink_root`] then [`wrap::prove_shrunk`]); a
+//! verifier calls [`wrap::verify`] / [`wrap::batch_verify`] with the expected `C` and the
+//! normalize circuit's id for the job's `(ℓ, q)`.
+//!
+//! On a real Reckle job the wrap circuit is satisfied with **2,146,427 constraints**
+//! (`cargo run --release -p plonky2-r1cs --example wrap_bench`; the table of components is in
+//! [`wrap`]).
+
 //! ## Notation
 //!
 //! * `p = 2^64 − 2^32 + 1`, the **Goldilocks** prime; `F_p` is plonky2's base field.
@@ -66,6 +72,7 @@
 //! | permutation argument + quotient check, 80 routed wires, 2 challenges | 169,041 |
 //! | complete verifier, degree 2^8, 2 (toy) queries, 4 simple gates | 430,842 |
 //! | complete verifier of a recursive proof, degree 2^12, 28 queries (standard config) | 2,516,125 |
+//! | the wrap: complete verifier of the shrink proof (degree 2^12, rate 1/16, 20 queries) with the public-inputs hash and packing | 2,146,427 |
 //!
 //! ## Modules
 //!
@@ -79,6 +86,8 @@
 //! * [`gates_gadget`]: the gate constraints at `ζ` (selector filters; every gate of a standard
 //!   recursive verifier circuit).
 //! * [`vanishing_gadget`]: the permutation argument and the quotient identity at `ζ`.
+//! * [`shrink`]: the plonky2 layers from a Reckle root proof to the fixed Poseidon-BN254 proof.
+//! * [`wrap`]: the R1CS circuit verifying it, the Pari keys, final proofs, verification.
 
 pub mod challenger_gadget;
 pub mod fri_gadget;
@@ -89,4 +98,6 @@ pub mod hasher;
 pub mod merkle_gadget;
 pub mod poseidon;
 pub mod poseidon_gadget;
+pub mod shrink;
 pub mod vanishing_gadget;
+pub mod wrap;

@@ -159,6 +159,12 @@ impl RootKey {
         bytes_digest(&self.to_bytes()).to_hex()
     }
 
+    /// The plonky2 verifier data of the root circuit, for a circuit that verifies root proofs
+    /// recursively (the wrap's shrink layer takes it as constants).
+    pub fn verifier_data(&self) -> &VerifierCircuitData<F, C, D> {
+        &self.data
+    }
+
     pub(crate) fn common(&self) -> &CommonCircuitData<F, D> {
         &self.data.common
     }

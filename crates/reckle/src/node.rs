@@ -115,6 +115,12 @@ impl NodeProof {
             .expect("proofs are only constructed with the right number of public inputs")
     }
 
+    /// The plonky2 proof with its public inputs (`C ‖ d ‖ Σlo ‖ Σhi ‖ count ‖ idx`), for a
+    /// circuit that verifies it recursively (the wrap's shrink layer).
+    pub fn plonky2_proof(&self) -> &ProofWithPublicInputs<F, C, D> {
+        &self.proof
+    }
+
     /// Size of the plonky2 proof with its public inputs, in bytes.
     pub fn proof_size(&self) -> usize {
         self.proof.to_bytes().len()
