@@ -758,6 +758,29 @@ where
         }
     }
     let challenge = derive_challenge(vk, public_inputs, commitments)?;
+    challenge_round(vk, challenge, public_inputs, shares)
+}
+
+/// The rest of step 3 once `(α, β)` is known: the leaves, the tree and the messages. Shared
+/// with the aggregated flow ([`crate::aggregated`]), which derives `(α, β)` otherwise.
+pub(crate) fn challenge_round<E>(
+    vk: &VerifyingKey<E>,
+    challenge: Challenge<E::ScalarField>,
+    public_inputs: &[E::ScalarField],
+    shares: &[WitnessShare<E::ScalarField>],
+) -> Result<ChallengeRound<E::ScalarField>, Error>
+where
+    E: Pairing,
+    E::ScalarField: Absorb,
+{
+    let k = vk.num_subcircuits();
+    if shares.len() != k {
+        return Err(Error::ShapeMismatch {
+            what: "witness shares",
+            expected: k,
+            got: shares.len(),
+        });
+    }
     let cfg = poseidon_config::<E::ScalarField>();
     let mut leaves = Vec::with_capacity(k);
     let mut state = Leaf::initial();

@@ -34,7 +34,7 @@ use ark_ff::{Field, Zero};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 
 use super::afgho::{mp, PairCommitment};
-use super::srs::Srs;
+use super::srs::{Srs, VerifierSrs};
 use super::transcript::Transcript;
 use crate::Error;
 
@@ -119,15 +119,14 @@ fn shape_error(what: &'static str, expected: usize, got: usize) -> Error {
     }
 }
 
-/// The padded length `m` (a power of two) for `len` pairs, checked against the SRS.
-fn padded_len<E: Pairing>(srs: &Srs<E>, len: usize) -> Result<usize, Error> {
-    srs.check()?;
+/// The padded length `m` (a power of two) for `len` pairs, checked against an SRS of `n`.
+fn padded_len(n: usize, len: usize) -> Result<usize, Error> {
     if len == 0 {
         return Err(Error::EmptyBatch);
     }
-    let m = len.next_power_of_two();
-    if m > srs.max_len() {
-        return Err(shape_error("TIPP length for the SRS", srs.max_len(), m));
+    let m = len.checked_next_power_of_two().unwrap_or(usize::MAX);
+    if m > n {
+        return Err(shape_error("TIPP length for the SRS", n, m));
     }
     Ok(m)
 }
@@ -153,7 +152,8 @@ pub fn prove<E: Pairing>(
     if a.len() != b.len() {
         return Err(shape_error("TIPP right-hand vector", a.len(), b.len()));
     }
-    let m = padded_len(srs, a.len())?;
+    srs.check()?;
+    let m = padded_len(srs.max_len(), a.len())?;
     let n = srs.max_len();
     let ck = srs.commitment_key(m)?;
     let r_inv = r.inverse().ok_or(Error::VerificationFailed)?;
@@ -251,7 +251,7 @@ pub fn prove<E: Pairing>(
 /// `cm = CMD(A, B)` (under [`Srs::commitment_key`] of any length `≥ len`: padding does not
 /// change it). `transcript` must have absorbed what the prover's had.
 pub fn verify<E: Pairing>(
-    srs: &Srs<E>,
+    srs: &VerifierSrs<E>,
     transcript: &mut Transcript,
     cm: &PairCommitment<E>,
     z: &PairingOutput<E>,
@@ -259,7 +259,8 @@ pub fn verify<E: Pairing>(
     len: usize,
     proof: &TippProof<E>,
 ) -> Result<(), Error> {
-    let m = padded_len(srs, len)?;
+    srs.check()?;
+    let m = padded_len(srs.max_len(), len)?;
     let n = srs.max_len();
     let l = m.trailing_zeros() as usize;
     if proof.rounds.len() != l {
@@ -309,10 +310,10 @@ pub fn verify<E: Pairing>(
     let (g, h) = (E::G1::generator(), E::G2::generator());
     // e(g, v1 − gv_z·h) = e([a − z]₁, π_v1), the same with b, and
     // e(w1 − hw_z·g, h) = e(π_w1, [a − z]₂), the same with b.
-    let a1 = srs.g_a[1].into_group() - g * zk;
-    let b1 = srs.g_b[1].into_group() - g * zk;
-    let a2 = srs.h_a[1].into_group() - h * zk;
-    let b2 = srs.h_b[1].into_group() - h * zk;
+    let a1 = srs.g_a1.into_group() - g * zk;
+    let b1 = srs.g_b1.into_group() - g * zk;
+    let a2 = srs.h_a1.into_group() - h * zk;
+    let b2 = srs.h_b1.into_group() - h * zk;
     let left_g2 = (proof.v1.into_group() - h * gv_z) + (proof.v2.into_group() - h * gv_z) * c1;
     let left_g1 = (proof.w1.into_group() - g * hw_z) * c2 + (proof.w2.into_group() - g * hw_z) * c3;
     let g1s = [g, -a1, -(b1 * c1), left_g1, -(proof.open_w1 * c2), -(proof.open_w2 * c3)];
@@ -384,13 +385,13 @@ mod tests {
             let want = E::multi_pairing(a.iter().zip(&rp).map(|(p, s)| (*p * s).into_affine()), &b);
             assert_eq!(z, want);
             let (_, mut tv) = statement(&srs, &a, &b, r);
-            verify(&srs, &mut tv, &cm, &z, r, len, &proof).unwrap();
+            verify(&srs.verifier_srs().unwrap(), &mut tv, &cm, &z, r, len, &proof).unwrap();
 
             let check = |cm: &PairCommitment<E>, z: &PairingOutput<E>, r: Fr, p: &TippProof<E>| {
                 let mut t = Transcript::new(b"tipp test");
                 t.append(cm).unwrap();
                 t.append(&r).unwrap();
-                verify(&srs, &mut t, cm, z, r, len, p)
+                verify(&srs.verifier_srs().unwrap(), &mut t, cm, z, r, len, p)
             };
             // Another claimed product, another r, another commitment.
             assert!(check(&cm, &(z + z), r, &proof).is_err());
