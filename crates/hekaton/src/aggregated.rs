@@ -100,6 +100,19 @@ pub fn setup<E: Pairing>(
     aggregate::setup(srs, &keys, vk.digest()?.0)
 }
 
+/// Checks that `apk` is the aggregation key [`setup`] makes for `vk` from `apk`'s SRS (see
+/// [`aggregate::scheme::check_keys`]): for a prover that did not run the setup.
+pub fn check_proving_key<E: Pairing>(
+    vk: &VerifyingKey<E>,
+    apk: &AggProvingKey<E>,
+) -> Result<(), Error> {
+    vk.check()?;
+    let keys = (0..vk.num_subcircuits())
+        .map(|i| vk.subcircuit_key(i))
+        .collect::<Result<Vec<_>, _>>()?;
+    aggregate::scheme::check_keys(apk, &keys, vk.digest()?.0)
+}
+
 /// Checks that the aggregation keys belong to `vk`: its digest, `k` and three public inputs
 /// `(rt, α, β)`.
 fn check_keys<E: Pairing>(vk: &VerifyingKey<E>, avk: &AggVerifyingKey<E>) -> Result<(), Error> {

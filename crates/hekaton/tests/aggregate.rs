@@ -11,7 +11,8 @@ use ark_ec::{CurveGroup, PrimeGroup};
 use hekaton::aggregate::srs::Srs;
 use hekaton::aggregate::{self, AggCommitment, AggProvingKey, AggVerifyingKey, AggregateProof};
 use hekaton::aggregated::{
-    coordinator_assemble, coordinator_challenge, coordinator_commit, derive_challenge, prove,
+    check_proving_key, coordinator_assemble, coordinator_challenge, coordinator_commit,
+    derive_challenge, prove,
     setup as agg_setup, verify, AggregatedProof,
 };
 use hekaton::circuits::{bench_circuit, BenchSubcircuit};
@@ -312,6 +313,13 @@ fn another_circuits_aggregate_key_is_rejected() {
     // An aggregate under the other SRS-and-keys for this statement (an aggregator that made
     // its own aggregate key for this circuit) is rejected by the honest key.
     let (apk3, _) = agg_setup(&f.vk, &srs2).unwrap();
+    // A prover can tell which aggregate key is this circuit's.
+    check_proving_key(&f.vk, &f.apk).unwrap();
+    check_proving_key(&f.vk, &apk3).unwrap();
+    assert!(check_proving_key(&vk2, &f.apk).is_err());
+    let mut forged = f.apk.clone();
+    forged.vk.cm_eta = avk2.cm_eta;
+    assert!(check_proving_key(&f.vk, &forged).is_err());
     let cm_d = coordinator_commit(&apk3, &f.job.commitments).unwrap();
     let own = coordinator_assemble(&apk3, &f.job.round, &cm_d, &f.job.commitments, &f.job.proofs);
     refused(f, own, "aggregate under another SRS");

@@ -12,6 +12,7 @@
 use std::ops::Add;
 
 use ark_ec::pairing::{Pairing, PairingOutput};
+use ark_ec::VariableBaseMSM;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 
 use crate::Error;
@@ -70,6 +71,21 @@ impl<E: Pairing> PairCommitment<E> {
             t: self.t * x,
             u: self.u * x,
         }
+    }
+}
+
+/// `Π z_i^{c_i}` in `G_T` (a multi-exponentiation: one shared chain of squarings).
+pub fn gt_msm<E: Pairing>(z: &[PairingOutput<E>], c: &[E::ScalarField]) -> PairingOutput<E> {
+    PairingOutput::<E>::msm_unchecked(z, c)
+}
+
+/// `Π cm_i^{c_i}`, componentwise.
+pub fn combine<E: Pairing>(cms: &[PairCommitment<E>], c: &[E::ScalarField]) -> PairCommitment<E> {
+    let t: Vec<_> = cms.iter().map(|cm| cm.t).collect();
+    let u: Vec<_> = cms.iter().map(|cm| cm.u).collect();
+    PairCommitment {
+        t: gt_msm(&t, c),
+        u: gt_msm(&u, c),
     }
 }
 

@@ -40,7 +40,7 @@ use ark_ec::{AffineRepr, CurveGroup};
 use ark_ff::{Field, One, Zero};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 
-use super::afgho::{mp, PairCommitment};
+use super::afgho::{self, gt_msm, mp, PairCommitment};
 use super::srs::{Srs, VerifierSrs};
 use super::tipp::{self, TippProof};
 use super::transcript::Transcript;
@@ -237,19 +237,20 @@ fn combined_product<E: Pairing>(
     tp: &[E::ScalarField],
 ) -> PairingOutput<E> {
     let n = z.len();
-    let mut acc = PairingOutput::<E>::zero();
+    let mut bases = Vec::with_capacity(n * n);
+    let mut scalars = Vec::with_capacity(n * n);
     let mut next = cross.iter();
     for j in 0..n {
         for l in 0..n {
-            let zjl = if j == l {
+            bases.push(if j == l {
                 z[j]
             } else {
                 *next.next().expect("N² − N cross products, checked by the caller")
-            };
-            acc += zjl * (sp[j] * tp[l]);
+            });
+            scalars.push(sp[j] * tp[l]);
         }
     }
-    acc
+    gt_msm(&bases, &scalars)
 }
 
 /// Proves the products of `left[j]` and `right[j]` weighted by the powers of `r`; returns the
@@ -350,10 +351,12 @@ pub fn verify<E: Pairing>(
         return Err(Error::VerificationFailed);
     }
     let (sp, tp) = combiners::<E>(transcript, &instance.z, &proof.cross)?;
-    let mut cm = instance.cm_first;
-    for j in 1..n {
-        cm = cm + instance.cm_left[j - 1].scale(sp[j]) + instance.cm_right[j - 1].scale(tp[j]);
-    }
+    let mut cms = vec![instance.cm_first];
+    cms.extend_from_slice(&instance.cm_left);
+    cms.extend_from_slice(&instance.cm_right);
+    let mut c = sp.clone();
+    c.extend_from_slice(&tp[1..]);
+    let cm = afgho::combine(&cms, &c);
     let z_lr = combined_product(&instance.z, &proof.cross, &sp, &tp);
     tipp::verify(srs, transcript, &cm, &z_lr, instance.r, instance.len, &proof.tipp)
 }

@@ -48,7 +48,7 @@ use ark_serialize::{CanonicalDeserialize, CanonicalSerialize, Compress};
 use blake2::digest::consts::U32;
 use blake2::{Blake2b, Digest};
 
-use super::afgho::{commit as commit_d, commit_g1, commit_g2, PairCommitment};
+use super::afgho::{combine, commit as commit_d, commit_g1, commit_g2, PairCommitment};
 use super::mpp::{self, Groups, MppProof};
 use super::srs::{Srs, VerifierSrs};
 use super::transcript::Transcript;
@@ -312,6 +312,23 @@ pub fn setup<E: Pairing>(
     Ok((pk, vk))
 }
 
+/// Checks that `pk` (and the verifying key in it) is what [`setup`] makes from its own SRS,
+/// `keys` and `statement_digest`: for a prover or verifier that did not run the setup and
+/// holds the Mirage keys. Costs a setup (`O(k)` pairings). The SRS itself is taken as is.
+pub fn check_keys<E: Pairing>(
+    pk: &ProvingKey<E>,
+    keys: &[mirage::VerifyingKey<E>],
+    statement_digest: [u8; 32],
+) -> Result<(), Error> {
+    pk.check()?;
+    if setup(&pk.srs, keys, statement_digest)?.0 != *pk {
+        return Err(Error::CircuitMismatch(
+            "the aggregate keys are not the ones these Mirage keys give".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Agg.C: `cm_D = CM1(D)` for the `k` commitments, in subcircuit order.
 pub fn commit<E: Pairing>(
     pk: &ProvingKey<E>,
@@ -465,15 +482,7 @@ pub fn verify<E: Pairing>(
     if proof.z_ab != proof.z_alpha_beta + proof.z_s_gamma + proof.z_c_delta + proof.z_d_eta {
         return Err(Error::VerificationFailed);
     }
-    let cm_s = vk
-        .cm_s
-        .iter()
-        .zip(&x)
-        .map(|(cm, xj)| cm.scale(*xj))
-        .fold(None, |acc: Option<PairCommitment<E>>, c| {
-            Some(acc.map_or(c, |a| a + c))
-        })
-        .ok_or(Error::VerificationFailed)?;
+    let cm_s = combine(&vk.cm_s, &x);
     let (mut t, r) = transcript_to_r(vk, public_inputs, cm_d, &proof.cm_ab, &proof.cm_c)?;
     let instance = mpp::Instance {
         cm_first: proof.cm_ab,

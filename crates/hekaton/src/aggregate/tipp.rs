@@ -30,10 +30,10 @@
 
 use ark_ec::pairing::{Pairing, PairingOutput};
 use ark_ec::{AffineRepr, CurveGroup, PrimeGroup, VariableBaseMSM};
-use ark_ff::{Field, Zero};
+use ark_ff::{Field, One, Zero};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 
-use super::afgho::{mp, PairCommitment};
+use super::afgho::{combine, mp, PairCommitment};
 use super::srs::{Srs, VerifierSrs};
 use super::transcript::Transcript;
 use crate::Error;
@@ -269,16 +269,28 @@ pub fn verify<E: Pairing>(
     let r_inv = r.inverse().ok_or(Error::VerificationFailed)?;
     transcript.append(&(m as u64))?;
     transcript.append(z)?;
-    let (mut zz, mut c) = (*z, *cm);
     let mut xs = Vec::with_capacity(l);
     for round in &proof.rounds {
         transcript.append(round)?;
-        let x: E::ScalarField = transcript.challenge();
-        let xi = x.inverse().expect("challenges are nonzero");
-        zz = round.z_l * x + zz + round.z_r * xi;
-        c = round.c_l.scale(x) + c + round.c_r.scale(xi);
-        xs.push(x);
+        xs.push(transcript.challenge::<E::ScalarField>());
     }
+    let xis: Vec<E::ScalarField> = xs.iter().map(|x| x.inverse().expect("nonzero")).collect();
+    // Folding is linear: the final Z is Z · Π_j Z_{L,j}^{x_j} · Z_{R,j}^{1/x_j}, and the same
+    // for the commitment, one multi-exponentiation each.
+    let mut scalars = vec![E::ScalarField::one()];
+    scalars.extend_from_slice(&xs);
+    scalars.extend_from_slice(&xis);
+    let terms = |first: PairCommitment<E>, f: fn(&GipaRound<E>) -> (PairCommitment<E>, PairCommitment<E>)| {
+        let mut v = vec![first];
+        v.extend(proof.rounds.iter().map(|r| f(r).0));
+        v.extend(proof.rounds.iter().map(|r| f(r).1));
+        combine(&v, &scalars)
+    };
+    let zz = terms(PairCommitment { t: *z, u: *z }, |r| {
+        (PairCommitment { t: r.z_l, u: r.z_l }, PairCommitment { t: r.z_r, u: r.z_r })
+    })
+    .t;
+    let c = terms(*cm, |r| (r.c_l, r.c_r));
     for p in [&proof.a, &proof.w1, &proof.w2] {
         transcript.append(p)?;
     }
@@ -298,7 +310,6 @@ pub fn verify<E: Pairing>(
 
     // The folded keys are the committed polynomials: four KZG openings at zk, combined with
     // powers of a transcript challenge into one multi-pairing.
-    let xis: Vec<E::ScalarField> = xs.iter().map(|x| x.inverse().expect("nonzero")).collect();
     let gv_z = eval_folded(&xis, zk * r_inv);
     let hw_z = zk.pow([n as u64]) * eval_folded(&xs, zk);
     transcript.append(&proof.open_v1)?;
