@@ -112,7 +112,12 @@ fn main() {
         let (rt, a, b) = (Fr::rand(&mut rng), Fr::rand(&mut rng), Fr::rand(&mut rng));
         let shape_of = |i: usize| i % 2;
         let sub_vks: Vec<_> = (0..k)
-            .map(|i| keys[shape_of(i)].1.fix_trailing_inputs(&[Fr::from(i as u64)]).unwrap())
+            .map(|i| {
+                keys[shape_of(i)]
+                    .1
+                    .fix_trailing_inputs(&[Fr::from(i as u64)])
+                    .unwrap()
+            })
             .collect();
         let mut commitments = Vec::with_capacity(k);
         let mut proofs = Vec::with_capacity(k);
@@ -150,7 +155,7 @@ fn main() {
         // Batched per shape key, the fixed input i as a public input (as workflow::verify).
         let inputs: Vec<[Fr; 4]> = (0..k).map(|i| [rt, a, b, Fr::from(i as u64)]).collect();
         let t_batch = best_of(2, || {
-            for s in 0..2 {
+            for (s, (_, shape_vk)) in keys.iter().enumerate() {
                 let items: Vec<BatchItem<'_, E>> = (0..k)
                     .filter(|i| shape_of(*i) == s)
                     .map(|i| BatchItem {
@@ -160,7 +165,7 @@ fn main() {
                     })
                     .collect();
                 if !items.is_empty() {
-                    mirage::batch_verify(&keys[s].1, &items, &mut ChaCha20Rng::seed_from_u64(9))
+                    mirage::batch_verify(shape_vk, &items, &mut ChaCha20Rng::seed_from_u64(9))
                         .unwrap();
                 }
             }

@@ -12,8 +12,7 @@ use hekaton::aggregate::srs::Srs;
 use hekaton::aggregate::{self, AggCommitment, AggProvingKey, AggVerifyingKey, AggregateProof};
 use hekaton::aggregated::{
     check_proving_key, coordinator_assemble, coordinator_challenge, coordinator_commit,
-    derive_challenge, prove,
-    setup as agg_setup, verify, AggregatedProof,
+    derive_challenge, prove, setup as agg_setup, verify, AggregatedProof,
 };
 use hekaton::circuits::{bench_circuit, BenchSubcircuit};
 use hekaton::mirage::{from_bytes, to_bytes, Commitment, Proof};
@@ -115,7 +114,11 @@ fn fixture() -> &'static Fixture {
 /// What an aggregator that changes the commitments or proofs can send at best: `cm_D` over
 /// the given commitments, `(α, β)` recomputed from it as the verifier will, and Agg.P run
 /// honestly on the given vectors (root and path kept), so every transcript matches.
-fn aggregate_as(f: &Fixture, commitments: &[Commitment<E>], proofs: &[Proof<E>]) -> Result<AggregatedProof<E>, Error> {
+fn aggregate_as(
+    f: &Fixture,
+    commitments: &[Commitment<E>],
+    proofs: &[Proof<E>],
+) -> Result<AggregatedProof<E>, Error> {
     let cm_d = coordinator_commit(&f.apk, commitments)?;
     let ch = derive_challenge(&f.vk, &f.avk, &f.job.x, &cm_d)?;
     let x = [f.job.proof.root, ch.alpha, ch.beta];
@@ -184,12 +187,24 @@ fn tampered_a_b_c_or_d_of_any_subcircuit_is_rejected() {
                 "B" => proofs[i].b = (proofs[i].b + g2).into_affine(),
                 _ => proofs[i].c = (proofs[i].c + g1).into_affine(),
             }
-            refused(f, aggregate_keeping_cm_d(f, &f.job.commitments, &proofs), which);
+            refused(
+                f,
+                aggregate_keeping_cm_d(f, &f.job.commitments, &proofs),
+                which,
+            );
         }
         let mut commitments = f.job.commitments.clone();
         commitments[i].d = (commitments[i].d + g1).into_affine();
-        refused(f, aggregate_keeping_cm_d(f, &commitments, &f.job.proofs), "D, old cm_D");
-        refused(f, aggregate_as(f, &commitments, &f.job.proofs), "D, new cm_D");
+        refused(
+            f,
+            aggregate_keeping_cm_d(f, &commitments, &f.job.proofs),
+            "D, old cm_D",
+        );
+        refused(
+            f,
+            aggregate_as(f, &commitments, &f.job.proofs),
+            "D, new cm_D",
+        );
     }
 }
 
@@ -219,7 +234,11 @@ fn reordered_dropped_or_duplicated_proofs_are_rejected() {
     let srs = Srs::<E>::setup(8, &mut rng(30));
     let (apk3, avk3) = aggregate::setup(&srs, &keys, f.vk.digest().unwrap().0).unwrap();
     let cm_d3 = aggregate::commit(&apk3, c).unwrap();
-    let x = [f.job.proof.root, f.job.round.challenge.alpha, f.job.round.challenge.beta];
+    let x = [
+        f.job.proof.root,
+        f.job.round.challenge.alpha,
+        f.job.round.challenge.beta,
+    ];
     let agg3 = aggregate::prove(&apk3, &x, c, p, &cm_d3).unwrap();
     let dropped = AggregatedProof {
         cm_d: cm_d3,
@@ -256,7 +275,8 @@ fn tampered_aggregate_proofs_are_rejected() {
     let f = fixture();
     let p = &f.job.proof;
     let z = p.aggregate.z_ab;
-    let mut edits: Vec<Box<dyn Fn(&mut AggregatedProof<E>)>> = vec![
+    type Edit = Box<dyn Fn(&mut AggregatedProof<E>)>;
+    let mut edits: Vec<Edit> = vec![
         Box::new(move |q| q.aggregate.z_ab += z),
         Box::new(move |q| q.aggregate.z_alpha_beta += z),
         Box::new(move |q| q.aggregate.z_s_gamma += z),
@@ -321,7 +341,13 @@ fn another_circuits_aggregate_key_is_rejected() {
     forged.vk.cm_eta = avk2.cm_eta;
     assert!(check_proving_key(&f.vk, &forged).is_err());
     let cm_d = coordinator_commit(&apk3, &f.job.commitments).unwrap();
-    let own = coordinator_assemble(&apk3, &f.job.round, &cm_d, &f.job.commitments, &f.job.proofs);
+    let own = coordinator_assemble(
+        &apk3,
+        &f.job.round,
+        &cm_d,
+        &f.job.commitments,
+        &f.job.proofs,
+    );
     refused(f, own, "aggregate under another SRS");
     let _ = pk2;
 }
@@ -329,7 +355,11 @@ fn another_circuits_aggregate_key_is_rejected() {
 #[test]
 fn aggregate_layer_rejects_bad_lengths_and_inputs() {
     let f = fixture();
-    let x = [f.job.proof.root, f.job.round.challenge.alpha, f.job.round.challenge.beta];
+    let x = [
+        f.job.proof.root,
+        f.job.round.challenge.alpha,
+        f.job.round.challenge.beta,
+    ];
     let agg = &f.job.proof.aggregate;
     aggregate::verify(&f.avk, &x, &f.job.cm_d, agg).unwrap();
     assert!(aggregate::verify(&f.avk, &x[..2], &f.job.cm_d, agg).is_err());
@@ -339,7 +369,14 @@ fn aggregate_layer_rejects_bad_lengths_and_inputs() {
     let mut p = f.job.proofs.clone();
     p.push(p[0]);
     assert!(aggregate::prove(&f.apk, &x, &f.job.commitments, &p, &f.job.cm_d).is_err());
-    assert!(aggregate::prove(&f.apk, &x[..1], &f.job.commitments, &f.job.proofs, &f.job.cm_d).is_err());
+    assert!(aggregate::prove(
+        &f.apk,
+        &x[..1],
+        &f.job.commitments,
+        &f.job.proofs,
+        &f.job.cm_d
+    )
+    .is_err());
     // A malformed key is an error.
     let mut avk = f.avk.clone();
     avk.num_proofs = 0;

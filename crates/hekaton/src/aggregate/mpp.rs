@@ -109,7 +109,13 @@ fn combine<G: CurveGroup>(vectors: &[&[G::Affine]], c: &[G::ScalarField]) -> Vec
             vectors
                 .iter()
                 .zip(c)
-                .map(|(v, cj)| if cj.is_one() { v[i].into_group() } else { v[i] * cj })
+                .map(|(v, cj)| {
+                    if cj.is_one() {
+                        v[i].into_group()
+                    } else {
+                        v[i] * cj
+                    }
+                })
                 .sum()
         })
         .collect();
@@ -134,14 +140,15 @@ fn group_sums<G: CurveGroup>(
         }
         value.iter().zip(&weight).map(|(p, w)| *p * w).collect()
     } else {
-        let mut members: Vec<(Vec<G::Affine>, Vec<G::ScalarField>)> =
-            vec![(Vec::new(), Vec::new()); num_groups];
+        let mut points = vec![Vec::new(); num_groups];
+        let mut scalars = vec![Vec::new(); num_groups];
         for (i, g) in group_of.iter().enumerate() {
-            members[*g as usize].0.push(v[i]);
-            members[*g as usize].1.push(c[i]);
+            points[*g as usize].push(v[i]);
+            scalars[*g as usize].push(c[i]);
         }
-        members
+        points
             .iter()
+            .zip(&scalars)
             .map(|(p, s)| G::msm_unchecked(p, s))
             .collect()
     };
@@ -158,7 +165,8 @@ fn all_products<E: Pairing>(
     let n = left.len();
     let mut z = vec![vec![PairingOutput::<E>::zero(); n]; n];
     // Per-group weighted sums of every vector, where some vector is grouped.
-    let (left_sums, right_sums): (Vec<Vec<E::G1Affine>>, Vec<Vec<E::G2Affine>>) = match groups {
+    type Sums<A> = Vec<Vec<A>>;
+    let (left_sums, right_sums): (Sums<E::G1Affine>, Sums<E::G2Affine>) = match groups {
         Some(g) => (
             left.iter()
                 .enumerate()
@@ -198,8 +206,7 @@ fn all_products<E: Pairing>(
                 Some(g) if g.left_constant[j] => mp::<E>(&rep1(left[j], g), &right_sums[l]),
                 _ => {
                     let xs = scaled[j].get_or_insert_with(|| {
-                        let v: Vec<E::G1> =
-                            left[j].iter().zip(rp).map(|(p, s)| *p * s).collect();
+                        let v: Vec<E::G1> = left[j].iter().zip(rp).map(|(p, s)| *p * s).collect();
                         E::G1::normalize_batch(&v)
                     });
                     mp::<E>(xs, right[l])
@@ -210,12 +217,15 @@ fn all_products<E: Pairing>(
     z
 }
 
+/// Powers `(1, x, x², …)` of a challenge.
+type Powers<E> = Vec<<E as Pairing>::ScalarField>;
+
 /// `(s^j)_j, (t^l)_l` from the transcript after `Z_IP` and `Z_CP`.
 fn combiners<E: Pairing>(
     transcript: &mut Transcript,
     z: &[PairingOutput<E>],
     cross: &[PairingOutput<E>],
-) -> Result<(Vec<E::ScalarField>, Vec<E::ScalarField>), Error> {
+) -> Result<(Powers<E>, Powers<E>), Error> {
     let n = z.len();
     transcript.append(&(n as u64))?;
     for zj in z {
@@ -240,14 +250,16 @@ fn combined_product<E: Pairing>(
     let mut bases = Vec::with_capacity(n * n);
     let mut scalars = Vec::with_capacity(n * n);
     let mut next = cross.iter();
-    for j in 0..n {
-        for l in 0..n {
+    for (j, (zj, sj)) in z.iter().zip(sp).enumerate() {
+        for (l, tl) in tp.iter().enumerate() {
             bases.push(if j == l {
-                z[j]
+                *zj
             } else {
-                *next.next().expect("N² − N cross products, checked by the caller")
+                *next
+                    .next()
+                    .expect("N² − N cross products, checked by the caller")
             });
-            scalars.push(sp[j] * tp[l]);
+            scalars.push(*sj * tl);
         }
     }
     gt_msm(&bases, &scalars)
@@ -273,7 +285,11 @@ pub fn prove<E: Pairing>(
         return Err(shape("MPP right-hand vectors", n, right.len()));
     }
     let len = left[0].len();
-    for v in left.iter().map(|v| v.len()).chain(right.iter().map(|v| v.len())) {
+    for v in left
+        .iter()
+        .map(|v| v.len())
+        .chain(right.iter().map(|v| v.len()))
+    {
         if v != len {
             return Err(shape("MPP vector length", len, v));
         }
@@ -358,7 +374,15 @@ pub fn verify<E: Pairing>(
     c.extend_from_slice(&tp[1..]);
     let cm = afgho::combine(&cms, &c);
     let z_lr = combined_product(&instance.z, &proof.cross, &sp, &tp);
-    tipp::verify(srs, transcript, &cm, &z_lr, instance.r, instance.len, &proof.tipp)
+    tipp::verify(
+        srs,
+        transcript,
+        &cm,
+        &z_lr,
+        instance.r,
+        instance.len,
+        &proof.tipp,
+    )
 }
 
 #[cfg(test)]
@@ -407,8 +431,14 @@ mod tests {
         let ck = srs.commitment_key(c.left[0].len()).unwrap();
         Instance {
             cm_first: commit(&ck, &c.left[0], &c.right[0]).unwrap(),
-            cm_left: c.left[1..].iter().map(|v| commit_g1(&ck, v).unwrap()).collect(),
-            cm_right: c.right[1..].iter().map(|v| commit_g2(&ck, v).unwrap()).collect(),
+            cm_left: c.left[1..]
+                .iter()
+                .map(|v| commit_g1(&ck, v).unwrap())
+                .collect(),
+            cm_right: c.right[1..]
+                .iter()
+                .map(|v| commit_g2(&ck, v).unwrap())
+                .collect(),
             z,
             r,
             len: c.left[0].len(),
@@ -445,12 +475,15 @@ mod tests {
             let (z_plain, _) = run(&srs, &c, r, false);
             assert_eq!(z, z_plain);
             let rp = powers(r, len);
-            for j in 0..3 {
+            for (j, zj) in z.iter().enumerate() {
                 let want = E::multi_pairing(
-                    c.left[j].iter().zip(&rp).map(|(p, s)| (*p * s).into_affine()),
+                    c.left[j]
+                        .iter()
+                        .zip(&rp)
+                        .map(|(p, s)| (*p * s).into_affine()),
                     &c.right[j],
                 );
-                assert_eq!(z[j], want);
+                assert_eq!(*zj, want);
             }
             let inst = instance(&srs, &c, z.clone(), r);
             check(&srs, &inst, &proof).unwrap();

@@ -205,8 +205,7 @@ impl<E: Pairing> Check for AggregateProof<E> {
     /// The version and the number of cross products; [`verify`] checks the rest against the key.
     fn check(&self) -> Result<(), Error> {
         bad_version("aggregate proof", self.version)?;
-        if self.mpp.cross.len() != PRODUCTS * PRODUCTS - PRODUCTS
-            || self.mpp.tipp.rounds.len() > 40
+        if self.mpp.cross.len() != PRODUCTS * PRODUCTS - PRODUCTS || self.mpp.tipp.rounds.len() > 40
         {
             return Err(Error::malformed(
                 "aggregate proof",

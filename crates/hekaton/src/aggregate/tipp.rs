@@ -33,7 +33,7 @@ use ark_ec::{AffineRepr, CurveGroup, PrimeGroup, VariableBaseMSM};
 use ark_ff::{Field, One, Zero};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 
-use super::afgho::{combine, mp, PairCommitment};
+use super::afgho::{gt_msm, mp, PairCommitment};
 use super::srs::{Srs, VerifierSrs};
 use super::transcript::Transcript;
 use crate::Error;
@@ -137,7 +137,10 @@ fn split<T>(v: &[T]) -> (&[T], &[T]) {
 
 fn fold<G: CurveGroup>(v: &[G::Affine], x: G::ScalarField) -> Vec<G> {
     let (l, r) = split(v);
-    l.iter().zip(r).map(|(a, b)| a.into_group() + *b * x).collect()
+    l.iter()
+        .zip(r)
+        .map(|(a, b)| a.into_group() + *b * x)
+        .collect()
 }
 
 /// Proves `Z = Π e(r^i·A_i, B_i)`; returns `Z` and the proof. The caller has absorbed into
@@ -280,17 +283,20 @@ pub fn verify<E: Pairing>(
     let mut scalars = vec![E::ScalarField::one()];
     scalars.extend_from_slice(&xs);
     scalars.extend_from_slice(&xis);
-    let terms = |first: PairCommitment<E>, f: fn(&GipaRound<E>) -> (PairCommitment<E>, PairCommitment<E>)| {
+    let fold_all = |first: PairingOutput<E>, l: &[PairingOutput<E>], r: &[PairingOutput<E>]| {
         let mut v = vec![first];
-        v.extend(proof.rounds.iter().map(|r| f(r).0));
-        v.extend(proof.rounds.iter().map(|r| f(r).1));
-        combine(&v, &scalars)
+        v.extend_from_slice(l);
+        v.extend_from_slice(r);
+        gt_msm(&v, &scalars)
     };
-    let zz = terms(PairCommitment { t: *z, u: *z }, |r| {
-        (PairCommitment { t: r.z_l, u: r.z_l }, PairCommitment { t: r.z_r, u: r.z_r })
-    })
-    .t;
-    let c = terms(*cm, |r| (r.c_l, r.c_r));
+    let pick = |f: fn(&GipaRound<E>) -> PairingOutput<E>| -> Vec<PairingOutput<E>> {
+        proof.rounds.iter().map(f).collect()
+    };
+    let zz = fold_all(*z, &pick(|r| r.z_l), &pick(|r| r.z_r));
+    let c = PairCommitment {
+        t: fold_all(cm.t, &pick(|r| r.c_l.t), &pick(|r| r.c_r.t)),
+        u: fold_all(cm.u, &pick(|r| r.c_l.u), &pick(|r| r.c_r.u)),
+    };
     for p in [&proof.a, &proof.w1, &proof.w2] {
         transcript.append(p)?;
     }
@@ -327,7 +333,14 @@ pub fn verify<E: Pairing>(
     let b2 = srs.h_b1.into_group() - h * zk;
     let left_g2 = (proof.v1.into_group() - h * gv_z) + (proof.v2.into_group() - h * gv_z) * c1;
     let left_g1 = (proof.w1.into_group() - g * hw_z) * c2 + (proof.w2.into_group() - g * hw_z) * c3;
-    let g1s = [g, -a1, -(b1 * c1), left_g1, -(proof.open_w1 * c2), -(proof.open_w2 * c3)];
+    let g1s = [
+        g,
+        -a1,
+        -(b1 * c1),
+        left_g1,
+        -(proof.open_w1 * c2),
+        -(proof.open_w2 * c3),
+    ];
     let g2s = [
         left_g2,
         proof.open_v1.into_group(),
@@ -355,8 +368,12 @@ mod tests {
     type G2A = <E as Pairing>::G2Affine;
 
     fn vectors(len: usize, rng: &mut ChaCha20Rng) -> (Vec<G1A>, Vec<G2A>) {
-        let a = (0..len).map(|_| G1Projective::rand(rng).into_affine()).collect();
-        let b = (0..len).map(|_| G2Projective::rand(rng).into_affine()).collect();
+        let a = (0..len)
+            .map(|_| G1Projective::rand(rng).into_affine())
+            .collect();
+        let b = (0..len)
+            .map(|_| G2Projective::rand(rng).into_affine())
+            .collect();
         (a, b)
     }
 
@@ -396,7 +413,16 @@ mod tests {
             let want = E::multi_pairing(a.iter().zip(&rp).map(|(p, s)| (*p * s).into_affine()), &b);
             assert_eq!(z, want);
             let (_, mut tv) = statement(&srs, &a, &b, r);
-            verify(&srs.verifier_srs().unwrap(), &mut tv, &cm, &z, r, len, &proof).unwrap();
+            verify(
+                &srs.verifier_srs().unwrap(),
+                &mut tv,
+                &cm,
+                &z,
+                r,
+                len,
+                &proof,
+            )
+            .unwrap();
 
             let check = |cm: &PairCommitment<E>, z: &PairingOutput<E>, r: Fr, p: &TippProof<E>| {
                 let mut t = Transcript::new(b"tipp test");
@@ -407,7 +433,10 @@ mod tests {
             // Another claimed product, another r, another commitment.
             assert!(check(&cm, &(z + z), r, &proof).is_err());
             assert!(check(&cm, &z, r + Fr::one(), &proof).is_err());
-            let cm2 = PairCommitment { t: cm.t + cm.u, u: cm.u };
+            let cm2 = PairCommitment {
+                t: cm.t + cm.u,
+                u: cm.u,
+            };
             assert!(check(&cm2, &z, r, &proof).is_err());
             // Tampered final values and keys.
             let g1 = G1Projective::generator();
@@ -437,7 +466,7 @@ mod tests {
             assert!(check(&cm_o, &z_o, r, &p_o).is_err());
             if len > 1 {
                 let mut bad = proof.clone();
-                bad.rounds[0].z_l = bad.rounds[0].z_l + z;
+                bad.rounds[0].z_l += z;
                 assert!(check(&cm, &z, r, &bad).is_err());
                 let mut bad = proof.clone();
                 bad.rounds.pop();
