@@ -35,9 +35,14 @@
 //!
 //! Soundness: the batched equation holds for a random `r` drawn after `A, B, C, D` (and `x`)
 //! are fixed by their commitments only if every per-subcircuit equation holds (a nonzero
-//! polynomial of degree `< k` in `r` vanishes with probability `< k/|F|`), and MPP shows the
-//! five products are those of the committed vectors. Reordering, dropping, duplicating or
-//! replacing a proof, or using another key, changes a committed vector, and so a product.
+//! polynomial of degree `< m` in `r`, `m` the padded length below, vanishes with probability
+//! `< m/|F|`), and MPP shows the five products are those of the committed vectors.
+//! Reordering, dropping, duplicating or replacing a proof, or using another key, changes a
+//! committed vector, and so a product.
+//! Padding (`k` up to a power of two `m`) gives a cheating prover no room: the key's vectors
+//! are zero at `k ≤ i < m`, and whatever it commits at those positions in `A, B, C, D` enters
+//! the batched equation with the powers `r^i`, `i ≥ k`, which cannot cancel an error at a
+//! power below `k`.
 //!
 //! Nothing here hides (Agg need not, §5): the proof is a deterministic function of the `k`
 //! Mirage proofs and commitments and public values, so it reveals nothing they do not.
