@@ -1,4 +1,4 @@
-//! Structure-preserving commitments to vectors of group elements ([AFGHO16]; the paper's
+//! Structure-preserving commitments to vectors of group elements (\[AFGHO16\]; the paper's
 //! `CMD`, `CM1`, `CM2`, §5.1): with keys `v1, v2 ∈ G2^m` and `w1, w2 ∈ G1^m`,
 //!
 //! * `CM1(A) = (Π e(A_i, v1_i), Π e(A_i, v2_i))` for `A ∈ G1^m`;
@@ -7,7 +7,7 @@
 //!
 //! All three are homomorphic (written additively here, as arkworks writes `G_T`), which is
 //! what lets GIPA fold them and the verifier combine them. Binding rests on the SRS
-//! structure (`v = [a^i]₂`, `w = [a^{n+i}]₁`, [GMN22]); none of them hides.
+//! structure (`v = [a^i]₂`, `w = [a^{n+i}]₁`, \[GMN22\]); none of them hides.
 
 use std::ops::Add;
 

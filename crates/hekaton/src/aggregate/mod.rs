@@ -5,8 +5,8 @@
 //!   sized to the largest number of proofs `n` (a power of two; `k` is padded up to one), and
 //!   the verifier's `O(1)` part of it;
 //! * [`afgho`]: the structure-preserving pairing commitments `CM1`, `CM2`, `CMD` of
-//!   [AFGHO16] as the paper uses them (§5.1, after [GMN22]), commitment keys cut from the SRS;
-//! * [`tipp`]: TIPP (§5.1, [BMMTV21]): for committed `A ∈ G1^m`, `B ∈ G2^m` and a scalar
+//!   \[AFGHO16\] as the paper uses them (§5.1, after \[GMN22\]), commitment keys cut from the SRS;
+//! * [`tipp`]: TIPP (§5.1, \[BMMTV21\]): for committed `A ∈ G1^m`, `B ∈ G2^m` and a scalar
 //!   `r`, that `Z = Π e(r^i·A_i, B_i)`; GIPA with `log m` rounds and KZG openings of the two
 //!   folded commitment keys, so the verifier does `O(log m)` work;
 //! * [`mpp`]: MPP (§5.2, Fig. 5): several such products at once, combined with challenges
@@ -29,7 +29,7 @@
 //! taken from another statement, and a verifier holding another circuit's aggregate key
 //! checks against that circuit's keys. Under the SRS's assumptions (binding of `CM1, CM2,
 //! CMD` and soundness of TIPP's KZG openings in the algebraic group model with a trusted
-//! SRS, [GMN22]) and Fiat–Shamir with BLAKE2b as a random oracle.
+//! SRS, \[GMN22\]) and Fiat–Shamir with BLAKE2b as a random oracle.
 //!
 //! # Size and cost
 //!

@@ -1,4 +1,4 @@
-//! TIPP (paper §5.1, after [BMMTV21] and SnarkPack [GMN22]): a proof that
+//! TIPP (paper §5.1, after \[BMMTV21\] and SnarkPack \[GMN22\]): a proof that
 //! `Z = Π_{i<m} e(r^i·A_i, B_i)` for vectors `A ∈ G1^m`, `B ∈ G2^m` committed as
 //! `CMD(A, B)` ([`super::afgho`]) and a public scalar `r`.
 //!
