@@ -141,6 +141,38 @@ pub fn targets() -> Vec<Target> {
         run: Box::new(|b| from_bytes::<ChallengeRound<Fr>>(b).is_ok()),
         short_run: None,
     });
+    // The aggregated proof (paper §5.3) and the aggregate verifying key, from one honest
+    // aggregated run of the same circuit.
+    let srs = hekaton::aggregate::srs::Srs::<E>::setup(4, &mut rng(6));
+    let (apk, avk) = hekaton::aggregated::setup(&vk, &srs).expect("aggregate setup");
+    let agg = hekaton::aggregated::prove(&pk, &apk, &circuit, &mut rng(7)).expect("aggregated proof");
+    let avk = Arc::new(avk);
+    let agg = Arc::new(agg);
+    {
+        let (x, vk, avk) = (x.clone(), vk.clone(), avk.clone());
+        out.push(Target {
+            name: "hekaton.aggregated_proof",
+            seeds: vec![to_bytes(&*agg).expect("encode")],
+            run: Box::new(move |b| match from_bytes::<hekaton::aggregated::AggregatedProof<E>>(b) {
+                Ok(p) => hekaton::aggregated::verify(&vk, &avk, &x, &p).is_ok(),
+                Err(_) => false,
+            }),
+            // About 50 G_T elements, each checked for the subgroup on decoding.
+            short_run: Some(40),
+        });
+    }
+    {
+        let (x, vk, agg) = (x.clone(), vk.clone(), agg.clone());
+        out.push(Target {
+            name: "hekaton.aggregate_vk",
+            seeds: vec![to_bytes(&*avk).expect("encode")],
+            run: Box::new(move |b| match from_bytes::<hekaton::aggregate::AggVerifyingKey<E>>(b) {
+                Ok(k) => hekaton::aggregated::verify(&vk, &k, &x, &agg).is_ok(),
+                Err(_) => false,
+            }),
+            short_run: Some(40),
+        });
+    }
     out.push(Target {
         name: "hekaton.prove_message",
         seeds: round.messages.iter().map(|m| to_bytes(m).expect("encode")).collect(),

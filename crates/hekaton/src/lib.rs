@@ -1,4 +1,6 @@
-//! Hekaton (Rosenberg, Mopuri, Hafezi, Miers, Mishra) without the aggregation layer:
+//! Hekaton (Rosenberg, Mopuri, Hafezi, Miers, Mishra): a circuit cut into `k` subcircuits,
+//! each proved with a commit-carrying zkSNARK, the proofs tied together by memory checking
+//! and aggregated.
 //!
 //! * [`mirage`]: the commit-carrying Groth16 used as the inner zkSNARK (paper §5.1.1);
 //! * [`partition`]: partitioned circuits, portals (shared wires) over a read-only memory, and
@@ -6,12 +8,18 @@
 //! * [`augment`]: the memory-checking augmentation of each subcircuit (§4.3, Fig. 4);
 //! * [`merkle`]: the Poseidon Merkle tree over `(x, (a_i, v_i, T_i, A_i, σ_i)_i)`, salted leaves (§2.4);
 //! * [`workflow`]: the distributed prover of §6.2, one function per step, and the verifier;
+//!   its [`workflow::HekatonProof`] carries the `k` commitments and proofs (linear in `k`);
+//! * [`aggregate`]: the aggregation scheme for Mirage (§5: TIPP, MPP of Fig. 5, Agg of
+//!   Fig. 6) and [`aggregated`], the same workflow whose proof carries one aggregate of
+//!   `O(log k)` group elements in place of the `k` proofs, verified with `O(log k)` work and
+//!   a constant number of pairings;
 //! * [`circuits`]: the §8.1 benchmark circuit and a Poseidon Merkle batch-update circuit;
 //! * [`spec`]: those circuits described by parameters, rebuilt wherever they are needed;
 //! * [`transcript`]: the Fiat–Shamir transcript (Poseidon over the base field `F_q`);
-//! * [`wrap`]: the depth-1 wrap, one circuit over `F_q` that verifies a whole Hekaton proof,
-//!   proved with Pari on BW6-767 (whose scalar field is BLS12-381's `F_q`): a final proof of
-//!   2 BW6-767 G1 + 2 field elements, whatever `k` (paper §1, "depth-1 recursive composition").
+//! * [`wrap`]: the depth-1 wrap, one circuit over `F_q` that verifies a whole (unaggregated)
+//!   Hekaton proof, proved with Pari on BW6-767 (whose scalar field is BLS12-381's `F_q`): a
+//!   final proof of 2 BW6-767 G1 + 2 field elements, whatever `k` (paper §1, "depth-1
+//!   recursive composition").
 //!
 //! # Notation (paper §5.1.1)
 //!
@@ -37,6 +45,15 @@
 //!   `V₂` sums `w_j p_j` over the uncommitted witness.
 //! * The verifier accepts iff `e(A, B) = e(α, β)·e(IC, γ)·e(C, δ)·e(D, η)`.
 //!
+//! For aggregation (§5) the subcircuits are indexed `i = 0..k`, and a bold letter is the
+//! vector over them: `A = (A_i)`, `D = (D_i)`, `γ = ([γ_i]₂)`, `S_j = ([p_{i,j}(s)/γ_i]₁)_i`
+//! the `j`-th public-input base of every subcircuit's key (after folding in what is fixed at
+//! setup, §6.3), so that with the homogenised public input `(1, rt, α, β)` subcircuit `i`'s
+//! `IC` is `S_i = S_{0,i} + rt·S_{1,i} + α·S_{2,i} + β·S_{3,i}` (here `α, β` are the
+//! permutation-check challenge, not the trapdoor). `X' = (r^i·X_i)_i` for a challenge `r`,
+//! and `X' ∗ Y = Π_i e(X'_i, Y_i)`. `CM1, CM2, CMD` commit to vectors in `G1`, `G2` and
+//! pairs ([`aggregate::afgho`]).
+//!
 //! The `−κ_D[η]₁` term in `C` cancels the `κ_D·δ·η` that the hiding term of `D` contributes to
 //! `e(D, η)`, which is why the prover needs `[η]₁` in its key although the paper's listing of
 //! the proving key leaves it implicit.
@@ -48,7 +65,12 @@
 //! that ran the setup**, and it must hold that party's verifying key by a channel the prover
 //! does not control: pinned by its [`workflow::VerifyingKey::digest`] (BLAKE2b-256 of the
 //! key's canonical bytes, printed as hex) or read from a file the setup party published. A
-//! key that came with the proof proves nothing about the proof.
+//! key that came with the proof proves nothing about the proof. The aggregation SRS
+//! ([`aggregate::srs::Srs::setup`]) and the aggregate keys ([`aggregated::setup`]) are part
+//! of the same trusted setup: whoever knows the SRS secrets `a, b` can open the commitments
+//! to other vectors, and the aggregate verifying key is pinned the same way, by
+//! [`aggregate::AggVerifyingKey::digest`] (it names the verifying key it belongs to by its
+//! digest, and [`aggregated::verify`] checks that).
 //!
 //! Given the right key, [`workflow::verify`] checks every subcircuit: it first runs
 //! [`workflow::VerifyingKey::check`] (at least one subcircuit, one in-range key per
@@ -101,6 +123,12 @@
 //! * For a final proof, Pari's zero knowledge on BW6-767 (see the `pari` crate): the wrap's
 //!   witness (every `D_i`, `A_i`, `B_i`, `C_i`) stays inside the Pari proof.
 //!
+//! * For an [`aggregated::AggregatedProof`] (`cm_D`, the aggregate, `rt`, the path of leaf
+//!   0): the aggregate is not randomised (§5), but it is a deterministic function of the
+//!   `D_i`, `π_i`, the keys and `(rt, α, β)`, all of which are simulatable as above, so it is
+//!   simulatable too: it reveals nothing the `k` proofs would not. `(α, β)` there is a
+//!   BLAKE2b hash of `cm_D`, itself a function of the uniformly random `D_i`.
+//!
 //! The guarantee is zero knowledge for one proof; nothing links two proofs of the same
 //! witness (fresh `κ`s and salts give fresh `D_i`, `π_i`, leaf hashes and roots).
 //!
@@ -109,6 +137,7 @@
 //! (paper §6.3), [`mirage::VerifyingKey::fix_trailing_inputs`].
 
 pub mod aggregate;
+pub mod aggregated;
 pub mod augment;
 pub mod circuits;
 pub mod merkle;

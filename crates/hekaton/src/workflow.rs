@@ -20,9 +20,11 @@
 //! The challenge is a Poseidon transcript ([`crate::transcript`], over the base field so that
 //! the depth-1 wrap recomputes it natively) of the verifying key's digest, the public input and
 //! every commitment `D_i` (which bind the trace slices), so the traces are fixed before
-//! `(α, β)` is known. In place of the paper's aggregation (Agg.C, Agg.P, §5), the proof keeps
-//! the `k` commitments and proofs and the verifier batch-verifies them, one randomised
-//! multi-pairing per distinct subcircuit shape.
+//! `(α, β)` is known. This proof keeps the `k` commitments and proofs and the verifier
+//! batch-verifies them, one randomised multi-pairing per distinct subcircuit shape (linear in
+//! `k`; it is the form the depth-1 wrap verifies). [`crate::aggregated`] runs the same steps
+//! with the paper's aggregation (Agg.C, Agg.P, §5) and gives a proof of `O(log k)` size and
+//! verification.
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -758,6 +760,29 @@ where
         }
     }
     let challenge = derive_challenge(vk, public_inputs, commitments)?;
+    challenge_round(vk, challenge, public_inputs, shares)
+}
+
+/// The rest of step 3 once `(α, β)` is known: the leaves, the tree and the messages. Shared
+/// with the aggregated flow ([`crate::aggregated`]), which derives `(α, β)` otherwise.
+pub(crate) fn challenge_round<E>(
+    vk: &VerifyingKey<E>,
+    challenge: Challenge<E::ScalarField>,
+    public_inputs: &[E::ScalarField],
+    shares: &[WitnessShare<E::ScalarField>],
+) -> Result<ChallengeRound<E::ScalarField>, Error>
+where
+    E: Pairing,
+    E::ScalarField: Absorb,
+{
+    let k = vk.num_subcircuits();
+    if shares.len() != k {
+        return Err(Error::ShapeMismatch {
+            what: "witness shares",
+            expected: k,
+            got: shares.len(),
+        });
+    }
     let cfg = poseidon_config::<E::ScalarField>();
     let mut leaves = Vec::with_capacity(k);
     let mut state = Leaf::initial();

@@ -1,4 +1,4 @@
-//! Structure-preserving commitments to vectors of group elements ([AFGHO16]; the paper's
+//! Structure-preserving commitments to vectors of group elements (\[AFGHO16\]; the paper's
 //! `CMD`, `CM1`, `CM2`, §5.1): with keys `v1, v2 ∈ G2^m` and `w1, w2 ∈ G1^m`,
 //!
 //! * `CM1(A) = (Π e(A_i, v1_i), Π e(A_i, v2_i))` for `A ∈ G1^m`;
@@ -7,11 +7,12 @@
 //!
 //! All three are homomorphic (written additively here, as arkworks writes `G_T`), which is
 //! what lets GIPA fold them and the verifier combine them. Binding rests on the SRS
-//! structure (`v = [a^i]₂`, `w = [a^{n+i}]₁`, [GMN22]); none of them hides.
+//! structure (`v = [a^i]₂`, `w = [a^{n+i}]₁`, \[GMN22\]); none of them hides.
 
 use std::ops::Add;
 
 use ark_ec::pairing::{Pairing, PairingOutput};
+use ark_ec::VariableBaseMSM;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 
 use crate::Error;
@@ -70,6 +71,21 @@ impl<E: Pairing> PairCommitment<E> {
             t: self.t * x,
             u: self.u * x,
         }
+    }
+}
+
+/// `Π z_i^{c_i}` in `G_T` (a multi-exponentiation: one shared chain of squarings).
+pub fn gt_msm<E: Pairing>(z: &[PairingOutput<E>], c: &[E::ScalarField]) -> PairingOutput<E> {
+    PairingOutput::<E>::msm_unchecked(z, c)
+}
+
+/// `Π cm_i^{c_i}`, componentwise.
+pub fn combine<E: Pairing>(cms: &[PairCommitment<E>], c: &[E::ScalarField]) -> PairCommitment<E> {
+    let t: Vec<_> = cms.iter().map(|cm| cm.t).collect();
+    let u: Vec<_> = cms.iter().map(|cm| cm.u).collect();
+    PairCommitment {
+        t: gt_msm(&t, c),
+        u: gt_msm(&u, c),
     }
 }
 

@@ -19,6 +19,45 @@ use rand::Rng;
 use super::afgho::CommitmentKey;
 use crate::Error;
 
+/// The verifier's part of an [`Srs`]: `n`, `[a]₁, [b]₁, [a]₂, [b]₂`. TIPP's verifier checks
+/// KZG openings of polynomials of degree below `2n` against these, so its key stays `O(1)`
+/// whatever `n`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+pub struct VerifierSrs<E: Pairing> {
+    pub n: u64,
+    pub g_a1: E::G1Affine,
+    pub g_b1: E::G1Affine,
+    pub h_a1: E::G2Affine,
+    pub h_b1: E::G2Affine,
+}
+
+impl<E: Pairing> VerifierSrs<E> {
+    /// `n`: a power of two, at least 2 (and no point is the identity: `a, b ≠ 0`).
+    pub fn check(&self) -> Result<(), Error> {
+        use ark_ec::AffineRepr;
+        let n = usize::try_from(self.n).unwrap_or(0);
+        if n < 2 || !n.is_power_of_two() || n > 1 << 40 {
+            return Err(Error::malformed(
+                "aggregation verifier SRS",
+                format!("n = {} is not a power of two in [2, 2^40]", self.n),
+            ));
+        }
+        if self.g_a1.is_zero() || self.g_b1.is_zero() || self.h_a1.is_zero() || self.h_b1.is_zero()
+        {
+            return Err(Error::malformed(
+                "aggregation verifier SRS",
+                "a power of a secret is the identity",
+            ));
+        }
+        Ok(())
+    }
+
+    /// `n`: the longest vector the SRS commits to.
+    pub fn max_len(&self) -> usize {
+        self.n as usize
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct Srs<E: Pairing> {
     /// `[a^i]₁`, `i < 2n`.
@@ -60,6 +99,18 @@ impl<E: Pairing> Srs<E> {
     /// `n`: the longest vector the SRS commits to.
     pub fn max_len(&self) -> usize {
         self.h_a.len()
+    }
+
+    /// What a verifier needs of the SRS ([`VerifierSrs`]): `n` and the degree-1 powers.
+    pub fn verifier_srs(&self) -> Result<VerifierSrs<E>, Error> {
+        self.check()?;
+        Ok(VerifierSrs {
+            n: self.max_len() as u64,
+            g_a1: self.g_a[1],
+            g_b1: self.g_b[1],
+            h_a1: self.h_a[1],
+            h_b1: self.h_b[1],
+        })
     }
 
     /// Shapes: `n ≥ 2` a power of two, `2n` powers in G1, `n` in G2, for both secrets.

@@ -1,4 +1,4 @@
-//! TIPP (paper §5.1, after [BMMTV21] and SnarkPack [GMN22]): a proof that
+//! TIPP (paper §5.1, after \[BMMTV21\] and SnarkPack \[GMN22\]): a proof that
 //! `Z = Π_{i<m} e(r^i·A_i, B_i)` for vectors `A ∈ G1^m`, `B ∈ G2^m` committed as
 //! `CMD(A, B)` ([`super::afgho`]) and a public scalar `r`.
 //!
@@ -30,11 +30,11 @@
 
 use ark_ec::pairing::{Pairing, PairingOutput};
 use ark_ec::{AffineRepr, CurveGroup, PrimeGroup, VariableBaseMSM};
-use ark_ff::{Field, Zero};
+use ark_ff::{Field, One, Zero};
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 
-use super::afgho::{mp, PairCommitment};
-use super::srs::Srs;
+use super::afgho::{gt_msm, mp, PairCommitment};
+use super::srs::{Srs, VerifierSrs};
 use super::transcript::Transcript;
 use crate::Error;
 
@@ -119,15 +119,14 @@ fn shape_error(what: &'static str, expected: usize, got: usize) -> Error {
     }
 }
 
-/// The padded length `m` (a power of two) for `len` pairs, checked against the SRS.
-fn padded_len<E: Pairing>(srs: &Srs<E>, len: usize) -> Result<usize, Error> {
-    srs.check()?;
+/// The padded length `m` (a power of two) for `len` pairs, checked against an SRS of `n`.
+fn padded_len(n: usize, len: usize) -> Result<usize, Error> {
     if len == 0 {
         return Err(Error::EmptyBatch);
     }
-    let m = len.next_power_of_two();
-    if m > srs.max_len() {
-        return Err(shape_error("TIPP length for the SRS", srs.max_len(), m));
+    let m = len.checked_next_power_of_two().unwrap_or(usize::MAX);
+    if m > n {
+        return Err(shape_error("TIPP length for the SRS", n, m));
     }
     Ok(m)
 }
@@ -138,7 +137,10 @@ fn split<T>(v: &[T]) -> (&[T], &[T]) {
 
 fn fold<G: CurveGroup>(v: &[G::Affine], x: G::ScalarField) -> Vec<G> {
     let (l, r) = split(v);
-    l.iter().zip(r).map(|(a, b)| a.into_group() + *b * x).collect()
+    l.iter()
+        .zip(r)
+        .map(|(a, b)| a.into_group() + *b * x)
+        .collect()
 }
 
 /// Proves `Z = Π e(r^i·A_i, B_i)`; returns `Z` and the proof. The caller has absorbed into
@@ -153,7 +155,8 @@ pub fn prove<E: Pairing>(
     if a.len() != b.len() {
         return Err(shape_error("TIPP right-hand vector", a.len(), b.len()));
     }
-    let m = padded_len(srs, a.len())?;
+    srs.check()?;
+    let m = padded_len(srs.max_len(), a.len())?;
     let n = srs.max_len();
     let ck = srs.commitment_key(m)?;
     let r_inv = r.inverse().ok_or(Error::VerificationFailed)?;
@@ -251,7 +254,7 @@ pub fn prove<E: Pairing>(
 /// `cm = CMD(A, B)` (under [`Srs::commitment_key`] of any length `≥ len`: padding does not
 /// change it). `transcript` must have absorbed what the prover's had.
 pub fn verify<E: Pairing>(
-    srs: &Srs<E>,
+    srs: &VerifierSrs<E>,
     transcript: &mut Transcript,
     cm: &PairCommitment<E>,
     z: &PairingOutput<E>,
@@ -259,7 +262,8 @@ pub fn verify<E: Pairing>(
     len: usize,
     proof: &TippProof<E>,
 ) -> Result<(), Error> {
-    let m = padded_len(srs, len)?;
+    srs.check()?;
+    let m = padded_len(srs.max_len(), len)?;
     let n = srs.max_len();
     let l = m.trailing_zeros() as usize;
     if proof.rounds.len() != l {
@@ -268,16 +272,31 @@ pub fn verify<E: Pairing>(
     let r_inv = r.inverse().ok_or(Error::VerificationFailed)?;
     transcript.append(&(m as u64))?;
     transcript.append(z)?;
-    let (mut zz, mut c) = (*z, *cm);
     let mut xs = Vec::with_capacity(l);
     for round in &proof.rounds {
         transcript.append(round)?;
-        let x: E::ScalarField = transcript.challenge();
-        let xi = x.inverse().expect("challenges are nonzero");
-        zz = round.z_l * x + zz + round.z_r * xi;
-        c = round.c_l.scale(x) + c + round.c_r.scale(xi);
-        xs.push(x);
+        xs.push(transcript.challenge::<E::ScalarField>());
     }
+    let xis: Vec<E::ScalarField> = xs.iter().map(|x| x.inverse().expect("nonzero")).collect();
+    // Folding is linear: the final Z is Z · Π_j Z_{L,j}^{x_j} · Z_{R,j}^{1/x_j}, and the same
+    // for the commitment, one multi-exponentiation each.
+    let mut scalars = vec![E::ScalarField::one()];
+    scalars.extend_from_slice(&xs);
+    scalars.extend_from_slice(&xis);
+    let fold_all = |first: PairingOutput<E>, l: &[PairingOutput<E>], r: &[PairingOutput<E>]| {
+        let mut v = vec![first];
+        v.extend_from_slice(l);
+        v.extend_from_slice(r);
+        gt_msm(&v, &scalars)
+    };
+    let pick = |f: fn(&GipaRound<E>) -> PairingOutput<E>| -> Vec<PairingOutput<E>> {
+        proof.rounds.iter().map(f).collect()
+    };
+    let zz = fold_all(*z, &pick(|r| r.z_l), &pick(|r| r.z_r));
+    let c = PairCommitment {
+        t: fold_all(cm.t, &pick(|r| r.c_l.t), &pick(|r| r.c_r.t)),
+        u: fold_all(cm.u, &pick(|r| r.c_l.u), &pick(|r| r.c_r.u)),
+    };
     for p in [&proof.a, &proof.w1, &proof.w2] {
         transcript.append(p)?;
     }
@@ -297,7 +316,6 @@ pub fn verify<E: Pairing>(
 
     // The folded keys are the committed polynomials: four KZG openings at zk, combined with
     // powers of a transcript challenge into one multi-pairing.
-    let xis: Vec<E::ScalarField> = xs.iter().map(|x| x.inverse().expect("nonzero")).collect();
     let gv_z = eval_folded(&xis, zk * r_inv);
     let hw_z = zk.pow([n as u64]) * eval_folded(&xs, zk);
     transcript.append(&proof.open_v1)?;
@@ -309,13 +327,20 @@ pub fn verify<E: Pairing>(
     let (g, h) = (E::G1::generator(), E::G2::generator());
     // e(g, v1 − gv_z·h) = e([a − z]₁, π_v1), the same with b, and
     // e(w1 − hw_z·g, h) = e(π_w1, [a − z]₂), the same with b.
-    let a1 = srs.g_a[1].into_group() - g * zk;
-    let b1 = srs.g_b[1].into_group() - g * zk;
-    let a2 = srs.h_a[1].into_group() - h * zk;
-    let b2 = srs.h_b[1].into_group() - h * zk;
+    let a1 = srs.g_a1.into_group() - g * zk;
+    let b1 = srs.g_b1.into_group() - g * zk;
+    let a2 = srs.h_a1.into_group() - h * zk;
+    let b2 = srs.h_b1.into_group() - h * zk;
     let left_g2 = (proof.v1.into_group() - h * gv_z) + (proof.v2.into_group() - h * gv_z) * c1;
     let left_g1 = (proof.w1.into_group() - g * hw_z) * c2 + (proof.w2.into_group() - g * hw_z) * c3;
-    let g1s = [g, -a1, -(b1 * c1), left_g1, -(proof.open_w1 * c2), -(proof.open_w2 * c3)];
+    let g1s = [
+        g,
+        -a1,
+        -(b1 * c1),
+        left_g1,
+        -(proof.open_w1 * c2),
+        -(proof.open_w2 * c3),
+    ];
     let g2s = [
         left_g2,
         proof.open_v1.into_group(),
@@ -343,8 +368,12 @@ mod tests {
     type G2A = <E as Pairing>::G2Affine;
 
     fn vectors(len: usize, rng: &mut ChaCha20Rng) -> (Vec<G1A>, Vec<G2A>) {
-        let a = (0..len).map(|_| G1Projective::rand(rng).into_affine()).collect();
-        let b = (0..len).map(|_| G2Projective::rand(rng).into_affine()).collect();
+        let a = (0..len)
+            .map(|_| G1Projective::rand(rng).into_affine())
+            .collect();
+        let b = (0..len)
+            .map(|_| G2Projective::rand(rng).into_affine())
+            .collect();
         (a, b)
     }
 
@@ -384,18 +413,30 @@ mod tests {
             let want = E::multi_pairing(a.iter().zip(&rp).map(|(p, s)| (*p * s).into_affine()), &b);
             assert_eq!(z, want);
             let (_, mut tv) = statement(&srs, &a, &b, r);
-            verify(&srs, &mut tv, &cm, &z, r, len, &proof).unwrap();
+            verify(
+                &srs.verifier_srs().unwrap(),
+                &mut tv,
+                &cm,
+                &z,
+                r,
+                len,
+                &proof,
+            )
+            .unwrap();
 
             let check = |cm: &PairCommitment<E>, z: &PairingOutput<E>, r: Fr, p: &TippProof<E>| {
                 let mut t = Transcript::new(b"tipp test");
                 t.append(cm).unwrap();
                 t.append(&r).unwrap();
-                verify(&srs, &mut t, cm, z, r, len, p)
+                verify(&srs.verifier_srs().unwrap(), &mut t, cm, z, r, len, p)
             };
             // Another claimed product, another r, another commitment.
             assert!(check(&cm, &(z + z), r, &proof).is_err());
             assert!(check(&cm, &z, r + Fr::one(), &proof).is_err());
-            let cm2 = PairCommitment { t: cm.t + cm.u, u: cm.u };
+            let cm2 = PairCommitment {
+                t: cm.t + cm.u,
+                u: cm.u,
+            };
             assert!(check(&cm2, &z, r, &proof).is_err());
             // Tampered final values and keys.
             let g1 = G1Projective::generator();
@@ -425,7 +466,7 @@ mod tests {
             assert!(check(&cm_o, &z_o, r, &p_o).is_err());
             if len > 1 {
                 let mut bad = proof.clone();
-                bad.rounds[0].z_l = bad.rounds[0].z_l + z;
+                bad.rounds[0].z_l += z;
                 assert!(check(&cm, &z, r, &bad).is_err());
                 let mut bad = proof.clone();
                 bad.rounds.pop();
