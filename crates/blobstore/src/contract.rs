@@ -25,6 +25,16 @@ pub async fn round_trip(s: &dyn BlobStore, prefix: &str) {
     assert_eq!(s.delete_prefix(&format!("{prefix}jobs/j1/")).await.unwrap(), 2);
     assert!(s.list(&format!("{prefix}jobs/j1/")).await.unwrap().is_empty());
     s.delete(&format!("{prefix}jobs/j1/never")).await.unwrap();
+    // Copies: the bytes, a replaced target, a missing source, bad keys.
+    let (from, to) = (format!("{prefix}jobs/j2/out/b"), format!("{prefix}jobs/j3/nodes/x=1.bin"));
+    s.put(&to, Bytes::from_static(b"old")).await.unwrap();
+    s.copy(&from, &to).await.unwrap();
+    assert_eq!(s.get(&to).await.unwrap(), Bytes::from_static(b"b"), "a copy replaces its target");
+    s.copy(&to, &format!("{prefix}jobs/j3/nodes/y.bin")).await.unwrap();
+    assert_eq!(s.get(&format!("{prefix}jobs/j3/nodes/y.bin")).await.unwrap(), Bytes::from_static(b"b"), "a key with '=' as the source");
+    assert!(matches!(s.copy(&format!("{prefix}jobs/j1/never"), &to).await, Err(BlobError::NotFound(_))));
+    assert!(matches!(s.copy(&from, "a/../b").await, Err(BlobError::InvalidKey(_))));
+    assert_eq!(s.delete_prefix(&format!("{prefix}jobs/j3/")).await.unwrap(), 2);
     assert_eq!(s.list(prefix).await.unwrap(), vec![format!("{prefix}jobs/j2/out/b")]);
     for bad in ["", "/abs", "a//b", "a/../b", "a/./b", "sp ace", "a\\b"] {
         assert!(matches!(s.put(bad, Bytes::new()).await, Err(BlobError::InvalidKey(_))), "{bad:?}");

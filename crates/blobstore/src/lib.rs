@@ -53,6 +53,13 @@ pub trait BlobStore: Send + Sync {
     async fn exists(&self, key: &str) -> Result<bool, BlobError>;
     /// Keys under `prefix` (a key prefix ending in `/`, or empty for all), sorted.
     async fn list(&self, prefix: &str) -> Result<Vec<String>, BlobError>;
+    /// Copies object `from` to `to`, replacing `to`; `NotFound` if `from` is missing. The S3
+    /// store copies on the server (`CopyObject`, objects up to 5 GB), so the bytes never pass
+    /// through this process; the default reads and writes them.
+    async fn copy(&self, from: &str, to: &str) -> Result<(), BlobError> {
+        let data = self.get(from).await?;
+        self.put(to, data).await
+    }
     /// Deletes `key`; deleting a missing object is not an error.
     async fn delete(&self, key: &str) -> Result<(), BlobError>;
     /// Deletes everything under `prefix`; returns how many objects.

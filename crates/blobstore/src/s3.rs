@@ -3,6 +3,7 @@
 
 use async_trait::async_trait;
 use aws_sdk_s3::config::{BehaviorVersion, Credentials, Region};
+use aws_sdk_s3::error::ProvideErrorMetadata;
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
 use aws_sdk_s3::Client;
@@ -121,6 +122,19 @@ impl BlobStore for S3Store {
             Err(e) if e.as_service_error().map(|s| s.is_no_such_key()).unwrap_or(false) => {
                 Err(BlobError::NotFound(key.to_string()))
             }
+            Err(e) => Err(sdk(e)),
+        }
+    }
+
+    async fn copy(&self, from: &str, to: &str) -> Result<(), BlobError> {
+        check_key(from)?;
+        check_key(to)?;
+        // The source is `bucket/key`, URL-encoded: of the characters keys may hold, only '='
+        // needs it.
+        let source = format!("{}/{}", self.bucket, from.replace('=', "%3D"));
+        match self.client.copy_object().bucket(&self.bucket).copy_source(source).key(to).send().await {
+            Ok(_) => Ok(()),
+            Err(e) if e.as_service_error().and_then(|s| s.code()) == Some("NoSuchKey") => Err(BlobError::NotFound(from.to_string())),
             Err(e) => Err(sdk(e)),
         }
     }

@@ -38,5 +38,8 @@ pub const RECONCILE_GRACE_SECS: u64 = 60;
 pub const RETENTION_SECS: u64 = 7 * 24 * 3600;
 /// Bytes of decoded objects a process keeps between tasks.
 pub const CACHE_BYTES: u64 = 256 << 20;
+/// Bytes of Reckle circuit sets a worker or aggregator keeps built (half the worker pool's
+/// default memory limit of 8 GiB: a set is about 90 MB per level).
+pub const CIRCUIT_BYTES: u64 = 4 << 30;
 /// Seconds one object-store call may take.
 pub const S3_TIMEOUT_SECS: u64 = 120;

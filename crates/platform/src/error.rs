@@ -31,6 +31,10 @@ pub enum PlatformError {
     Proof(#[from] reckle::Error),
     #[error("corrupt job data: {0}")]
     Corrupt(String),
+    /// The task was abandoned (deadline, lost lease, drain): what its blocking work returns
+    /// when it sees the flag ([`crate::work::Cancel`]). Nobody waits for it any more.
+    #[error("the task was abandoned (deadline, lost lease or drain)")]
+    Abandoned,
     /// A setting the process cannot run with (the only error that stops a role loop).
     #[error("configuration: {0}")]
     Config(String),
@@ -42,7 +46,7 @@ impl PlatformError {
         match self {
             PlatformError::Queue(QueueError::PayloadTooLarge(_) | QueueError::InvalidKind(_)) => true,
             PlatformError::Blob(BlobError::InvalidKey(_)) => true,
-            PlatformError::Queue(_) | PlatformError::Blob(_) | PlatformError::Jobs(_) => false,
+            PlatformError::Queue(_) | PlatformError::Blob(_) | PlatformError::Jobs(_) | PlatformError::Abandoned => false,
             PlatformError::InvalidJob { .. }
             | PlatformError::Precondition(_)
             | PlatformError::NotFound(_)

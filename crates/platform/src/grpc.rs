@@ -466,7 +466,7 @@ impl JobService for JobServiceImpl {
             }
             Some(pb::verify_proof_request::Target::Reckle(f)) => (f.statement_json, f.proof),
         };
-        let (reason, checked_against) = match crate::kinds::reckle::verify_statement(&self.platform, &statement, &proof, expected_root.as_ref()).await {
+        let (reason, checked_against) = match crate::kinds::reckle::verify_statement(&self.platform, &statement, &proof, expected_root.as_ref()).await.map_err(status)? {
             Ok(against) => (String::new(), against),
             Err(e) => (e, String::new()),
         };

@@ -14,6 +14,8 @@
 //! <job>/hekaton/…           Hekaton shares, commitments, messages, subcircuit proofs (intermediate)
 //! <job>/proof/…             the published outputs
 //! hekaton/keys/<spec>/…     Hekaton keys, per circuit structure, shared by jobs
+//! reckle/keys/v<version>/root-<ℓ>-<q>.bin   Reckle root verifying keys (checked against the
+//!                           digests pinned in the reckle crate when read)
 //! [tenants/<t>/]circuits/<id>/…  a registered circom circuit: circuit.json (written last),
 //!                           circuit.r1cs, keys/<vk digest>/{pk,vk}.bin
 //! [tenants/<t>/]uploads/…   UploadInput's objects
@@ -107,6 +109,14 @@ pub fn hekaton_file(job: &str, what: &str, i: u64) -> String {
 /// Hekaton: the challenge round (tree and messages) of a job.
 pub fn hekaton_round(job: &str) -> String {
     format!("{}hekaton/round.bin", job_prefix(job))
+}
+
+/// Reckle: the root verifying key of `params` ([`reckle::RootKey::to_bytes`]), stored by the
+/// first process that builds that circuit set, so that a verifier (the planner's `VerifyProof`)
+/// loads it instead of building circuits. Whoever wrote it, it is accepted only if its bytes
+/// hash to the digest pinned for `params` ([`reckle::RootKey::from_bytes`]).
+pub fn reckle_root_key(params: reckle::Params) -> String {
+    format!("reckle/keys/v{}/root-{}-{}.bin", reckle::CIRCUIT_VERSION, params.log_n, params.log_bucket)
 }
 
 /// Hekaton: a key file of the structure with spec digest `spec`, verifying-key digest `vk`.

@@ -16,6 +16,8 @@
 //!   waited out, never fatal to a process.
 //! * **Object layout** ([`layout`]): `jobs/<id>/{inputs,nodes,pari,hekaton,proof}/…`.
 //! * **Memory** ([`cache`]): one byte-bounded cache of decoded objects per process.
+//! * **Blocking work** ([`work`]): provers run off the runtime, stop when their task is
+//!   abandoned, and hold back new claims until they have.
 //! * **Retention** ([`gc`]): finished jobs' objects, and orphans, collected.
 //!
 //! Every job ends: done, failed with a reason (a fatal error, a dead-lettered task, tasks lost
@@ -39,6 +41,7 @@ pub mod roles;
 pub mod service;
 pub mod telemetry;
 pub mod tls;
+pub mod work;
 
 pub use error::PlatformError;
 pub use kinds::circom::{CircomJobSpec, CircuitInfo, Curve as CircomCurve, JOB as JOB_PARI_CIRCOM, REGISTER_JOB as JOB_CIRCUIT_REGISTER};
@@ -79,6 +82,9 @@ pub struct PlatformConfig {
     pub retention: Duration,
     /// Budget of the process's cache of decoded objects (job trees and plans, keys).
     pub cache_bytes: u64,
+    /// Budget of the Reckle circuit sets the process keeps built (estimated by
+    /// `reckle::Circuits::heap_bytes`); least recently used sets are dropped first.
+    pub circuit_bytes: u64,
     /// Expected job durations by job kind, overriding each kind's default
     /// ([`kinds::JobKind::expected_secs`]).
     pub expected: BTreeMap<String, Duration>,
@@ -134,6 +140,7 @@ impl Default for PlatformConfig {
             drain_timeout: Duration::from_secs(defaults::DRAIN_TIMEOUT_SECS),
             retention: Duration::from_secs(defaults::RETENTION_SECS),
             cache_bytes: defaults::CACHE_BYTES,
+            circuit_bytes: defaults::CIRCUIT_BYTES,
             expected: BTreeMap::new(),
             job_window: defaults::JOB_WINDOW,
             tenant_window: defaults::TENANT_WINDOW,
@@ -158,6 +165,8 @@ pub struct Platform {
     cache: cache::ObjectCache,
     /// Batch verification across jobs (the aggregator's bundles of registered circuits).
     batcher: batcher::VerifyBatcher,
+    /// Blocking work started by this process's tasks ([`work`]).
+    work: Arc<work::Work>,
 }
 
 impl Platform {
@@ -175,6 +184,7 @@ impl Platform {
             circuits: kinds::reckle::CircuitSets::default(),
             cache: cache::ObjectCache::new(config.cache_bytes),
             batcher: batcher::VerifyBatcher::new(config.batch_window),
+            work: Arc::default(),
             config,
         })
     }
@@ -203,12 +213,17 @@ impl Platform {
     pub fn config(&self) -> &PlatformConfig {
         &self.config
     }
-    /// The process's byte-bounded cache of decoded objects.
     /// The process's batch verifier ([`batcher`]).
     pub fn batcher(&self) -> &batcher::VerifyBatcher {
         &self.batcher
     }
 
+    /// The blocking work this process's tasks started, abandoned tasks' included ([`work`]).
+    pub fn work(&self) -> &work::Work {
+        &self.work
+    }
+
+    /// The process's byte-bounded cache of decoded objects.
     pub fn cache(&self) -> &cache::ObjectCache {
         &self.cache
     }

@@ -6,9 +6,10 @@
 //! * **aggregator** ([`Platform::run_aggregator`]): finishing tasks ([`JobKind::finish`]).
 //!
 //! Every task runs under [`Platform::run_task`]: a heartbeat keeps its lease; the task is
-//! abandoned (its future dropped, its report never sent) when the heartbeat finds the lease
-//! gone or cannot renew it for a visibility timeout, and abandoned and retried when it passes
-//! its kind's deadline. A **fatal** error fails the job at once with the reason; a retryable one
+//! abandoned (its future dropped, its report never sent, its blocking work told to stop: see
+//! [`crate::work`]) when the heartbeat finds the lease gone or cannot renew it for a visibility
+//! timeout, and abandoned and retried when it passes its kind's deadline. A loop claims nothing
+//! while work of an abandoned task still runs in its process. A **fatal** error fails the job at once with the reason; a retryable one
 //! is retried with backoff until the task is dead-lettered, which fails the job. A **transient**
 //! one (Redis or S3 did not answer) first waits, still heartbeating, until both answer again, so
 //! an outage costs each task it meets one attempt.
@@ -185,6 +186,8 @@ impl Platform {
             // order a kind that is never empty (a large job's prove tasks) starved the kinds
             // after it (a small job's setup): found by pari_jobs' fairness test.
             names.rotate_left(1);
+            // No new claim while work of an abandoned task still runs here ([`crate::work`]).
+            self.work.wait_no_abandoned(&mut stop).await;
             let r = match self.claim_any(&names, &name, &mut stop).await {
                 Ok(Some(lease)) => self.run_task(lease, &stop).await,
                 Ok(None) => Ok(()),
@@ -290,7 +293,9 @@ impl Platform {
             tokio::time::sleep(drain).await;
         };
         let deadline = self.deadline(task);
-        let work = OUTBOX.scope(Default::default(), async {
+        let current = crate::work::Current { cancel: Default::default(), work: self.work.clone() };
+        let cancel = current.cancel.clone();
+        let work = crate::work::CURRENT.scope(current, OUTBOX.scope(Default::default(), async {
             let r = self.task_work(&kind, task, &lease).await;
             if let Err(e) = &r {
                 if e.is_transient() {
@@ -298,7 +303,7 @@ impl Platform {
                 }
             }
             r.map(|()| OUTBOX.with(|o| std::mem::take(&mut *o.lock().expect("outbox"))))
-        });
+        }));
         let end = tokio::select! {
             r = work.instrument(span.clone()) => End::Finished(r),
             Ok(why) = lost_rx => End::Lost(why),
@@ -306,6 +311,11 @@ impl Platform {
             _ = drained => End::Drained,
         };
         heartbeat.abort();
+        if !matches!(end, End::Finished(_)) {
+            // Its future is gone; blocking work it started stops at its next check.
+            cancel.set();
+            self.work.recount();
+        }
         let in_flight = IN_FLIGHT.fetch_sub(1, Ordering::SeqCst) - 1;
         ::metrics::gauge!("prover_worker_tasks_in_flight").set(in_flight as f64);
         ::metrics::gauge!("prover_worker_busy").set(if in_flight > 0 { 1.0 } else { 0.0 });

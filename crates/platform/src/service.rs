@@ -144,6 +144,12 @@ pub struct ServiceConfig {
     /// each task that needs it. Set it well under the container's memory limit.
     #[arg(help_heading = "Roles", long, env = "PROVER_CACHE_BYTES", default_value_t = crate::defaults::CACHE_BYTES)]
     pub cache_bytes: u64,
+    /// Bytes of Reckle circuit sets (about 90 MB per tree level) a worker or aggregator keeps
+    /// built, least recently used dropped first; a set needed again is rebuilt (seconds to
+    /// minutes). Warm-up builds only what fits. Set it under the container's memory limit,
+    /// beside `--cache-bytes`.
+    #[arg(help_heading = "Roles", long, env = "PROVER_CIRCUIT_BYTES", default_value_t = crate::defaults::CIRCUIT_BYTES)]
+    pub circuit_bytes: u64,
     /// HTTP listen address for /metrics, /healthz and /readyz.
     #[arg(help_heading = "Observability", long, env = "PROVER_METRICS_LISTEN", default_value = "0.0.0.0:9090")]
     pub metrics_listen: SocketAddr,
@@ -256,6 +262,7 @@ impl ServiceConfig {
             drain_timeout: Duration::from_secs(self.drain_timeout_secs),
             retention: Duration::from_secs(self.retention_secs.max(1)),
             cache_bytes: self.cache_bytes,
+            circuit_bytes: self.circuit_bytes,
             job_window: self.job_window.max(1),
             tenant_window: self.tenant_window,
             executor_loops: self.executor_loops.max(1),

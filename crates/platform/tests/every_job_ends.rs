@@ -231,3 +231,37 @@ async fn a_corrupt_task_fails_its_job_at_once() {
     let s = q.stats(NODE.name).await.unwrap();
     assert_eq!((s.delayed, s.dead), (0, 0), "not retried: {s:?}");
 }
+
+/// A prove task that outlives its deadline on every attempt (a list of 200 Pari proofs, a
+/// deadline of 300 ms): the worker abandons each attempt, and its prover stops at the next proof
+/// instead of running on beside the retry. The worker (a process of its own: one loop) never
+/// runs more than one prover at once, and once the job has failed (dead-lettered) no prover of
+/// it runs any more. Before, each deadline left one more prover running: a worker's memory grew
+/// with every deadline until the OOM killer came.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_abandoned_prover_stops_and_the_worker_runs_no_more_than_its_loops() {
+    let cfg = QueueConfig { backoff_base: Duration::from_millis(10), backoff_max: Duration::from_millis(50), ..QueueConfig::default() };
+    let (q, blobs, store, _dir) = common::backends(false, cfg).await.unwrap();
+    let mut config = PlatformConfig::default();
+    config.deadlines.insert(platform::kinds::pari::PROVE.name.to_string(), Duration::from_millis(300));
+    // The planner, executor and aggregator in one process, the worker in another (sharing the
+    // backends, as processes share Redis and S3).
+    let p = Platform::with_config(q.clone(), blobs.clone(), store.clone(), config.clone());
+    let w = Platform::with_config(q, blobs, store, config);
+    let request = JobRequest::PariBatch { circuit: pari::circuits::CircuitFamily::Chain { steps: 4096 }, seed_start: 1, count: 200, per_task: 200, bundle_size: 200 };
+    let (job, _) = p.submit(request, None).await.unwrap();
+    let (stop, rx) = watch::channel(false);
+    tokio::spawn(p.clone().run_executor("executor".into(), rx.clone()));
+    tokio::spawn(p.clone().run_aggregator("aggregator".into(), rx.clone()));
+    tokio::spawn(w.clone().run_worker("worker".into(), rx.clone()));
+    match outcome(&p, &job).await {
+        JobOutcome::Failed(reason) => assert!(reason.contains("deadline"), "{reason}"),
+        other => panic!("expected the job to fail at its deadlines, got {other:?}"),
+    }
+    let _ = stop.send(true);
+    assert_eq!(w.work().peak(), 1, "provers that ran at once in a one-loop worker");
+    // The last attempt's prover, abandoned too, stops at its next check.
+    let mut abandoned = w.work().abandoned_changes();
+    let _ = tokio::time::timeout(Duration::from_secs(120), abandoned.wait_for(|n| *n == 0)).await.expect("an abandoned prover never stopped");
+    assert_eq!(w.work().running(), 0);
+}

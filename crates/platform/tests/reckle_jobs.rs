@@ -287,3 +287,79 @@ async fn workers_build_circuits_before_claiming() {
     assert_eq!(q.stats(LEAF.name).await.unwrap().pending + q.stats(LEAF.name).await.unwrap().running, 0, "a Reckle task existed");
     let _ = tx.send(true);
 }
+
+/// `VerifyProof` builds no circuits (issue 31 item 2; the planner's memory limit is 1 GiB and a
+/// set is about 90 MB a level): the planner, a process of its own, verifies a done job with the
+/// root key that the worker which built the circuits stored, accepted because its bytes hash
+/// to the digest pinned in the reckle crate. Whoever can write the bucket cannot substitute a
+/// key: another `(ℓ, q)`'s key or a damaged one in its place gives an error, never a verdict.
+/// Before, the planner built the whole circuit set for each `(ℓ, q)` it was asked about.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_planner_verifies_with_the_stored_pinned_root_key_and_builds_no_circuits() {
+    use api::v1 as pb;
+    use api::v1::job_service_server::JobService;
+    let (q, blobs, store, _dir) = backends(false).await.unwrap();
+    let roles = Platform::new(q.clone(), blobs.clone(), store.clone());
+    let planner = Platform::new(q, blobs.clone(), store);
+    let values: Vec<u64> = (0..16).map(|i| i * 3 + 2).collect();
+    let (job, _) = planner.submit(batch_request(vec![5], &values), None).await.unwrap();
+    let r = start(&roles, 1, "rootkey");
+    let outcome = tokio::time::timeout(Duration::from_secs(600), planner.wait(&job, |_| {})).await.expect("job finished");
+    assert_eq!(outcome, JobOutcome::Done);
+    r.stop().await;
+    let verify = || {
+        let svc = platform::grpc::JobServiceImpl::new(planner.clone());
+        let target = Some(pb::verify_proof_request::Target::JobId(job.clone()));
+        async move { svc.verify_proof(tonic::Request::new(pb::VerifyProofRequest { target, ..Default::default() })).await }
+    };
+    let ok = verify().await.expect("VerifyProof answers").into_inner();
+    assert!(ok.valid, "{ok:?}");
+    assert!(planner.circuits_built().is_empty(), "the planner built circuits: {:?}", planner.circuits_built());
+
+    // The stored key replaced: by the key of another (ℓ, q), by a key with one byte changed.
+    let key_path = platform::layout::reckle_root_key(Params::new(4, 2).unwrap());
+    let good = blobs.get(&key_path).await.unwrap();
+    let other = Circuits::build(Params::new(3, 2).unwrap()).unwrap().root_key().to_bytes();
+    let mut flipped = good.to_vec();
+    let at = flipped.len() - 9;
+    flipped[at] ^= 1;
+    for (what, bytes) in [("another (ℓ, q)'s key", other), ("a changed key", flipped)] {
+        blobs.put(&key_path, bytes.into()).await.unwrap();
+        // A fresh planner: nothing cached.
+        let fresh = Platform::new(planner.queue().clone(), blobs.clone(), planner.job_store().clone());
+        let svc = platform::grpc::JobServiceImpl::new(fresh.clone());
+        let target = Some(pb::verify_proof_request::Target::JobId(job.clone()));
+        match svc.verify_proof(tonic::Request::new(pb::VerifyProofRequest { target, ..Default::default() })).await {
+            Err(status) => assert!(status.message().contains("root key"), "{what}: {status:?}"),
+            Ok(r) => panic!("{what}: a verdict from a key that is not the pinned one: {:?}", r.into_inner()),
+        }
+        assert!(fresh.circuits_built().is_empty(), "{what}: the planner built circuits");
+    }
+}
+
+/// Circuit sets are counted in bytes (issue 31 item 2): with a budget of one set, a worker's
+/// warm-up builds the oldest job's set and stops (the next would not fit), and a task that
+/// needs another set gets it built while the least recently used one is dropped. Before, a
+/// worker built up to four sets whatever their size, before it claimed anything: at ℓ = 24
+/// that was about 9 GB, and a worker killed for memory there was killed again on restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn circuit_sets_stay_within_their_byte_budget_and_warm_up_stops_there() {
+    use platform::{PlatformConfig, Served};
+    let (q, blobs, store, _dir) = backends(false).await.unwrap();
+    let planner = Platform::new(q.clone(), blobs.clone(), store.clone());
+    // Two jobs of different shapes wait; no executor runs, so no task of theirs exists.
+    let values: Vec<u64> = (0..16).collect();
+    planner.submit(batch_request(vec![3], &values), None).await.unwrap();
+    let small = JobRequest::ReckleBatch { log_n: 3, log_bucket: 1, batch: vec![2], leaves: Leaves::Inline((0..8).collect()) };
+    planner.submit(small, None).await.unwrap();
+    let (first, second) = (Params::new(4, 2).unwrap(), Params::new(3, 1).unwrap());
+    let one_set = Circuits::build(first).unwrap().heap_bytes();
+    assert!(one_set > 1 << 20, "a set's estimate is implausibly small: {one_set} bytes");
+    let worker = Platform::with_config(q, blobs, store, PlatformConfig { circuit_bytes: one_set, ..PlatformConfig::default() });
+    worker.warm_up(&worker.registry().served_by(Served::Worker)).await.unwrap();
+    assert_eq!(worker.circuits_built(), vec![first], "warm-up built past the budget");
+    assert_eq!(worker.circuit_bytes(), one_set);
+    worker.circuits(second).await.unwrap();
+    assert_eq!(worker.circuits_built(), vec![second], "the least recently used set was kept over the budget");
+    assert!(worker.circuit_bytes() <= one_set.max(worker.circuits(second).await.unwrap().heap_bytes()));
+}

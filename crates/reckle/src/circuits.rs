@@ -144,6 +144,23 @@ fn bytes_digest(bytes: &[u8]) -> crate::hash::Digest {
     crate::hash::Digest::from_hash(PoseidonHash::hash_no_pad(&input))
 }
 
+/// See [`Circuits::heap_bytes`]. A `Vec`'s own header is 24 bytes; a witness generator is a
+/// boxed trait object whose state is a few targets (counted as 96 bytes with its box).
+fn circuit_heap_bytes(data: &CircuitData<F, C, D>) -> u64 {
+    const FIELD: u64 = 8;
+    const VEC: u64 = 24;
+    let p = &data.prover_only;
+    let batch = &p.constants_sigmas_commitment;
+    let polys: u64 = batch.polynomials.iter().map(|c| VEC + FIELD * c.coeffs.len() as u64).sum();
+    let leaves: u64 = batch.merkle_tree.leaves.iter().map(|l| VEC + FIELD * l.len() as u64).sum();
+    let digests = (batch.merkle_tree.digests.len() + batch.merkle_tree.cap.0.len()) as u64 * 4 * FIELD;
+    let sigmas: u64 = p.sigmas.iter().map(|s| VEC + FIELD * s.len() as u64).sum();
+    let tables = FIELD * p.subgroup.len() as u64 + 8 * p.representative_map.len() as u64;
+    let roots: u64 = p.fft_root_table.as_ref().map_or(0, |t| t.iter().map(|r| VEC + FIELD * r.len() as u64).sum());
+    let watches: u64 = p.generator_indices_by_watches.values().map(|v| 48 + VEC + 8 * v.len() as u64).sum();
+    polys + leaves + digests + sigmas + tables + roots + watches + 96 * p.generators.len() as u64
+}
+
 impl RootKey {
     pub fn params(&self) -> Params {
         self.params
@@ -439,6 +456,14 @@ impl Circuits {
                 Some(RootKey { params, data: data.verifier_data() })
             })
             .collect()
+    }
+
+    /// An estimate of the memory the set holds (bytes): the prover data of `B_0` and of every
+    /// level circuit, counted from their vectors' lengths (the committed constants and sigmas
+    /// with their Merkle tree, the permutation and subgroup tables, the witness generators).
+    /// A process budgets its circuit sets with it.
+    pub fn heap_bytes(&self) -> u64 {
+        std::iter::once(&self.bucket.data).chain(self.levels.iter().map(|l| &l.data)).map(circuit_heap_bytes).sum()
     }
 
     /// The root verifying key (see [`RootKey`]).

@@ -293,9 +293,7 @@ impl Platform {
             files.push((job.clone(), bundles));
         }
         let vk2 = vk.clone();
-        let (bundle, sources) = tokio::task::spawn_blocking(move || on_curve!(curve, E => merge::<E>(&vk2, &files)))
-            .await
-            .map_err(corrupt)??;
+        let (bundle, sources) = crate::work::blocking(move |_| on_curve!(curve, E => merge::<E>(&vk2, &files))).await??;
         Ok(CircuitBundle { curve, vk_digest, vk, bundle, sources })
     }
 }
@@ -476,9 +474,7 @@ impl JobKind for CircuitRegister {
                 let seed = job_seed(&p.blobs().get(&layout::input(job, SECRET)).await?, b"prover/circuit.setup/v1", None)?;
                 let curve = spec.curve;
                 let bytes = r1cs.clone();
-                let (shape, pk, vk) = tokio::task::spawn_blocking(move || on_curve!(curve, E => setup::<E>(curve, &bytes, seed)))
-                    .await
-                    .map_err(corrupt)??;
+                let (shape, pk, vk) = crate::work::blocking(move |_| on_curve!(curve, E => setup::<E>(curve, &bytes, seed))).await??;
                 let vk_digest = KeyDigest::of_bytes(&vk).to_string();
                 let id = &spec.circuit_id;
                 p.blobs().put(&layout::circuit_file(tenant, id, R1CS), r1cs).await?;
@@ -615,7 +611,7 @@ impl JobKind for PariCircom {
         let seed = job_seed(&p.blobs().get(&layout::input(job, SECRET)).await?, b"prover/circom.prove/v1", Some(t.index))?;
         let outcome = on_curve!(spec.curve, E => {
             let circuit = prover_circuit::<E>(p, tenant, &spec).await?;
-            tokio::task::spawn_blocking(move || prove_list::<E>(&circuit, &wtns, seed)).await.map_err(corrupt)??
+            crate::work::blocking(move |cancel| prove_list::<E>(&circuit, &wtns, seed, cancel)).await??
         });
         match outcome {
             Ok((list, n)) => {
@@ -678,12 +674,11 @@ async fn prover_circuit<E: Pairing>(p: &Platform, tenant: &str, spec: &CircomJob
     // Decoded sizes: a constraint term holds a 32-byte coefficient as the file does; the key's
     // points are kept affine (about the bytes of their compressed form, twice).
     let size = r1cs.len() as u64 + 2 * pk.len() as u64;
-    let c = tokio::task::spawn_blocking(move || -> Result<ProverCircuit<E>, PlatformError> {
+    let c = crate::work::blocking(move |_| -> Result<ProverCircuit<E>, PlatformError> {
         let r1cs = circom::R1cs::<E::ScalarField>::from_bytes(&r1cs).map_err(|e| corrupt(format!("{R1CS}: {e}")))?;
         Ok(ProverCircuit { r1cs, pk: ProvingKey::<E>::from_bytes(&pk).map_err(pari_err)? })
     })
-    .await
-    .map_err(corrupt)??;
+    .await??;
     let c = Arc::new(c);
     p.cache().put(&name, c.clone(), size);
     Ok(c)
@@ -692,11 +687,12 @@ async fn prover_circuit<E: Pairing>(p: &Platform, tenant: &str, spec: &CircomJob
 /// The proofs of one prove task (a [`ProofList`]'s bytes and its length), or why a witness
 /// cannot be proved (it names the witness and the first constraint it breaks).
 #[allow(clippy::type_complexity)]
-fn prove_list<E: Pairing>(c: &ProverCircuit<E>, wtns: &[(u64, Bytes)], seed: [u8; 32]) -> Result<Result<(Vec<u8>, u64), String>, PlatformError> {
+fn prove_list<E: Pairing>(c: &ProverCircuit<E>, wtns: &[(u64, Bytes)], seed: [u8; 32], cancel: &crate::work::Cancel) -> Result<Result<(Vec<u8>, u64), String>, PlatformError> {
     let (r, pk) = (&c.r1cs, &c.pk);
     let mut rng = rand_chacha::ChaCha20Rng::from_seed(seed);
     let mut items = Vec::with_capacity(wtns.len());
     for (i, bytes) in wtns {
+        cancel.check()?;
         let w = circom::read_wtns::<E::ScalarField>(bytes).map_err(|e| corrupt(format!("witness {i}: {e}")))?;
         if let Err(e) = r.check_witness(&w) {
             return Ok(Err(format!("witness {i} (witness_object_keys[{i}]): {e}")));

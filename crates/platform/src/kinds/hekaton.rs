@@ -198,7 +198,7 @@ async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, hekaton::Error> + Send + 'static,
 ) -> Result<T, PlatformError> {
     let started = std::time::Instant::now();
-    let r = tokio::task::spawn_blocking(f).await.map_err(corrupt)?.map_err(hek);
+    let r = crate::work::blocking(move |_| f()).await?.map_err(hek);
     ::metrics::histogram!("prover_hekaton_cpu_seconds", "step" => step).record(started.elapsed().as_secs_f64());
     r
 }

@@ -226,12 +226,14 @@ fn prove_list(
     circuit: CircuitFamily,
     seeds: std::ops::Range<u64>,
     seed: [u8; 32],
-) -> Result<ProofList<Bls12_381>, ::pari::Error> {
+    cancel: &crate::work::Cancel,
+) -> Result<ProofList<Bls12_381>, PlatformError> {
     let mut rng = rand_chacha::ChaCha20Rng::from_seed(seed);
     let mut items = Vec::with_capacity(seeds.end.saturating_sub(seeds.start) as usize);
     for s in seeds {
+        cancel.check()?;
         let (c, x) = circuit.instance::<Fr>(s);
-        items.push((x, ::pari::prove(pk, c, &mut rng)?));
+        items.push((x, ::pari::prove(pk, c, &mut rng).map_err(pari_err)?));
     }
     Ok(ProofList { items })
 }
@@ -337,13 +339,12 @@ pub(crate) async fn gather_bundle<E: ark_ec::pairing::Pairing>(
     vk: VerifyingKey<E>,
 ) -> Result<(Bundle<E>, Vec<usize>), PlatformError> {
     let bundle = Bundle::new(&vk, read_proofs(p, job, tasks).await?);
-    tokio::task::spawn_blocking(move || {
+    crate::work::blocking(move |_| {
         let pvk: PreparedVerifyingKey<E> = vk.prepare()?;
         let bad = bundle.locate_invalid(&pvk, &mut rand_chacha::ChaCha20Rng::from_entropy());
         bad.map(|bad| (bundle, bad))
     })
-    .await
-    .map_err(corrupt)?
+    .await?
     .map_err(pari_err)
 }
 
@@ -400,12 +401,11 @@ impl JobKind for PariBatch {
             // one key pair whatever happens to its setup task.
             let seed = setup_seed(&p.blobs().get(&layout::input(job, SETUP_SECRET)).await?)?;
             let circuit = spec.circuit;
-            let (pk, vk) = tokio::task::spawn_blocking(move || {
+            let (pk, vk) = crate::work::blocking(move |_| {
                 let mut rng = rand_chacha::ChaCha20Rng::from_seed(seed);
                 ::pari::setup::<Bls12_381, _, _>(circuit.blank::<Fr>(), &mut rng)
             })
-            .await
-            .map_err(corrupt)?
+            .await?
             .map_err(pari_err)?;
             p.blobs().put(&pk_key, Bytes::from(pk.to_bytes())).await?;
             p.blobs().put(&vk_key, Bytes::from(vk.to_bytes())).await?;
@@ -416,10 +416,7 @@ impl JobKind for PariBatch {
             let pk = ProvingKey::<Bls12_381>::from_bytes(&p.blobs().get(&layout::pari_key(job, "pk.bin")).await?).map_err(pari_err)?;
             let (circuit, seeds) = (spec.circuit, spec.seeds(t.index));
             let seed = prove_seed(&p.blobs().get(&layout::input(job, SETUP_SECRET)).await?, t.index)?;
-            let list = tokio::task::spawn_blocking(move || prove_list(&pk, circuit, seeds, seed))
-            .await
-            .map_err(corrupt)?
-            .map_err(pari_err)?;
+            let list = crate::work::blocking(move |cancel| prove_list(&pk, circuit, seeds, seed, cancel)).await??;
             ::metrics::counter!("prover_proofs_total", "kind" => "pari.proof").increment(list.items.len() as u64);
             p.blobs().put(&layout::pari_proofs(job, t.index), Bytes::from(list.to_bytes())).await?;
         }
@@ -590,7 +587,7 @@ mod tests {
         let circuit = CircuitFamily::Chain { steps: 8 };
         let mut rng = rand_chacha::ChaCha20Rng::from_seed(setup_seed(&[7; 32]).unwrap());
         let (pk, _) = ::pari::setup::<Bls12_381, _, _>(circuit.blank::<Fr>(), &mut rng).unwrap();
-        let list = |index: u64| prove_list(&pk, circuit, 0..2, prove_seed(&[7; 32], index).unwrap()).unwrap().to_bytes();
+        let list = |index: u64| prove_list(&pk, circuit, 0..2, prove_seed(&[7; 32], index).unwrap(), &Default::default()).unwrap().to_bytes();
         assert_eq!(list(0), list(0), "a rerun of a prove task wrote other proofs");
         assert_ne!(list(0), list(1), "two prove tasks share their randomness");
         assert_ne!(prove_seed(&[7; 32], 0).unwrap(), setup_seed(&[7; 32]).unwrap());

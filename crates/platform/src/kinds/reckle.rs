@@ -98,49 +98,102 @@ fn initial(params: Params, todo: &BTreeSet<NodeId>) -> Vec<NodeId> {
     todo.iter().filter(|id| !(id.level > params.log_bucket && id.children().iter().any(|c| todo.contains(c)))).copied().collect()
 }
 
-/// Reckle circuit sets `(ℓ, q)` a process keeps built.
-const CIRCUIT_SETS_KEPT: usize = 4;
-
-/// The circuit data a process has built, per `(ℓ, q)`, and the lock that makes concurrent tasks
-/// wait for one build instead of building again.
+/// The circuit data a process has built, per `(ℓ, q)`, with each set's size
+/// ([`Circuits::heap_bytes`]) and when it was last used, and the lock that makes concurrent
+/// tasks wait for one build instead of building again.
 #[derive(Default)]
 pub(crate) struct CircuitSets {
-    built: Arc<std::sync::Mutex<std::collections::HashMap<Params, Arc<Circuits>>>>,
+    built: Arc<std::sync::Mutex<BuiltSets>>,
     building: Arc<tokio::sync::Mutex<()>>,
+}
+
+#[derive(Default)]
+pub(crate) struct BuiltSets {
+    sets: std::collections::HashMap<Params, (Arc<Circuits>, u64, u64)>,
+    tick: u64,
+}
+
+impl BuiltSets {
+    fn get(&mut self, params: &Params) -> Option<Arc<Circuits>> {
+        self.tick += 1;
+        let tick = self.tick;
+        self.sets.get_mut(params).map(|(c, _, used)| {
+            *used = tick;
+            c.clone()
+        })
+    }
+
+    fn bytes(&self) -> u64 {
+        self.sets.values().map(|(_, b, _)| b).sum()
+    }
+
+    /// Keeps `c` (`bytes`), dropping the least recently used other sets until all fit in
+    /// `budget`; a set over the whole budget is kept alone (its tasks need it anyway, and the
+    /// next set needed replaces it).
+    fn put(&mut self, params: Params, c: Arc<Circuits>, bytes: u64, budget: u64) {
+        while !self.sets.is_empty() && self.bytes() + bytes > budget {
+            let lru = *self.sets.iter().min_by_key(|(_, (_, _, used))| *used).map(|(p, _)| p).expect("not empty");
+            self.sets.remove(&lru);
+            tracing::info!(log_n = lru.log_n, log_bucket = lru.log_bucket, "circuit set dropped to stay within --circuit-bytes");
+        }
+        self.tick += 1;
+        self.sets.insert(params, (c, bytes, self.tick));
+        ::metrics::gauge!("prover_circuit_bytes").set(self.bytes() as f64);
+    }
 }
 
 impl Platform {
     /// The Reckle circuit sets `(ℓ, q)` this process has built.
     pub fn circuits_built(&self) -> Vec<Params> {
-        self.circuits.built.lock().expect("mutex").keys().copied().collect()
+        self.circuits.built.lock().expect("mutex").sets.keys().copied().collect()
     }
 
-    /// Circuit data per `(ℓ, q)`, built once per process (at most [`CIRCUIT_SETS_KEPT`] sets:
-    /// circuit data cannot be sized cheaply, so one of them, any, is dropped to make room). The
+    /// Bytes of the circuit sets this process keeps ([`Circuits::heap_bytes`]), within
+    /// [`crate::PlatformConfig::circuit_bytes`] unless one set alone is larger.
+    pub fn circuit_bytes(&self) -> u64 {
+        self.circuits.built.lock().expect("mutex").bytes()
+    }
+
+    /// Circuit data per `(ℓ, q)`, built once per process and kept within
+    /// [`crate::PlatformConfig::circuit_bytes`], least recently used sets dropped first. The
     /// build runs detached: a task abandoned while it waits (deadline, lost lease) does not
-    /// waste it.
+    /// waste it. The first process to build a pinned set stores its root key
+    /// ([`layout::reckle_root_key`]) for verifiers that build nothing ([`Platform::root_key`]).
     pub async fn circuits(&self, params: Params) -> Result<Arc<Circuits>, PlatformError> {
         if let Some(c) = self.circuits.built.lock().expect("mutex").get(&params) {
-            return Ok(c.clone());
+            return Ok(c);
         }
         let (cache, building) = (self.circuits.built.clone(), self.circuits.building.clone());
+        let (blobs, budget) = (self.blobs().clone(), self.config().circuit_bytes);
         tokio::spawn(async move {
             let _building = building.lock_owned().await;
             if let Some(c) = cache.lock().expect("mutex").get(&params) {
-                return Ok(c.clone());
+                return Ok(c);
             }
+            let started = std::time::Instant::now();
             let built = Arc::new(tokio::task::spawn_blocking(move || Circuits::build(params)).await.map_err(corrupt)??);
-            let mut c = cache.lock().expect("mutex");
-            if c.len() >= CIRCUIT_SETS_KEPT {
-                let victim = *c.keys().next().expect("not empty");
-                c.remove(&victim);
+            let bytes = built.heap_bytes();
+            tracing::info!(log_n = params.log_n, log_bucket = params.log_bucket, bytes, took = ?started.elapsed(), "circuit set built");
+            cache.lock().expect("mutex").put(params, built.clone(), bytes, budget);
+            if reckle::pinned_root_key(params).is_some() {
+                let key = layout::reckle_root_key(params);
+                if let Err(e) = publish_root_key(&*blobs, &key, &built).await {
+                    tracing::warn!(key, error = %e, "could not store the root key (verifiers will wait for another build)");
+                }
             }
-            c.entry(params).or_insert(built.clone());
             Ok(built)
         })
         .await
         .map_err(corrupt)?
     }
+}
+
+/// Stores the root key of `circuits` under `key` unless it is there already.
+async fn publish_root_key(blobs: &dyn blobstore::BlobStore, key: &str, circuits: &Circuits) -> Result<(), PlatformError> {
+    if !blobs.exists(key).await? {
+        blobs.put(key, Bytes::from(circuits.root_key().to_bytes())).await?;
+    }
+    Ok(())
 }
 
 /// What every task of a job needs, derived from its spec alone (node ids: kilobytes to a few
@@ -222,14 +275,35 @@ pub struct ReckleUpdate;
 async fn verify_published(p: &Platform, job: &str, expected_root: Option<&reckle::Digest>) -> Result<Result<String, String>, PlatformError> {
     let statement = p.blobs().get(&layout::proof_file(job, files::STATEMENT)).await?;
     let proof = p.blobs().get(&layout::proof_file(job, files::PROOF)).await?;
-    Ok(verify_statement(p, &statement, &proof, expected_root).await)
+    verify_statement(p, &statement, &proof, expected_root).await
 }
 
 /// Checks a Reckle statement and root proof against `expected_root` (or, without one, the
 /// statement's own C) and returns what it checked against; `Err(reason)` when the statement
 /// or proof is malformed or does not verify. Cheap checks (the claims, the expected C, the
-/// pinned circuit digest, the proof's header and size) run before any circuit is built.
-pub(crate) async fn verify_statement(p: &Platform, statement: &[u8], proof: &[u8], expected_root: Option<&reckle::Digest>) -> Result<String, String> {
+/// pinned circuit digest, the proof's header and size) run before the root key is loaded; no
+/// circuit is built ([`Platform::root_key`]).
+pub(crate) async fn verify_statement(
+    p: &Platform,
+    statement: &[u8],
+    proof: &[u8],
+    expected_root: Option<&reckle::Digest>,
+) -> Result<Result<String, String>, PlatformError> {
+    let (st, params, c, against) = match precheck(statement, proof, expected_root) {
+        Ok(checked) => checked,
+        Err(reason) => return Ok(Err(reason)),
+    };
+    // A key that cannot be had (not pinned, not stored yet) is no verdict on the proof.
+    let key = p.root_key(params).await?;
+    Ok(match NodeProof::root_from_bytes(&key, proof) {
+        Err(e) => Err(format!("proof: {e}")),
+        Ok(proof) => st.verify_for(&c, &key, &proof).map(|()| against).map_err(|e| e.to_string()),
+    })
+}
+
+/// The cheap checks of [`verify_statement`]: the statement, its parameters and the C it is
+/// checked against (with a description of it).
+fn precheck(statement: &[u8], proof: &[u8], expected_root: Option<&reckle::Digest>) -> Result<(Statement, Params, reckle::Digest, String), String> {
     let st: Statement = serde_json::from_slice(statement).map_err(|e| format!("statement: {e}"))?;
     let params = st.precheck(expected_root, proof).map_err(|e| format!("statement: {e}"))?;
     if params.log_n > crate::MAX_LOG_N {
@@ -242,10 +316,50 @@ pub(crate) async fn verify_statement(p: &Platform, statement: &[u8], proof: &[u8
             (c, format!("the statement's own C = {c} only (not pinned: pass expected_root)"))
         }
     };
-    let circuits = p.circuits(params).await.map_err(|e| e.to_string())?;
-    let proof = NodeProof::from_bytes(&circuits, proof).map_err(|e| format!("proof: {e}"))?;
-    st.verify_for(&c, circuits.root_key(), &proof).map_err(|e| e.to_string())?;
-    Ok(against)
+    Ok((st, params, c, against))
+}
+
+impl Platform {
+    /// The root verifying key of `params`, without building circuits (the planner's memory
+    /// limit holds no circuit set): from the circuits this process has built, else from this
+    /// process's cache, else the stored key ([`layout::reckle_root_key`], written by the first
+    /// process that built the set), accepted only if its bytes hash to the digest pinned in the
+    /// reckle crate, so no writer of the bucket can substitute a key.
+    pub async fn root_key(&self, params: Params) -> Result<Arc<reckle::RootKey>, PlatformError> {
+        if let Some(c) = self.circuits.built.lock().expect("mutex").get(&params) {
+            return Ok(Arc::new(c.root_key().clone()));
+        }
+        let name = format!("reckle/root-key/{}-{}", params.log_n, params.log_bucket);
+        if let Some(k) = self.cache().get::<reckle::RootKey>(&name) {
+            return Ok(k);
+        }
+        if reckle::pinned_root_key(params).is_none() {
+            return Err(PlatformError::Precondition(format!(
+                "no pinned root key for (log_n, log_bucket) = ({}, {}): this build cannot verify such proofs",
+                params.log_n, params.log_bucket
+            )));
+        }
+        let path = layout::reckle_root_key(params);
+        let bytes = match self.blobs().get(&path).await {
+            Ok(b) => b,
+            Err(blobstore::BlobError::NotFound(_)) => {
+                return Err(PlatformError::Precondition(format!(
+                    "the root key of (log_n, log_bucket) = ({}, {}) is not stored yet: no job of that shape has run here",
+                    params.log_n, params.log_bucket
+                )))
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let size = bytes.len() as u64;
+        let key = crate::work::blocking(move |_| reckle::RootKey::from_bytes(&bytes)).await?;
+        let key = match key {
+            Ok(k) if k.params() == params => Arc::new(k),
+            Ok(k) => return Err(PlatformError::Corrupt(format!("stored root key {path}: it is the key of {:?}", k.params()))),
+            Err(e) => return Err(PlatformError::Corrupt(format!("stored root key {path}: {e}"))),
+        };
+        self.cache().put(&name, key.clone(), size);
+        Ok(key)
+    }
 }
 
 #[async_trait]
@@ -379,6 +493,9 @@ fn validated(spec: ReckleJobSpec, values: &[u64]) -> Result<Validated, PlatformE
     })
 }
 
+/// Object copies an update's plan task keeps in flight.
+const COPIES_AT_ONCE: usize = 32;
+
 /// Copies the nodes an update keeps from its base job, then dispatches the first window of the
 /// nodes of the plan none of whose children it proves.
 async fn plan(p: &Platform, rec: &JobRecord) -> Result<(), PlatformError> {
@@ -388,9 +505,19 @@ async fn plan(p: &Platform, rec: &JobRecord) -> Result<(), PlatformError> {
     let ready = initial(params, &todo);
     if let Some(u) = &spec.update {
         // Nodes the update keeps: their subtrees did not change, so the base job's proofs stand.
+        // Copied by the object store itself, COPIES_AT_ONCE at a time: one by one through the
+        // executor, an update of an ℓ = 24 job with a batch of 4,096 (~90k kept nodes) did not
+        // plan within the plan task's deadline.
+        let mut copies = tokio::task::JoinSet::new();
         for id in plan.difference(&todo) {
-            let bytes = p.blobs().get(&layout::reckle_node(&u.base_job, *id)).await?;
-            p.blobs().put(&layout::reckle_node(job, *id), bytes).await?;
+            if copies.len() >= COPIES_AT_ONCE {
+                copies.join_next().await.expect("copies running").map_err(corrupt)??;
+            }
+            let (blobs, from, to) = (p.blobs().clone(), layout::reckle_node(&u.base_job, *id), layout::reckle_node(job, *id));
+            copies.spawn(async move { blobs.copy(&from, &to).await });
+        }
+        while let Some(copied) = copies.join_next().await {
+            copied.map_err(corrupt)??;
         }
     }
     release(p, rec, &spec, params, &ready).await
@@ -419,19 +546,29 @@ async fn release(p: &Platform, rec: &JobRecord, spec: &ReckleJobSpec, params: Pa
     window.released(p, &rec.id, due.end).await
 }
 
-/// A worker about to serve: builds the circuit sets of the active jobs (the first
-/// [`CIRCUIT_SETS_KEPT`] distinct ones, oldest jobs first) before it holds any lease.
+/// A worker about to serve: builds the circuit sets of the active jobs (distinct ones, oldest
+/// jobs first) before it holds any lease, as long as the next set is expected to fit in
+/// `--circuit-bytes` beside those built (expected: the bytes per level of the sets built so
+/// far, times the next set's levels). Before, it built four sets whatever their size, so a
+/// worker killed for memory there was killed again on every restart and never claimed a task.
 async fn warm_up(p: &Platform, active: &[JobRecord]) -> Result<(), PlatformError> {
     let mut sets = Vec::new();
     for rec in active {
         let Ok(params) = ReckleJobSpec::of(rec).and_then(|s| s.params()) else { continue };
-        if !sets.contains(&params) && sets.len() < CIRCUIT_SETS_KEPT {
+        if !sets.contains(&params) {
             sets.push(params);
         }
     }
+    let levels = |params: Params| u64::from(params.log_n - params.log_bucket + 1);
+    let (mut bytes, mut built_levels) = (0u64, 0u64);
     for params in sets {
+        if built_levels > 0 && bytes + bytes / built_levels * levels(params) > p.config().circuit_bytes {
+            tracing::info!(log_n = params.log_n, log_bucket = params.log_bucket, "warm-up stops: the next set would not fit in --circuit-bytes");
+            break;
+        }
         let started = std::time::Instant::now();
-        p.circuits(params).await?;
+        bytes += p.circuits(params).await?.heap_bytes();
+        built_levels += levels(params);
         tracing::info!(log_n = params.log_n, log_bucket = params.log_bucket, took = ?started.elapsed(), "circuits built before claiming");
     }
     Ok(())
@@ -462,7 +599,7 @@ async fn load(p: &Platform, job: &str) -> Result<Arc<LoadedJob>, PlatformError> 
     let plan = job_plan(p, job).await?;
     let values = reckle::decode_values(&p.blobs().get(&layout::reckle_leaves(job)).await?)?;
     let params = plan.params;
-    let tree = tokio::task::spawn_blocking(move || Tree::build(params, values)).await.map_err(corrupt)??;
+    let tree = crate::work::blocking(move |_| Tree::build(params, values)).await??;
     let j = Arc::new(LoadedJob { job: plan, tree });
     p.cache().put(&key, j.clone(), tree_bytes(params));
     Ok(j)
@@ -481,9 +618,7 @@ async fn work(p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), Platfo
     let proof = if id.level == j.params.log_bucket {
         let selected = reckle::selected_in_bucket(j.params, &j.spec.batch, id.index);
         let (c, j2) = (circuits.clone(), j.clone());
-        tokio::task::spawn_blocking(move || reckle::prove_bucket(&c, id.index, j2.tree.bucket_values(id.index)?, &selected))
-            .await
-            .map_err(corrupt)??
+        crate::work::blocking(move |_| reckle::prove_bucket(&c, id.index, j2.tree.bucket_values(id.index)?, &selected)).await??
     } else {
         let mut children = Vec::with_capacity(2);
         for child in id.children() {
@@ -495,7 +630,7 @@ async fn work(p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), Platfo
             }
         }
         let c = circuits.clone();
-        tokio::task::spawn_blocking(move || reckle::prove_node(&c, id, &children[0], &children[1])).await.map_err(corrupt)??
+        crate::work::blocking(move |_| reckle::prove_node(&c, id, &children[0], &children[1])).await??
     };
     p.blobs().put(&layout::reckle_node(job, id), Bytes::from(proof.to_bytes())).await?;
     report_node(p, lease).await
