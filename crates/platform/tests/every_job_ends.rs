@@ -232,7 +232,7 @@ async fn a_corrupt_task_fails_its_job_at_once() {
     assert_eq!((s.delayed, s.dead), (0, 0), "not retried: {s:?}");
 }
 
-/// A prove task that outlives its deadline on every attempt (a list of 200 Pari proofs, a
+/// A prove task that outlives its deadline on every attempt (a list of 1,024 Pari proofs, a
 /// deadline of 300 ms): the worker abandons each attempt, and its prover stops at the next proof
 /// instead of running on beside the retry. The worker (a process of its own: one loop) never
 /// runs more than one prover at once, and once the job has failed (dead-lettered) no prover of
@@ -248,7 +248,9 @@ async fn an_abandoned_prover_stops_and_the_worker_runs_no_more_than_its_loops() 
     // backends, as processes share Redis and S3).
     let p = Platform::with_config(q.clone(), blobs.clone(), store.clone(), config.clone());
     let w = Platform::with_config(q, blobs, store, config);
-    let request = JobRequest::PariBatch { circuit: pari::circuits::CircuitFamily::Chain { steps: 4096 }, seed_start: 1, count: 200, per_task: 200, bundle_size: 200 };
+    // A small circuit, so that reading its key takes well under the deadline and every attempt
+    // reaches its prover; many proofs, so that the list takes well over it.
+    let request = JobRequest::PariBatch { circuit: pari::circuits::CircuitFamily::Chain { steps: 256 }, seed_start: 1, count: 1024, per_task: 1024, bundle_size: 1024 };
     let (job, _) = p.submit(request, None).await.unwrap();
     let (stop, rx) = watch::channel(false);
     tokio::spawn(p.clone().run_executor("executor".into(), rx.clone()));
