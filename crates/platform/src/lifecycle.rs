@@ -71,11 +71,7 @@ impl Platform {
         self.queue().forget_job(job).await?;
         if matches!(how, Ending::Cancelled(_)) {
             let rec = self.record(job).await?;
-            if let Some(kind) = self.registry().job_kind(&rec.kind).cloned() {
-                for prefix in kind.scratch_prefixes(job) {
-                    self.blobs().delete_prefix(&prefix).await?;
-                }
-            }
+            self.delete_scratch(&rec.kind, job).await?;
         }
         self.job_store().expire(job, self.config.retention).await?;
         Ok(true)
@@ -97,5 +93,20 @@ impl Platform {
                 ::metrics::histogram!("prover_job_duration_seconds", "kind" => kind).record(secs);
             }
         }
+    }
+}
+
+impl Platform {
+    /// Deletes the intermediate objects of `job`, of job kind `kind`
+    /// ([`crate::kinds::JobKind::scratch_prefixes`]): when it is cancelled, and again whenever a
+    /// task or report of the cancelled job turns up (a worker may have written an object after
+    /// the first clean-up).
+    pub(crate) async fn delete_scratch(&self, kind: &str, job: &str) -> Result<(), PlatformError> {
+        if let Some(kind) = self.registry().job_kind(kind).cloned() {
+            for prefix in kind.scratch_prefixes(job) {
+                self.blobs().delete_prefix(&prefix).await?;
+            }
+        }
+        Ok(())
     }
 }

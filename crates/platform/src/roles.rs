@@ -431,11 +431,7 @@ impl Platform {
         match self.job_store().get(job).await? {
             None => Ok(false),
             Some(r) if r.state == JobState::Cancelled => {
-                if let Some(kind) = self.registry().job_kind(&r.kind).cloned() {
-                    for prefix in kind.scratch_prefixes(job) {
-                        self.blobs().delete_prefix(&prefix).await?;
-                    }
-                }
+                self.delete_scratch(&r.kind, job).await?;
                 Ok(false)
             }
             Some(r) => Ok(!r.state.is_terminal()),

@@ -214,9 +214,7 @@ impl<K: Kind> Typed<K> {
         let Some(record) = p.job_store().get(job).await? else { return Ok(None) };
         if record.state.is_terminal() {
             if record.state == jobs::JobState::Cancelled {
-                for prefix in K::scratch_prefixes(job) {
-                    p.blobs().delete_prefix(&prefix).await?;
-                }
+                p.delete_scratch(&record.kind, job).await?;
             }
             return Ok(None);
         }
