@@ -221,7 +221,9 @@ while read -r id kind; do
           [ "$b" -eq 2 ] || { dup_n=$((dup_n + 1)); say "$id: $b bundles, expected 2"; } ;;
         hekaton)
           d=$(echo "$fetched" | sed -n 's/^vk digest = \([0-9a-f]*\).*/\1/p')
-          "$PROVER" hekaton verify "$dir" --vk-digest "$d" >/dev/null 2>>"$TMP/verify.log" || { invalid_n=$((invalid_n + 1)); say "$id: INVALID hekaton proof"; continue; } ;;
+          # An aggregated proof (issue 30) is checked against its aggregate key too.
+          a=$(echo "$fetched" | sed -n 's/^aggregate key digest = \([0-9a-f]*\).*/\1/p')
+          "$PROVER" hekaton verify "$dir" --vk-digest "$d" ${a:+--agg-vk-digest "$a"} >/dev/null 2>>"$TMP/verify.log" || { invalid_n=$((invalid_n + 1)); say "$id: INVALID hekaton proof"; continue; } ;;
       esac
       verified_n=$((verified_n + 1)) ;;
     *"  failed  "* | *"  cancelled  "*)

@@ -53,7 +53,8 @@ pub struct SubmitHekaton {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Also publish final.bin, one Pari proof on BW6-767 of the whole Hekaton proof (at most 3
-    /// subcircuits); check it with `prover hekaton verify-final DIR --key-digest HEX`.
+    /// subcircuits; proof.bin then holds the k subcircuit proofs, the form the wrap verifies,
+    /// not the aggregate); check it with `prover hekaton verify-final DIR --key-digest HEX`.
     #[arg(long = "final")]
     pub final_proof: bool,
     #[arg(long)]
@@ -432,6 +433,7 @@ pub fn fetch(ep: Endpoint, job: String, out: PathBuf) -> anyhow::Result<()> {
             let label = match name.as_str() {
                 "root" => "commitment C",
                 "vk_digest" => "vk digest",
+                "agg_vk_digest" => "aggregate key digest",
                 "final_key_digest" => "final key digest",
                 other => other,
             };

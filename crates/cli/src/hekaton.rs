@@ -12,7 +12,13 @@
 //!   `public.json` (public inputs, decimal). Without `--keys` it runs a one-shot setup itself
 //!   (a demo: such a proof convinces only someone who trusts this prover).
 //! * `verify DIR --vk FILE` or `--vk-digest HEX` checks the proof against that key; without
-//!   one it refuses, unless `--trust-proof-dir` is given, and then says what it trusted.
+//!   one it refuses, unless `--trust-proof-dir` is given, and then says what it trusted. A
+//!   directory the platform published holds an aggregated proof ([`hekaton::aggregated`]:
+//!   `O(log k)` group elements in place of the `k` proofs) and the aggregate verifying key
+//!   `agg-vk.bin`; it is checked against a second pinned key, `--agg-vk FILE` or
+//!   `--agg-vk-digest HEX` (the aggregate key names the Hekaton key by digest, so it cannot be
+//!   another circuit's, but it carries its own SRS, whose secrets are part of the trusted setup:
+//!   it is pinned, not derived from the Hekaton key's digest).
 //! * `wrap DIR --vk-digest HEX --wrap-keys WDIR` verifies the proof directory against the
 //!   pinned key, then proves the depth-1 wrap ([`hekaton::wrap`]: one Pari proof on BW6-767
 //!   of the whole Hekaton proof) and writes `DIR/final.bin` and `DIR/final-key.bin`. The wrap
@@ -30,6 +36,8 @@ use anyhow::{bail, ensure, Context};
 use ark_bls12_381::{Bls12_381, Fr};
 use ark_serialize::CanonicalDeserialize;
 use clap::{Args, Subcommand, ValueEnum};
+use hekaton::aggregate::AggVerifyingKey;
+use hekaton::aggregated::AggregatedProof;
 use hekaton::partition::{Partitioned, Subcircuit};
 use hekaton::workflow::{self, HekatonProof, ProvingKey, VerifyingKey, VkDigest};
 use hekaton::Check;
@@ -147,8 +155,18 @@ pub struct VerifyArgs {
     /// --vk, the proof directory's vk.bin is used if it has this digest.
     #[arg(long, conflicts_with = "trust_proof_dir")]
     pub vk_digest: Option<String>,
-    /// Check against the proof directory's own vk.bin. This only shows that the proof matches
-    /// a key that came with it: whoever made that key can prove anything under it.
+    /// An aggregated proof (what the platform publishes): the aggregate verifying key to check
+    /// it against (agg-vk.bin of the platform's key store).
+    #[arg(long, conflicts_with = "trust_proof_dir")]
+    pub agg_vk: Option<PathBuf>,
+    /// An aggregated proof: the expected digest of the aggregate verifying key (64 hex digits;
+    /// `prover fetch` prints it, manifest.json pins it as agg_vk_digest). Without --agg-vk, the
+    /// proof directory's agg-vk.bin is used if it has this digest.
+    #[arg(long, conflicts_with = "trust_proof_dir")]
+    pub agg_vk_digest: Option<String>,
+    /// Check against the proof directory's own vk.bin (and agg-vk.bin). This only shows that
+    /// the proof matches keys that came with it: whoever made those keys can prove anything
+    /// under them.
     #[arg(long)]
     pub trust_proof_dir: bool,
 }
@@ -158,8 +176,7 @@ pub fn run(cmd: HekatonCommand) -> anyhow::Result<()> {
         HekatonCommand::Setup(a) => setup(a),
         HekatonCommand::Prove(a) => prove(a),
         HekatonCommand::Verify(a) => {
-            let (n, digest) = verify(&a)?;
-            println!("{n} subcircuit proofs checked against verifying key {digest}");
+            println!("{}", verify(&a)?);
             println!("verified");
             Ok(())
         }
@@ -220,6 +237,10 @@ fn wrap_keys(
 }
 
 fn wrap_dir(a: &WrapArgs) -> anyhow::Result<()> {
+    ensure!(
+        a.verify.agg_vk.is_none() && a.verify.agg_vk_digest.is_none(),
+        "--agg-vk/--agg-vk-digest: the wrap takes the k subcircuit proofs (`prover hekaton prove`), not an aggregated proof"
+    );
     let (vk, _) = pinned_key(&a.verify)?;
     let (proof, x) = read_proof(&a.verify.dir)?;
     let (pk, key) = wrap_keys(&a.wrap_keys, &vk)?;
@@ -458,11 +479,65 @@ fn read_proof(dir: &Path) -> anyhow::Result<(HekatonProof<Bls12_381>, Vec<Fr>)> 
     Ok((read(dir, "proof.bin")?, read_public(dir)?))
 }
 
-fn verify(a: &VerifyArgs) -> anyhow::Result<(usize, VkDigest)> {
+/// The aggregate verifying key to check an aggregated proof against, and its digest: from
+/// --agg-vk, from the proof directory if it has the --agg-vk-digest, or (with
+/// --trust-proof-dir) from the proof directory, said plainly. `None`: the directory holds the
+/// `k` subcircuit proofs (it has no agg-vk.bin and none was pinned).
+fn pinned_agg_key(a: &VerifyArgs) -> anyhow::Result<Option<(AggVerifyingKey<Bls12_381>, VkDigest)>> {
+    let expected = a
+        .agg_vk_digest
+        .as_deref()
+        .map(VkDigest::from_str)
+        .transpose()
+        .context("--agg-vk-digest")?;
+    let in_dir = a.dir.join("agg-vk.bin");
+    let (avk, source): (AggVerifyingKey<Bls12_381>, PathBuf) = match (&a.agg_vk, &expected) {
+        (Some(file), _) => (read_file(file)?, file.clone()),
+        (None, Some(_)) => (read_file(&in_dir)?, in_dir),
+        (None, None) if !in_dir.exists() => return Ok(None),
+        (None, None) if a.trust_proof_dir => {
+            let avk: AggVerifyingKey<Bls12_381> = read_file(&in_dir)?;
+            let digest = VkDigest(avk.digest()?);
+            eprintln!(
+                "WARNING: no pinned aggregate key: checking against {} (digest {digest}), which came with the proof. \
+                 Whoever made its SRS can prove anything under it.",
+                in_dir.display()
+            );
+            return Ok(Some((avk, digest)));
+        }
+        (None, None) => bail!(
+            "{} holds an aggregated proof: pass --agg-vk-digest HEX (the aggregate verifying key's digest, \
+             agg_vk_digest in the platform's manifest.json, printed by `prover fetch`) or --agg-vk FILE",
+            a.dir.display()
+        ),
+    };
+    let digest = VkDigest(avk.digest()?);
+    if let Some(expected) = expected {
+        avk.check_digest(&expected)
+            .with_context(|| format!("{}: not the pinned aggregate verifying key", source.display()))?;
+    }
+    Ok(Some((avk, digest)))
+}
+
+/// Verifies the directory against the pinned keys; what was checked, in words.
+fn verify(a: &VerifyArgs) -> anyhow::Result<String> {
     let (vk, digest) = pinned_key(a)?;
+    if let Some((avk, agg_digest)) = pinned_agg_key(a)? {
+        let proof: AggregatedProof<Bls12_381> = read(&a.dir, "proof.bin")
+            .context("proof.bin is not an aggregated Hekaton proof (pin an aggregate key only for one)")?;
+        let x = read_public(&a.dir)?;
+        let (res, t) = timed(|| hekaton::aggregated::verify(&vk, &avk, &x, &proof));
+        res.context("the aggregated proof does not verify")?;
+        eprintln!("checked in {}", secs(t));
+        return Ok(format!(
+            "aggregated proof of {} subcircuits ({} bytes) checked against verifying key {digest} and aggregate verifying key {agg_digest}",
+            vk.num_subcircuits(),
+            proof.size()
+        ));
+    }
     let (proof, x) = read_proof(&a.dir)?;
     let (res, t) = timed(|| workflow::verify(&vk, &x, &proof, &mut ChaCha20Rng::from_entropy()));
     res.context("the proof does not verify")?;
     eprintln!("checked in {}", secs(t));
-    Ok((vk.num_subcircuits(), digest))
+    Ok(format!("{} subcircuit proofs checked against verifying key {digest}", vk.num_subcircuits()))
 }

@@ -201,3 +201,137 @@ fn hekaton_wrap_and_verify_final() {
     assert_fails_with(&prover(&["hekaton", "verify-final", p(&lie), "--key-digest", &finals[0]]), "does not verify");
     assert_ok(&prover(&["hekaton", "verify-final", p(&d3), "--key-digest", &finals[0]]));
 }
+
+/// A port for the embedded server, below Linux's ephemeral range (see `platform_e2e.rs`) and
+/// apart from the ports that test picks.
+fn free_port() -> u16 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    loop {
+        let n = NEXT.fetch_add(1, Ordering::SeqCst);
+        let port = 12_000 + ((std::process::id().wrapping_mul(89).wrapping_add(n)) % 8_000) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+}
+
+/// Waits until the server answers `/readyz` on its metrics port, or fails if it exits first.
+fn wait_ready(server: &mut std::process::Child, port: u16) {
+    use std::io::{Read, Write};
+    loop {
+        if let Some(status) = server.try_wait().unwrap() {
+            panic!("the server exited before it was ready: {status}");
+        }
+        let answer = std::net::TcpStream::connect(("127.0.0.1", port)).ok().and_then(|mut s| {
+            write!(s, "GET /readyz HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
+            let mut out = String::new();
+            s.read_to_string(&mut out).ok()?;
+            Some(out)
+        });
+        if answer.is_some_and(|r| r.starts_with("HTTP/1.0 200") || r.starts_with("HTTP/1.1 200")) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// The server process, killed when dropped.
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The value after `label = ` in `prover fetch`'s output.
+fn printed(out: &str, label: &str) -> String {
+    out.lines().find_map(|l| l.strip_prefix(&format!("{label} = "))).unwrap_or_else(|| panic!("fetch printed no {label}: {out}")).to_string()
+}
+
+/// Issue 30 on the platform: a Hekaton job on the embedded server (`prover serve --embedded`,
+/// no Redis or S3) publishes one aggregated proof. `prover fetch` prints the command that pins
+/// both keys, and it accepts the directory. The verifier refuses the directory without an
+/// aggregate key, with another pinned aggregate digest, and every tamper: a flipped byte of a
+/// group element, another job's aggregate, another circuit's aggregate key (swapped into the
+/// directory, or pinned).
+#[test]
+fn platform_hekaton_job_publishes_an_aggregate_that_verify_checks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (grpc, metrics) = (free_port(), free_port());
+    let ep = format!("http://127.0.0.1:{grpc}");
+    let child = Command::new(env!("CARGO_BIN_EXE_prover"))
+        .args(["serve", "--embedded", "--data", p(&tmp.path().join("data")), "--listen", &format!("127.0.0.1:{grpc}")])
+        .args(["--metrics-listen", &format!("127.0.0.1:{metrics}"), "--concurrency", "2"])
+        .env_remove("PROVER_REDIS_URL")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut server = Server(child);
+    wait_ready(&mut server.0, metrics);
+    let submit = |k: &str, seed: &str| {
+        let o = prover(&["submit", "hekaton", "--circuit", "synthetic", "--subcircuits", k, "--steps", "4", "--wires", "1", "--seed", seed, "--endpoint", &ep]);
+        assert_ok(&o);
+        stdout(&o).trim().to_string()
+    };
+    // Job b proves the same circuit with other inputs; job c another circuit (2 subcircuits).
+    let (a, b, c) = (submit("4", "3"), submit("4", "4"), submit("2", "3"));
+    let mut fetched = Vec::new();
+    for (job, name) in [(&a, "a"), (&b, "b"), (&c, "c")] {
+        assert_ok(&prover(&["watch", job, "--endpoint", &ep]));
+        let dir = tmp.path().join(name);
+        let o = prover(&["fetch", job, "--out", p(&dir), "--endpoint", &ep]);
+        assert_ok(&o);
+        fetched.push((dir, stdout(&o)));
+    }
+    let (da, out_a) = &fetched[0];
+    let (vk_digest, agg_digest) = (printed(out_a, "vk digest"), printed(out_a, "aggregate key digest"));
+    // The command fetch prints verifies the directory.
+    let command = out_a.lines().find_map(|l| l.strip_prefix("verify with: prover ")).unwrap_or_else(|| panic!("{out_a}"));
+    assert_eq!(command, format!("hekaton verify {} --vk-digest {vk_digest} --agg-vk-digest {agg_digest}", p(da)));
+    let v = prover(&command.split(' ').collect::<Vec<_>>());
+    assert_ok(&v);
+    assert!(stdout(&v).contains("aggregated proof of 4 subcircuits") && stdout(&v).contains(&agg_digest), "{}", stdout(&v));
+    let verify = |dir: &Path, agg: &str| prover(&["hekaton", "verify", p(dir), "--vk-digest", &vk_digest, "--agg-vk-digest", agg]);
+
+    // No aggregate key pinned: refused, naming the flag; --trust-proof-dir says what it trusted.
+    assert_fails_with(&prover(&["hekaton", "verify", p(da), "--vk-digest", &vk_digest]), "--agg-vk-digest");
+    let v = prover(&["hekaton", "verify", p(da), "--trust-proof-dir"]);
+    assert_ok(&v);
+    assert!(stderr(&v).contains("no pinned aggregate key"), "{}", stderr(&v));
+    // Another aggregate digest pinned.
+    let mut wrong = agg_digest.clone().into_bytes();
+    wrong[0] = if wrong[0] == b'0' { b'1' } else { b'0' };
+    assert_fails_with(&verify(da, std::str::from_utf8(&wrong).unwrap()), "not the pinned aggregate verifying key");
+
+    // A flipped byte inside the aggregate's last G1 point (a KZG opening), which ends after the
+    // version (4 bytes), cm_D and the aggregate.
+    let bytes = std::fs::read(da.join("proof.bin")).unwrap();
+    let proof: hekaton::aggregated::AggregatedProof<ark_bls12_381::Bls12_381> = hekaton::mirage::from_bytes(&bytes).unwrap();
+    let end = 4 + hekaton::mirage::to_bytes(&proof.cm_d).unwrap().len() + proof.aggregate.size();
+    let flipped = tmp.path().join("flipped");
+    copy_dir(da, &flipped);
+    let mut bad = bytes.clone();
+    bad[end - 20] ^= 1;
+    std::fs::write(flipped.join("proof.bin"), bad).unwrap();
+    let o = verify(&flipped, &agg_digest);
+    assert!(!o.status.success() && !stderr(&o).contains("panicked"), "a flipped group element verified: {}", stderr(&o));
+    // Job b's aggregate (same keys, other inputs) in a's directory.
+    let swapped = tmp.path().join("swapped");
+    copy_dir(da, &swapped);
+    std::fs::copy(fetched[1].0.join("proof.bin"), swapped.join("proof.bin")).unwrap();
+    assert_fails_with(&verify(&swapped, &agg_digest), "does not verify");
+    // Job c's aggregate key (another circuit) in a's directory: not the pinned one; pinned, it
+    // is refused because it names another Hekaton key.
+    let other = tmp.path().join("other-key");
+    copy_dir(da, &other);
+    std::fs::copy(fetched[2].0.join("agg-vk.bin"), other.join("agg-vk.bin")).unwrap();
+    assert_fails_with(&verify(&other, &agg_digest), "not the pinned aggregate verifying key");
+    let other_digest = printed(&fetched[2].1, "aggregate key digest");
+    assert_ne!(other_digest, agg_digest);
+    assert_fails_with(&verify(&other, &other_digest), "another Hekaton key");
+    assert_ok(&verify(da, &agg_digest));
+}

@@ -390,8 +390,9 @@ fn planner_serves_only_token_holders_by_default() {
 }
 
 /// A Hekaton job proved by separate worker processes over Redis and MinIO (8 subcircuits, one
-/// worker SIGKILLed while it holds a lease), fetched and verified offline against the key
-/// digest the platform published; a wrong digest and a tampered proof are refused. Beside it a
+/// worker SIGKILLed while it holds a lease), fetched, and its aggregated proof verified offline
+/// against the key digests the platform published (the command fetch prints); a wrong digest
+/// and a tampered proof are refused. Beside it a
 /// one-subcircuit job asks for the final proof (issue 15): the aggregator process wraps it into
 /// one Pari proof on BW6-767, which verifies offline against the final key digest that fetch
 /// prints; a tampered final proof and another pinned digest are refused.
@@ -454,18 +455,30 @@ fn hekaton_job_across_worker_processes() {
     let dir = tmp.path().join("proof");
     let fetched = ok(prover(&["fetch", &job, "--out", dir.to_str().unwrap(), "--endpoint", &ep]));
     let digest = fetched.split("vk digest = ").nth(1).and_then(|r| r.split_whitespace().next()).expect("fetch prints the vk digest").to_string();
-    assert!(fetched.contains("prover hekaton verify"), "{fetched}");
-    let out = ok(prover(&["hekaton", "verify", dir.to_str().unwrap(), "--vk-digest", &digest]));
-    assert!(out.contains("8 subcircuit proofs checked") && out.contains("verified"), "{out}");
+    let agg = fetched
+        .split("aggregate key digest = ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .expect("fetch prints the aggregate key digest")
+        .to_string();
+    assert!(fetched.contains(&format!("prover hekaton verify {} --vk-digest {digest} --agg-vk-digest {agg}", dir.display())), "{fetched}");
+    let out = ok(prover(&["hekaton", "verify", dir.to_str().unwrap(), "--vk-digest", &digest, "--agg-vk-digest", &agg]));
+    assert!(out.contains("aggregated proof of 8 subcircuits") && out.contains("verified"), "{out}");
     let mut wrong = digest.clone().into_bytes();
     wrong[0] = if wrong[0] == b'0' { b'1' } else { b'0' };
-    fails_with(prover(&["hekaton", "verify", dir.to_str().unwrap(), "--vk-digest", std::str::from_utf8(&wrong).unwrap()]), &["pinned"]);
+    fails_with(
+        prover(&["hekaton", "verify", dir.to_str().unwrap(), "--vk-digest", std::str::from_utf8(&wrong).unwrap(), "--agg-vk-digest", &agg]),
+        &["pinned"],
+    );
     let proof = dir.join("proof.bin");
     let mut bytes = std::fs::read(&proof).unwrap();
     let n = bytes.len();
     bytes[n - 40] ^= 1;
     std::fs::write(&proof, bytes).unwrap();
-    assert!(!prover(&["hekaton", "verify", dir.to_str().unwrap(), "--vk-digest", &digest]).status.success(), "a tampered proof verified");
+    assert!(
+        !prover(&["hekaton", "verify", dir.to_str().unwrap(), "--vk-digest", &digest, "--agg-vk-digest", &agg]).status.success(),
+        "a tampered proof verified"
+    );
 
     // The final proof, made by the aggregator process.
     wait_done(&final_job);

@@ -1,9 +1,11 @@
 //! Hekaton jobs through the platform, embedded and against real Redis and S3 (MinIO): an
 //! 8-subcircuit circuit proved by separate worker loops, with a commit task that runs twice (a
 //! worker that committed, reported and died before completing its lease: the redelivery must
-//! write the same `D_i`) and a worker that dies mid-prove leaving a torn proof object. The
-//! published directory verifies with the library alone against the key digest the job names;
-//! a tampered proof is refused; a second job of the same structure reuses the keys.
+//! write the same `D_i`) and a worker that dies mid-prove leaving a torn proof object. The job
+//! publishes one aggregate proof (issue 30), which verifies with the library alone against the
+//! key digests the job names; tampering (a group element moved or flipped, another job's
+//! aggregate, another circuit's aggregate key, an aggregate key of another SRS) is refused by
+//! the library and by `VerifyProof`; a second job of the same structure reuses the keys.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,7 +14,11 @@ mod common;
 
 use api::v1 as pb;
 use api::v1::job_service_server::JobService;
-use ark_bls12_381::{Bls12_381, Fr};
+use ark_bls12_381::{Bls12_381, Fr, G1Affine};
+use ark_ec::{AffineRepr, CurveGroup};
+use hekaton::aggregate::srs::Srs;
+use hekaton::aggregate::AggVerifyingKey;
+use hekaton::aggregated::{self, AggregatedProof};
 use hekaton::spec::CircuitSpec;
 use hekaton::workflow::{self, HekatonProof, VerifyingKey, VkDigest};
 use platform::kinds::hekaton::{Hekaton, COMMIT};
@@ -85,53 +91,95 @@ async fn run(real: bool) {
     assert_eq!(outcome, JobOutcome::Done, "{:?}", p.job_store().get(&job).await.unwrap().map(|r| r.message));
     assert_eq!(p.blobs().get(&commit_key).await.unwrap(), first, "the redelivered commit task wrote another D_{i}");
 
-    // Offline: pin the digest circuit.json names; the library alone verifies the directory.
+    // Offline: pin the digests circuit.json names; the library alone verifies the directory.
     let circuit: serde_json::Value = serde_json::from_slice(&published(&p, &job, "circuit.json").await).unwrap();
     let digest: VkDigest = circuit["vk_digest"].as_str().expect("circuit.json names the vk digest").parse().unwrap();
+    let agg_digest: VkDigest = circuit["agg_vk_digest"].as_str().expect("circuit.json names the aggregate vk digest").parse().unwrap();
     let vk: VerifyingKey<Bls12_381> = hekaton::mirage::from_bytes(&published(&p, &job, "vk.bin").await).unwrap();
     vk.check_digest(&digest).unwrap();
+    let avk: AggVerifyingKey<Bls12_381> = hekaton::mirage::from_bytes(&published(&p, &job, "agg-vk.bin").await).unwrap();
+    avk.check_digest(&agg_digest).unwrap();
     let public: Vec<String> = serde_json::from_slice(&published(&p, &job, "public.json").await).unwrap();
     let x: Vec<Fr> = public.iter().map(|s| s.parse().unwrap()).collect();
     assert_eq!(x, SPEC.build::<Fr>(seed).unwrap().public_inputs);
+    // The published proof is the aggregate (O(log k) group elements), not the k proofs.
     let proof_bytes = published(&p, &job, "proof.bin").await;
-    let proof: HekatonProof<Bls12_381> = hekaton::mirage::from_bytes(&proof_bytes).unwrap();
-    let mut rng = rand::thread_rng();
-    workflow::verify(&vk, &x, &proof, &mut rng).unwrap();
-    // Tampered: another subcircuit's proof in slot 0, or another public input.
-    let mut bad = proof.clone();
-    bad.proofs.swap(0, 1);
-    assert!(workflow::verify(&vk, &x, &bad, &mut rng).is_err(), "a proof with swapped subcircuit proofs verified");
-    assert!(workflow::verify(&vk, &[x[0] + Fr::from(1u64)], &proof, &mut rng).is_err(), "the proof verified for another input");
+    assert!(hekaton::mirage::from_bytes::<HekatonProof<Bls12_381>>(&proof_bytes).is_err(), "the job published the k proofs");
+    let proof: AggregatedProof<Bls12_381> = hekaton::mirage::from_bytes(&proof_bytes).unwrap();
+    aggregated::verify(&vk, &avk, &x, &proof).unwrap();
+    // The manifest pins both keys and names the command that checks them.
+    let manifest = platform::manifest::Manifest::from_bytes(&published(&p, &job, "manifest.json").await).unwrap();
+    assert_eq!(manifest.pins.get("agg_vk_digest"), Some(&agg_digest.to_string()), "{manifest:?}");
+    assert_eq!(manifest.pins.get("vk_digest"), Some(&digest.to_string()), "{manifest:?}");
+    assert_eq!(manifest.verify, vec![format!("prover hekaton verify {{dir}} --vk-digest {digest} --agg-vk-digest {agg_digest}")]);
+    assert!(manifest.files.iter().any(|f| f == "agg-vk.bin"), "{manifest:?}");
 
-    // VerifyProof through the API (it answered UNAVAILABLE for Hekaton jobs: the call fell
+    // Tampered: a group element of the aggregate moved (still a point of the group), another
+    // public input, and keys that are not the job's: another circuit's aggregate key, and an
+    // aggregate key for the job's own Hekaton key made from another SRS.
+    let mut moved = proof.clone();
+    moved.aggregate.mpp.tipp.a = (moved.aggregate.mpp.tipp.a + G1Affine::generator()).into_affine();
+    assert!(aggregated::verify(&vk, &avk, &x, &moved).is_err(), "a moved group element verified");
+    assert!(aggregated::verify(&vk, &avk, &[x[0] + Fr::from(1u64)], &proof).is_err(), "the proof verified for another input");
+    let mut rng = rand::thread_rng();
+    let other_spec = CircuitSpec::Synthetic { subcircuits: 2, steps: 4, wires: 1 };
+    let (_, other_vk) = workflow::setup::<Bls12_381, _, _>(&other_spec.build::<Fr>(0).unwrap(), &mut rng).unwrap();
+    let (_, other_circuit_avk) = aggregated::setup(&other_vk, &Srs::setup(2, &mut rng)).unwrap();
+    assert!(aggregated::verify(&vk, &other_circuit_avk, &x, &proof).is_err(), "another circuit's aggregate key was accepted");
+    let (_, other_srs_avk) = aggregated::setup(&vk, &Srs::setup(8, &mut rng)).unwrap();
+    assert!(aggregated::verify(&vk, &other_srs_avk, &x, &proof).is_err(), "an aggregate key of another SRS verified the proof");
+
+    // A second job of the same structure reuses the keys (one key directory for the spec, one
+    // aggregation key for the Hekaton key).
+    let (job2, _) = p.submit(JobRequest::Hekaton { circuit: SPEC, seed: seed + 1, final_proof: false }, None).await.unwrap();
+    let outcome = tokio::time::timeout(Duration::from_secs(600), p.wait(&job2, |_| {})).await.unwrap();
+    assert_eq!(outcome, JobOutcome::Done);
+    let circuit2: serde_json::Value = serde_json::from_slice(&published(&p, &job2, "circuit.json").await).unwrap();
+    assert_eq!(circuit2["vk_digest"], circuit["vk_digest"], "the second job made new keys");
+    assert_eq!(circuit2["agg_vk_digest"], circuit["agg_vk_digest"], "the second job made new aggregation keys");
+    let proof2_bytes = published(&p, &job2, "proof.bin").await;
+    let proof2: AggregatedProof<Bls12_381> = hekaton::mirage::from_bytes(&proof2_bytes).unwrap();
+    aggregated::verify(&vk, &avk, &SPEC.build::<Fr>(seed + 1).unwrap().public_inputs, &proof2).unwrap();
+    assert!(aggregated::verify(&vk, &avk, &x, &proof2).is_err(), "another job's aggregate verified for this job's input");
+
+    // VerifyProof through the API (it answered UNAVAILABLE for Hekaton jobs once: the call fell
     // through to the Reckle path and looked for statement.json): valid against the pinned
-    // digest, invalid against another, a malformed digest names the field, and a tampered
-    // published proof is refused.
+    // digest, invalid against another, a malformed digest names the field, and every tampered
+    // published directory is refused.
     let verify = |vk_digest: String| {
         let svc = platform::grpc::JobServiceImpl::new(p.clone());
         let target = Some(pb::verify_proof_request::Target::JobId(job.clone()));
         async move { svc.verify_proof(tonic::Request::new(pb::VerifyProofRequest { target, expected_vk_digest: vk_digest, ..Default::default() })).await }
     };
     let ok = verify(digest.to_string()).await.expect("VerifyProof answers for a Hekaton job").into_inner();
-    assert!(ok.valid && ok.checked_against.contains(&digest.to_string()), "{ok:?}");
+    assert!(ok.valid && ok.checked_against.contains(&digest.to_string()) && ok.checked_against.contains(&agg_digest.to_string()), "{ok:?}");
     let unpinned = verify(String::new()).await.unwrap().into_inner();
     assert!(unpinned.valid && unpinned.checked_against.contains("not pinned"), "{unpinned:?}");
     let other = verify(VkDigest([7; 32]).to_string()).await.unwrap().into_inner();
     assert!(!other.valid, "a job was verified against another key's digest: {other:?}");
     let err = verify("zz".into()).await.expect_err("a malformed digest is refused");
     assert!(err.code() == tonic::Code::InvalidArgument && err.message().contains("expected_vk_digest"), "{err:?}");
-    let proof_key = format!("jobs/{job}/proof/proof.bin");
-    p.blobs().put(&proof_key, bytes::Bytes::from(hekaton::mirage::to_bytes(&bad).unwrap())).await.unwrap();
-    let tampered = verify(digest.to_string()).await.unwrap().into_inner();
-    assert!(!tampered.valid, "a tampered published proof verified: {tampered:?}");
-    p.blobs().put(&proof_key, bytes::Bytes::from(proof_bytes.clone())).await.unwrap();
-
-    // A second job of the same structure reuses the keys (one key directory for the spec).
-    let (job2, _) = p.submit(JobRequest::Hekaton { circuit: SPEC, seed: seed + 1, final_proof: false }, None).await.unwrap();
-    let outcome = tokio::time::timeout(Duration::from_secs(600), p.wait(&job2, |_| {})).await.unwrap();
-    assert_eq!(outcome, JobOutcome::Done);
-    let circuit2: serde_json::Value = serde_json::from_slice(&published(&p, &job2, "circuit.json").await).unwrap();
-    assert_eq!(circuit2["vk_digest"], circuit["vk_digest"], "the second job made new keys");
+    let (proof_key, agg_key) = (format!("jobs/{job}/proof/proof.bin"), format!("jobs/{job}/proof/agg-vk.bin"));
+    let agg_bytes = published(&p, &job, "agg-vk.bin").await;
+    // A byte inside the aggregate's last G1 point (a KZG opening), which ends after the
+    // version (4 bytes), cm_D and the aggregate.
+    let mut flipped = proof_bytes.clone();
+    flipped[4 + hekaton::mirage::to_bytes(&proof.cm_d).unwrap().len() + proof.aggregate.size() - 20] ^= 1;
+    let tampered: [(&str, &String, Vec<u8>); 5] = [
+        ("a moved group element", &proof_key, hekaton::mirage::to_bytes(&moved).unwrap()),
+        ("a flipped byte of a group element", &proof_key, flipped),
+        ("another job's aggregate", &proof_key, proof2_bytes.clone()),
+        ("another circuit's aggregate key", &agg_key, hekaton::mirage::to_bytes(&other_circuit_avk).unwrap()),
+        ("an aggregate key of another SRS", &agg_key, hekaton::mirage::to_bytes(&other_srs_avk).unwrap()),
+    ];
+    for (what, key, bytes) in tampered {
+        p.blobs().put(key, bytes::Bytes::from(bytes)).await.unwrap();
+        let r = verify(digest.to_string()).await.unwrap().into_inner();
+        assert!(!r.valid, "VerifyProof accepted {what}: {r:?}");
+        p.blobs().put(&proof_key, bytes::Bytes::from(proof_bytes.clone())).await.unwrap();
+        p.blobs().put(&agg_key, bytes::Bytes::from(agg_bytes.clone())).await.unwrap();
+    }
+    assert!(verify(digest.to_string()).await.unwrap().into_inner().valid, "the restored directory does not verify");
     let _ = stop.send(true);
     for j in [&job, &job2] {
         p.blobs().delete_prefix(&format!("jobs/{j}/")).await.unwrap();
@@ -172,6 +220,9 @@ async fn run_wrapped(real: bool) {
     let (job, _) = p.submit(JobRequest::Hekaton { circuit: ONE, seed, final_proof: true }, None).await.unwrap();
     let outcome = tokio::time::timeout(Duration::from_secs(900), p.wait(&job, |_| {})).await.unwrap();
     assert_eq!(outcome, JobOutcome::Done, "{:?}", p.job_store().get(&job).await.unwrap().map(|r| r.message));
+    // A wrapped job publishes the k proofs (the form the wrap circuit verifies), no aggregate.
+    assert!(p.blobs().get(&format!("jobs/{job}/proof/agg-vk.bin")).await.is_err(), "a wrapped job published an aggregate key");
+    let k_proofs: HekatonProof<Bls12_381> = hekaton::mirage::from_bytes(&published(&p, &job, "proof.bin").await).unwrap();
     let key = FinalKey::<BW6_767>::from_bytes(&published(&p, &job, "final-key.bin").await).unwrap();
     let fin = FinalProof::<Fr, BW6_767>::from_bytes(&published(&p, &job, "final.bin").await).unwrap();
     let public: Vec<String> = serde_json::from_slice(&published(&p, &job, "public.json").await).unwrap();
@@ -179,6 +230,7 @@ async fn run_wrapped(real: bool) {
     // The final key names the job's Hekaton key; a verifier pins the final key's digest.
     let vk: VerifyingKey<Bls12_381> = hekaton::mirage::from_bytes(&published(&p, &job, "vk.bin").await).unwrap();
     assert_eq!(key.hekaton_vk_digest, vk.digest().unwrap(), "the final key names another Hekaton key");
+    workflow::verify(&vk, &x, &k_proofs, &mut rand::thread_rng()).unwrap();
     let circuit: serde_json::Value = serde_json::from_slice(&published(&p, &job, "circuit.json").await).unwrap();
     let pinned: VkDigest = circuit["final_key_digest"].as_str().expect("circuit.json names the final key").parse().unwrap();
     key.check_digest(&pinned).unwrap();

@@ -236,6 +236,19 @@ impl<E: Pairing> VerifyingKey<E> {
         h.update(mirage::to_bytes(self)?);
         Ok(h.finalize().into())
     }
+
+    /// Checks the key against the digest a verifier pinned (printed and parsed as hex through
+    /// [`crate::workflow::VkDigest`], like the Hekaton key's).
+    pub fn check_digest(&self, expected: &crate::workflow::VkDigest) -> Result<(), Error> {
+        let got = crate::workflow::VkDigest(self.digest()?);
+        if got != *expected {
+            return Err(Error::DigestMismatch {
+                expected: expected.to_string(),
+                got: got.to_string(),
+            });
+        }
+        Ok(())
+    }
 }
 
 /// Agg.G: the aggregation keys for `keys` (subcircuit `i`'s Mirage verifying key, each with

@@ -4,28 +4,40 @@
 //! DAG (task ids `<step>-<i>`):
 //!
 //! 1. `hekaton.setup` (worker): the keys of the circuit's structure, made once per
-//!    [`CircuitSpec::digest`] and reused by every later job of that structure; then the
-//!    coordinator's step 1: the traces, cut into one witness share per subcircuit.
+//!    [`CircuitSpec::digest`] and reused by every later job of that structure, and (unless the
+//!    job asks for the depth-1 wrap) the aggregation keys of that Hekaton key (paper §5, Agg.G:
+//!    an SRS sized to `k` and the aggregate keys, [`hekaton::aggregated::setup`]), made once
+//!    per Hekaton key; then the coordinator's step 1: the traces, cut into one witness share per
+//!    subcircuit.
 //! 2. `hekaton.commit` × k (worker `i`): `D_i`, the commitment to its share. Its randomness
 //!    `κ_D` is drawn from the job's secret and `i`, so a redelivered commit task writes the same
 //!    `D_i` (and the prove task re-derives the randomness rather than storing it).
 //! 3. `hekaton.challenge` (worker): once every `D_i` is in, the challenge `(α, β)`, the Merkle
-//!    tree and one message per subcircuit (a pure function of the commitments).
+//!    tree and one message per subcircuit (a pure function of the commitments). An aggregating
+//!    job draws `(α, β)` from `cm_D = CM1(D)` ([`hekaton::aggregated::coordinator_challenge`]),
+//!    a wrapped one from the list of `D_i` (the wrap recomputes that challenge in its circuit).
 //! 4. `hekaton.prove` × k (worker `i`): the Mirage proof of subcircuit `i`, from the spec (the
 //!    circuit is rebuilt, never shipped), its share, its message and the keys.
-//! 5. `hekaton.assemble` (aggregator): gathers the proof, **verifies it** under the job's
-//!    verifying key, and only then publishes `proof/{circuit.json, vk.bin, proof.bin,
-//!    public.json}` — the directory `prover hekaton verify DIR --vk-digest HEX` checks offline.
+//! 5. `hekaton.assemble` (aggregator): aggregates the `k` proofs (Agg.P: GIPA's `log k` rounds
+//!    one after the other, each round's multi-exponentiations and pairings parallel) into one
+//!    [`AggregatedProof`] of `O(log k)` group elements, **verifies it** under the job's keys, and
+//!    only then publishes `proof/{circuit.json, vk.bin, agg-vk.bin, proof.bin, public.json}` —
+//!    the directory `prover hekaton verify DIR --vk-digest HEX --agg-vk-digest HEX` checks
+//!    offline. A job that asks for the depth-1 wrap (`final_proof`, `k ≤ 3`) publishes the `k`
+//!    proofs as `proof.bin` instead (the wrap circuit verifies that form) beside `final.bin`.
 //!
 //! Workers report `hekaton.done`; the executor releases each step when the previous is done.
 //! Which keys a job uses travels in its task payloads from the setup's report on (the digest
-//! of the verifying key), so a job's tasks agree on one key even if two jobs of one structure
-//! make keys at the same time.
+//! of the verifying key, and of the aggregate verifying key: a payload without one is a
+//! job that publishes the `k` proofs), so a job's tasks agree on one key even if two jobs of
+//! one structure make keys at the same time.
 //!
 //! Objects: keys under `hekaton/keys/<spec digest>/<vk digest>/`: `vk.bin` and one Mirage
 //! proving key per subcircuit shape, `pk-<shape>.bin` (content addressed, never overwritten
-//! with other bytes; `vk.bin` is written last, so its presence means the keys are complete), and
-//! `hekaton/keys/<spec digest>/current` (the digest later jobs reuse); per job
+//! with other bytes; `vk.bin` is written last, so its presence means the keys are complete),
+//! the aggregation keys under `agg/<aggregate vk digest>/{pk.bin, vk.bin}` there (`vk.bin` last)
+//! with an `agg-current` pointer beside them, and `hekaton/keys/<spec digest>/current` (the
+//! digest later jobs reuse); per job
 //! `jobs/<id>/hekaton/{share,commit,message,proof}-<i>.bin` and `round.bin`.
 //!
 //! A worker fetches the verifying key and **its own shape's** proving key only, never the
@@ -39,6 +51,9 @@ use ark_bls12_381::{Bls12_381, Config, Fr};
 use ark_bw6_767::BW6_767;
 use async_trait::async_trait;
 use bytes::Bytes;
+use hekaton::aggregate::srs::Srs;
+use hekaton::aggregate::{AggProvingKey, AggVerifyingKey};
+use hekaton::aggregated::{self, AggregatedProof};
 use hekaton::mirage::{self, Commitment, Proof};
 use hekaton::spec::CircuitSpec;
 use hekaton::workflow::{self, ChallengeRound, ProveMessage, VerifyingKey, VkDigest, WitnessShare};
@@ -62,7 +77,8 @@ pub const ASSEMBLE: TaskKind = TaskKind::new("hekaton.assemble", Served::Aggrega
 const TASKS: &[TaskKind] = &[PROVE, COMMIT, CHALLENGE, SETUP, DONE, ASSEMBLE];
 
 /// The job's secret (32 random bytes under `jobs/<id>/inputs/`, drawn at submission): the seed
-/// of its setup (if it makes the keys) and of every commitment's randomness.
+/// of its setup (if it makes the keys: the Mirage trapdoor, and the aggregation SRS's secrets
+/// `a, b`) and of every commitment's randomness.
 pub const SECRET: &str = "hekaton-secret.bin";
 
 /// What a Hekaton job proves: the circuit `circuit` with inputs from `seed`, on BLS12-381.
@@ -147,18 +163,29 @@ impl HekatonJobSpec {
     }
 }
 
-/// A task's step, index and (from the setup's report on) the digest of the job's key.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+/// A task's step, index and (from the setup's report on) the digest of the job's key and, for
+/// a job that aggregates, of its aggregate verifying key.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 struct HekatonTask {
     step: String,
     index: u64,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     vk: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    agg: String,
 }
 
 impl HekatonTask {
     fn digest(&self) -> Result<VkDigest, PlatformError> {
         self.vk.parse().map_err(|e| corrupt(format!("task payload: vk: {e}")))
+    }
+
+    /// The aggregate verifying key's digest; `None`: the job publishes the `k` proofs.
+    fn agg_digest(&self) -> Result<Option<VkDigest>, PlatformError> {
+        if self.agg.is_empty() {
+            return Ok(None);
+        }
+        self.agg.parse().map(Some).map_err(|e| corrupt(format!("task payload: agg: {e}")))
     }
 }
 
@@ -166,8 +193,10 @@ fn task_of(lease: &Lease) -> Result<HekatonTask, PlatformError> {
     serde_json::from_str(&lease.task.payload).map_err(|e| corrupt(format!("task payload: {e}")))
 }
 
-async fn dispatch(p: &Platform, job: &str, kind: TaskKind, step: &str, index: u64, vk: &str) -> Result<bool, PlatformError> {
-    let payload = serde_json::to_string(&HekatonTask { step: step.into(), index, vk: vk.into() }).map_err(corrupt)?;
+/// Dispatches task `<step>-<index>`, carrying the keys `keys` names.
+async fn dispatch(p: &Platform, job: &str, kind: TaskKind, step: &str, index: u64, keys: &HekatonTask) -> Result<bool, PlatformError> {
+    let t = HekatonTask { step: step.into(), index, vk: keys.vk.clone(), agg: keys.agg.clone() };
+    let payload = serde_json::to_string(&t).map_err(corrupt)?;
     p.dispatch(job, kind, &format!("{step}-{index}"), payload).await
 }
 
@@ -275,6 +304,71 @@ async fn shape_key(
     Ok(k)
 }
 
+/// Object `name` of the aggregation keys with digest `agg` of the Hekaton key `vk`.
+fn agg_file(spec: &HekatonJobSpec, vk: &VkDigest, agg: &str, name: &str) -> String {
+    layout::hekaton_key(&spec.circuit.digest(), &vk.to_string(), &format!("agg/{agg}/{name}"))
+}
+
+/// The aggregation keys of the Hekaton key `digest` (paper §5, Agg.G): made once per Hekaton
+/// key, by the first aggregating job of its structure, from that job's secret (as the Mirage
+/// keys are: a redelivered setup makes the same keys), stored content addressed under the
+/// Hekaton key's directory (`agg/<aggregate vk digest>/`, `vk.bin` after `pk.bin`, so its
+/// presence means both are there) with an `agg-current` pointer that later jobs reuse. The SRS
+/// is sized to the key's `k` (rounded up to a power of two); whoever knows its secrets `a, b`
+/// can break the binding of the commitments, so they are part of the trusted setup. Returns the
+/// aggregate verifying key's digest.
+async fn agg_setup(
+    p: &Platform,
+    job: &str,
+    spec: &HekatonJobSpec,
+    digest: &VkDigest,
+    vk: &Arc<VerifyingKey<Bls12_381>>,
+) -> Result<String, PlatformError> {
+    let current = layout::hekaton_key(&spec.circuit.digest(), &digest.to_string(), "agg-current");
+    match p.blobs().get(&current).await {
+        Ok(b) => {
+            let ad = String::from_utf8_lossy(&b).trim().to_string();
+            if ad.parse::<VkDigest>().is_ok() && p.blobs().exists(&agg_file(spec, digest, &ad, "vk.bin")).await? {
+                tracing::info!(job, vk = %digest, agg = %ad, "reusing the aggregation keys of this Hekaton key");
+                return Ok(ad);
+            }
+        }
+        Err(blobstore::BlobError::NotFound(_)) => {}
+        Err(e) => return Err(e.into()),
+    }
+    let seed = derive_seed(&p.blobs().get(&layout::input(job, SECRET)).await?, "aggregate-setup", 0)?;
+    let vk = vk.clone();
+    let (pk_bytes, vk_bytes, ad) = blocking("aggregate setup", move || {
+        let mut rng = rand_chacha::ChaCha20Rng::from_seed(seed);
+        let srs = Srs::<Bls12_381>::setup(vk.num_subcircuits(), &mut rng);
+        let (apk, avk) = aggregated::setup(&vk, &srs)?;
+        Ok((mirage::to_bytes(&apk)?, mirage::to_bytes(&avk)?, VkDigest(avk.digest()?).to_string()))
+    })
+    .await?;
+    p.blobs().put(&agg_file(spec, digest, &ad, "pk.bin"), Bytes::from(pk_bytes)).await?;
+    p.blobs().put(&agg_file(spec, digest, &ad, "vk.bin"), Bytes::from(vk_bytes)).await?;
+    p.blobs().put(&current, Bytes::from(ad.clone())).await?;
+    tracing::info!(job, vk = %digest, agg = %ad, "made the aggregation keys of this Hekaton key");
+    Ok(ad)
+}
+
+/// The aggregate proving key with verifying key digest `agg` (of the Hekaton key `digest`),
+/// checked against that digest and kept in the cache.
+async fn agg_proving_key(p: &Platform, spec: &HekatonJobSpec, digest: &VkDigest, agg: &VkDigest) -> Result<Arc<AggProvingKey<Bls12_381>>, PlatformError> {
+    let key = agg_file(spec, digest, &agg.to_string(), "pk.bin");
+    let name = format!("hekaton/{key}");
+    if let Some(k) = p.cache().get::<AggProvingKey<Bls12_381>>(&name) {
+        return Ok(k);
+    }
+    let bytes = p.blobs().get(&key).await?;
+    let size = decoded_bytes(bytes.len());
+    let k: AggProvingKey<Bls12_381> = decode(&key, bytes).await?;
+    k.vk.check_digest(agg).map_err(|e| corrupt(format!("{key}: {e}")))?;
+    let k = Arc::new(k);
+    p.cache().put(&name, k.clone(), size);
+    Ok(k)
+}
+
 /// The job's spec, or `None` if it has ended (its tasks are dropped).
 async fn live_spec(p: &Platform, job: &str) -> Result<Option<HekatonJobSpec>, PlatformError> {
     match p.job_store().get(job).await? {
@@ -356,9 +450,10 @@ fn wrap_name(fd: &str) -> String {
 pub struct Hekaton;
 
 impl Hekaton {
-    /// Step 1: reuse or make the keys of the spec's structure, then cut the traces. Returns the
-    /// digest of the verifying key the job will use.
-    async fn setup(&self, p: &Platform, job: &str, spec: &HekatonJobSpec) -> Result<String, PlatformError> {
+    /// Step 1: reuse or make the keys of the spec's structure (and, unless the job is wrapped,
+    /// the aggregation keys of that key), then cut the traces. Returns the digests of the
+    /// verifying key and of the aggregate verifying key the job will use.
+    async fn setup(&self, p: &Platform, job: &str, spec: &HekatonJobSpec) -> Result<(String, Option<String>), PlatformError> {
         let sd = spec.circuit.digest();
         let current = layout::hekaton_current_key(&sd);
         let reusable = match p.blobs().get(&current).await {
@@ -397,6 +492,8 @@ impl Hekaton {
         };
         let vk_digest: VkDigest = digest.parse().map_err(hek)?;
         let vk = verifying_key(p, spec, &vk_digest).await?;
+        // A wrapped job publishes the k proofs (the wrap circuit verifies that form).
+        let agg = if spec.final_proof { None } else { Some(agg_setup(p, job, spec, &vk_digest, &vk).await?) };
         let (circuit, seed) = (spec.circuit, spec.seed);
         // The leaf salts, from the job's secret: a redelivered setup writes the same shares.
         let salt_seed = derive_seed(&p.blobs().get(&layout::input(job, SECRET)).await?, "salt", 0)?;
@@ -409,7 +506,7 @@ impl Hekaton {
         for s in &shares {
             put(p, &layout::hekaton_file(job, "share", s.index), s).await?;
         }
-        Ok(digest)
+        Ok((digest, agg))
     }
 
     /// The commitment of subcircuit `i` and its randomness, from the job's secret.
@@ -449,7 +546,7 @@ impl JobKind for Hekaton {
     }
 
     async fn plan(&self, p: &Platform, job: &JobRecord) -> Result<(), PlatformError> {
-        dispatch(p, &job.id, SETUP, "setup", 0, "").await.map(|_| ())
+        dispatch(p, &job.id, SETUP, "setup", 0, &HekatonTask::default()).await.map(|_| ())
     }
 
     async fn work(&self, p: &Platform, task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
@@ -460,7 +557,8 @@ impl JobKind for Hekaton {
             return Err(corrupt(format!("{} task {} out of range", task.name, t.index)));
         }
         if task == SETUP {
-            t.vk = self.setup(p, job, &spec).await?;
+            let (vk, agg) = self.setup(p, job, &spec).await?;
+            (t.vk, t.agg) = (vk, agg.unwrap_or_default());
         } else if task == COMMIT {
             let digest = t.digest()?;
             let vk = verifying_key(p, &spec, &digest).await?;
@@ -472,7 +570,12 @@ impl JobKind for Hekaton {
             let (d, _) = Self::commitment(p, job, &key, &share).await?;
             put(p, &layout::hekaton_file(job, "commit", t.index), &d).await?;
         } else if task == CHALLENGE {
-            let vk = verifying_key(p, &spec, &t.digest()?).await?;
+            let digest = t.digest()?;
+            let vk = verifying_key(p, &spec, &digest).await?;
+            let apk = match t.agg_digest()? {
+                Some(agg) => Some(agg_proving_key(p, &spec, &digest, &agg).await?),
+                None => None,
+            };
             let (mut shares, mut commitments) = (Vec::new(), Vec::new());
             for i in 0..spec.k() {
                 shares.push(get::<WitnessShare<Fr>>(p, &layout::hekaton_file(job, "share", i)).await?);
@@ -481,7 +584,14 @@ impl JobKind for Hekaton {
             let (circuit, seed) = (spec.circuit, spec.seed);
             let round = blocking("challenge", move || {
                 let x = circuit.build::<Fr>(seed)?.public_inputs;
-                workflow::coordinator_challenge(&vk, &x, &shares, &commitments)
+                match apk {
+                    // (α, β) from cm_D = CM1(D), which the aggregate proof carries.
+                    Some(apk) => {
+                        let cm_d = aggregated::coordinator_commit(&apk, &commitments)?;
+                        aggregated::coordinator_challenge(&vk, &apk.vk, &x, &shares, &cm_d)
+                    }
+                    None => workflow::coordinator_challenge(&vk, &x, &shares, &commitments),
+                }
             })
             .await?;
             for (i, m) in round.messages.iter().enumerate() {
@@ -538,10 +648,10 @@ impl JobKind for Hekaton {
         };
         // Releases what the job's share of step `kind` allows.
         let release = |kind: TaskKind, step: &'static str, rec: jobs::JobRecord| {
-            let (spec, vk) = (&spec, &t.vk);
+            let (spec, keys) = (&spec, &t);
             async move {
                 let done = rec.tasks.get(kind.name).map_or(0, |c| c.done);
-                spec.window(step).slide(p, &rec, done, |i| async move { dispatch(p, job, kind, step, i, vk).await.map(|_| ()) }).await
+                spec.window(step).slide(p, &rec, done, |i| async move { dispatch(p, job, kind, step, i, keys).await.map(|_| ()) }).await
             }
         };
         match t.step.as_str() {
@@ -554,7 +664,7 @@ impl JobKind for Hekaton {
                 let (rec, all) = mark_done(COMMIT).await?;
                 release(COMMIT, "commit", rec).await?;
                 if all {
-                    dispatch(p, job, CHALLENGE, "challenge", 0, &t.vk).await?;
+                    dispatch(p, job, CHALLENGE, "challenge", 0, &t).await?;
                 }
             }
             "challenge" => {
@@ -565,7 +675,7 @@ impl JobKind for Hekaton {
                 let (rec, all) = mark_done(PROVE).await?;
                 release(PROVE, "prove", rec).await?;
                 if all {
-                    dispatch(p, job, ASSEMBLE, "assemble", 0, &t.vk).await?;
+                    dispatch(p, job, ASSEMBLE, "assemble", 0, &t).await?;
                 }
             }
             "assemble" => {
@@ -574,7 +684,13 @@ impl JobKind for Hekaton {
                 let mut pins = std::collections::BTreeMap::new();
                 let mut verify = Vec::new();
                 if let Some(d) = field("vk_digest").await? {
-                    verify.push(format!("prover hekaton verify {dir} --vk-digest {d}"));
+                    match field("agg_vk_digest").await? {
+                        Some(a) => {
+                            verify.push(format!("prover hekaton verify {dir} --vk-digest {d} --agg-vk-digest {a}"));
+                            pins.insert("agg_vk_digest".to_string(), a);
+                        }
+                        None => verify.push(format!("prover hekaton verify {dir} --vk-digest {d}")),
+                    }
                     pins.insert("vk_digest".to_string(), d);
                 }
                 if let Some(f) = field("final_key_digest").await? {
@@ -589,7 +705,8 @@ impl JobKind for Hekaton {
         Ok(())
     }
 
-    /// Aggregator: assembles the proof, verifies it under the job's key, publishes it.
+    /// Aggregator: aggregates the `k` proofs into one (a wrapped job: gathers them and wraps
+    /// them), verifies the result under the job's keys, and only then publishes it.
     async fn finish(&self, p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
         let job = &lease.task.job_id;
         let Some(spec) = live_spec(p, job).await? else { return Ok(()) };
@@ -605,81 +722,150 @@ impl JobKind for Hekaton {
             commitments.push(get::<Commitment<Bls12_381>>(p, &layout::hekaton_file(job, "commit", i)).await?);
             proofs.push(get::<Proof<Bls12_381>>(p, &layout::hekaton_file(job, "proof", i)).await?);
         }
-        let (circuit, seed, key) = (spec.circuit, spec.seed, vk.clone());
-        let checked = blocking("verify", move || {
-            let proof = workflow::coordinator_assemble(&round, commitments, proofs)?;
-            let x = circuit.build::<Fr>(seed)?.public_inputs;
-            let verdict = workflow::verify(&key, &x, &proof, &mut rand_chacha::ChaCha20Rng::from_entropy());
-            Ok((proof, x, verdict))
-        })
-        .await?;
-        let (proof, x, verdict) = checked;
-        if let Err(e) = verdict {
-            return p.fail_job(job, &format!("the assembled Hekaton proof does not verify: {e}")).await;
-        }
-        // The wrap first (if asked for), so that circuit.json can name the final key.
-        let wrapped = if spec.final_proof {
-            let (pk, key) = wrap_keys(p, job, &spec, &digest, &vk).await?;
-            let (vk, x, proof, k2) = (vk.clone(), x.clone(), proof.clone(), key.clone());
-            let wseed = derive_seed(&p.blobs().get(&layout::input(job, SECRET)).await?, "wrap", 0)?;
-            let fin = blocking("wrap", move || {
-                let mut rng = rand_chacha::ChaCha20Rng::from_seed(wseed);
-                let fin = hekaton::wrap::prove::<Config, BW6_767, _>(&pk, &vk, &x, &proof, &mut rng)?;
-                // Checked as a verifier will, before anything is published.
-                let pvk = k2.wrap_vk.prepare().map_err(|e| hekaton::Error::Malformed { what: "wrap key", reason: e.to_string() })?;
-                hekaton::wrap::verify_final::<Config, BW6_767>(&k2, &pvk, &x, &fin)?;
-                fin.to_bytes()
-            })
-            .await?;
-            Some((key, fin))
-        } else {
-            None
-        };
-        // The directory `prover hekaton verify DIR --vk-digest HEX` reads (and, wrapped,
-        // `prover hekaton verify-final DIR --key-digest HEX`).
+        let (circuit, seed) = (spec.circuit, spec.seed);
+        let out = |name: &str| layout::proof_file(job, name);
+        // The directory `prover hekaton verify DIR --vk-digest HEX [--agg-vk-digest HEX]` reads
+        // (and, wrapped, `prover hekaton verify-final DIR --key-digest HEX`).
         let mut circuit_json = serde_json::json!({
             "curve": "bls12-381",
             "circuit": spec.circuit,
             "seed": spec.seed,
             "vk_digest": digest.to_string(),
         });
-        if let Some((key, _)) = &wrapped {
-            circuit_json["final_key_digest"] = serde_json::Value::String(key.digest().to_string());
-        }
+        let x = if let Some(agg) = t.agg_digest()? {
+            // Agg.P: cm_D (as the challenge step computed it), then the aggregate proof.
+            let apk = agg_proving_key(p, &spec, &digest, &agg).await?;
+            let key = apk.clone();
+            let proof = blocking("aggregate", move || {
+                let cm_d = aggregated::coordinator_commit(&key, &commitments)?;
+                aggregated::coordinator_assemble(&key, &round, &cm_d, &commitments, &proofs)
+            })
+            .await?;
+            let (key, checked) = (vk.clone(), proof.clone());
+            let (x, verdict) = blocking("verify", move || {
+                let x = circuit.build::<Fr>(seed)?.public_inputs;
+                let verdict = aggregated::verify(&key, &apk.vk, &x, &checked);
+                Ok((x, verdict.map(|_| apk)))
+            })
+            .await?;
+            let apk = match verdict {
+                Ok(apk) => apk,
+                Err(e) => return p.fail_job(job, &format!("the aggregated Hekaton proof does not verify: {e}")).await,
+            };
+            circuit_json["proof"] = "aggregated".into();
+            circuit_json["agg_vk_digest"] = agg.to_string().into();
+            put(p, &out("agg-vk.bin"), &apk.vk).await?;
+            put(p, &out("proof.bin"), &proof).await?;
+            ::metrics::counter!("prover_proofs_total", "kind" => "hekaton.aggregate").increment(1);
+            tracing::info!(job, k = spec.k(), bytes = proof.size(), "aggregated the subcircuit proofs");
+            x
+        } else {
+            let key = vk.clone();
+            let checked = blocking("verify", move || {
+                let proof = workflow::coordinator_assemble(&round, commitments, proofs)?;
+                let x = circuit.build::<Fr>(seed)?.public_inputs;
+                let verdict = workflow::verify(&key, &x, &proof, &mut rand_chacha::ChaCha20Rng::from_entropy());
+                Ok((proof, x, verdict))
+            })
+            .await?;
+            let (proof, x, verdict) = checked;
+            if let Err(e) = verdict {
+                return p.fail_job(job, &format!("the assembled Hekaton proof does not verify: {e}")).await;
+            }
+            circuit_json["proof"] = "subcircuit-proofs".into();
+            // The wrap first (if asked for), so that circuit.json can name the final key.
+            if spec.final_proof {
+                let (pk, key) = wrap_keys(p, job, &spec, &digest, &vk).await?;
+                let (vk, x, proof, k2) = (vk.clone(), x.clone(), proof.clone(), key.clone());
+                let wseed = derive_seed(&p.blobs().get(&layout::input(job, SECRET)).await?, "wrap", 0)?;
+                let fin = blocking("wrap", move || {
+                    let mut rng = rand_chacha::ChaCha20Rng::from_seed(wseed);
+                    let fin = hekaton::wrap::prove::<Config, BW6_767, _>(&pk, &vk, &x, &proof, &mut rng)?;
+                    // Checked as a verifier will, before anything is published.
+                    let pvk = k2.wrap_vk.prepare().map_err(|e| hekaton::Error::Malformed { what: "wrap key", reason: e.to_string() })?;
+                    hekaton::wrap::verify_final::<Config, BW6_767>(&k2, &pvk, &x, &fin)?;
+                    fin.to_bytes()
+                })
+                .await?;
+                circuit_json["final_key_digest"] = serde_json::Value::String(key.digest().to_string());
+                p.blobs().put(&out("final-key.bin"), Bytes::from(key.to_bytes())).await?;
+                p.blobs().put(&out("final.bin"), Bytes::from(fin)).await?;
+                ::metrics::counter!("prover_proofs_total", "kind" => "hekaton.final").increment(1);
+            }
+            put(p, &out("proof.bin"), &proof).await?;
+            x
+        };
         let public: Vec<String> = x.iter().map(|v| v.to_string()).collect();
-        let out = |name: &str| layout::proof_file(job, name);
-        p.blobs().put(&out("circuit.json"), Bytes::from(serde_json::to_vec_pretty(&circuit_json).map_err(corrupt)?)).await?;
         p.blobs().put(&out("vk.bin"), vk_bytes).await?;
         p.blobs().put(&out("public.json"), Bytes::from(serde_json::to_vec_pretty(&public).map_err(corrupt)?)).await?;
-        put(p, &out("proof.bin"), &proof).await?;
-        if let Some((key, fin)) = wrapped {
-            p.blobs().put(&out("final-key.bin"), Bytes::from(key.to_bytes())).await?;
-            p.blobs().put(&out("final.bin"), Bytes::from(fin)).await?;
-            ::metrics::counter!("prover_proofs_total", "kind" => "hekaton.final").increment(1);
-        }
+        p.blobs().put(&out("circuit.json"), Bytes::from(serde_json::to_vec_pretty(&circuit_json).map_err(corrupt)?)).await?;
         p.report(lease, DONE).await
     }
 
     /// The published `proof.bin` against the job's own statement (its circuit and seed give the
-    /// public inputs) under the published `vk.bin`, which must have the pinned digest.
+    /// public inputs) under the published `vk.bin`, which must have the pinned digest. An
+    /// aggregated proof is checked under the published `agg-vk.bin`, which must name that key
+    /// and be the aggregation key this platform made for it (the one its stored keys hold: the
+    /// API has no second pin).
     async fn verify_outputs(&self, p: &Platform, job: &JobRecord, pins: super::Pins<'_>) -> Result<Result<String, String>, PlatformError> {
         let pinned = pins.vk_digest.map(|hex| hex.parse::<VkDigest>().map_err(|e| invalid("expected_vk_digest", e.to_string()))).transpose()?;
         let spec = HekatonJobSpec::of(job)?;
         let vk_bytes = p.blobs().get(&layout::proof_file(&job.id, "vk.bin")).await?;
         let proof_bytes = p.blobs().get(&layout::proof_file(&job.id, "proof.bin")).await?;
+        let agg_bytes = match p.blobs().get(&layout::proof_file(&job.id, "agg-vk.bin")).await {
+            Ok(b) => Some(b),
+            Err(blobstore::BlobError::NotFound(_)) => None,
+            Err(e) => return Err(e.into()),
+        };
+        // The aggregate key as this platform stored it, under the digests the published keys have.
+        let stored_agg = match &agg_bytes {
+            Some(b) => {
+                let digests = (|| {
+                    let vk: VerifyingKey<Bls12_381> = mirage::from_bytes(&vk_bytes).map_err(|e| format!("vk.bin: {e}"))?;
+                    let avk: AggVerifyingKey<Bls12_381> = mirage::from_bytes(b).map_err(|e| format!("agg-vk.bin: {e}"))?;
+                    let vd = vk.digest().map_err(|e| format!("vk.bin: {e}"))?;
+                    Ok::<_, String>((vd, VkDigest(avk.digest().map_err(|e| format!("agg-vk.bin: {e}"))?)))
+                })();
+                let (vd, ad) = match digests {
+                    Ok(ds) => ds,
+                    Err(e) => return Ok(Err(e)),
+                };
+                match p.blobs().get(&agg_file(&spec, &vd, &ad.to_string(), "vk.bin")).await {
+                    Ok(stored) => Some((ad, stored)),
+                    Err(blobstore::BlobError::NotFound(_)) => {
+                        return Ok(Err(format!("agg-vk.bin (digest {ad}) is not an aggregation key this platform made for verifying key {vd}")))
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            None => None,
+        };
         Ok(blocking("verify", move || {
             let checked = (|| {
                 let vk: VerifyingKey<Bls12_381> = mirage::from_bytes(&vk_bytes).map_err(|e| format!("vk.bin: {e}"))?;
-                let against = match &pinned {
+                let mut against = match &pinned {
                     Some(d) => {
                         vk.check_digest(d).map_err(|e| format!("vk.bin: {e}"))?;
                         format!("vk digest {d} (expected_vk_digest)")
                     }
                     None => format!("the published vk.bin, vk digest {} (not pinned: pass expected_vk_digest)", vk.digest().map_err(|e| format!("vk.bin: {e}"))?),
                 };
-                let proof: hekaton::workflow::HekatonProof<Bls12_381> = mirage::from_bytes(&proof_bytes).map_err(|e| format!("proof.bin: {e}"))?;
                 let x = spec.circuit.build::<Fr>(spec.seed).map_err(|e| format!("the job's circuit: {e}"))?.public_inputs;
-                workflow::verify(&vk, &x, &proof, &mut rand_chacha::ChaCha20Rng::from_entropy()).map_err(|e| format!("proof.bin: {e}"))?;
+                match (&agg_bytes, &stored_agg) {
+                    (Some(published), Some((ad, stored))) => {
+                        if published != stored {
+                            return Err(format!("agg-vk.bin is not the aggregation key {ad} this platform stored"));
+                        }
+                        let avk: AggVerifyingKey<Bls12_381> = mirage::from_bytes(published).map_err(|e| format!("agg-vk.bin: {e}"))?;
+                        let proof: AggregatedProof<Bls12_381> = mirage::from_bytes(&proof_bytes).map_err(|e| format!("proof.bin: {e}"))?;
+                        aggregated::verify(&vk, &avk, &x, &proof).map_err(|e| format!("proof.bin: {e}"))?;
+                        against.push_str(&format!(", aggregate vk digest {ad} (the platform's aggregation key of that key)"));
+                    }
+                    _ => {
+                        let proof: hekaton::workflow::HekatonProof<Bls12_381> = mirage::from_bytes(&proof_bytes).map_err(|e| format!("proof.bin: {e}"))?;
+                        workflow::verify(&vk, &x, &proof, &mut rand_chacha::ChaCha20Rng::from_entropy()).map_err(|e| format!("proof.bin: {e}"))?;
+                    }
+                }
                 Ok::<_, String>(against)
             })();
             Ok(checked)
