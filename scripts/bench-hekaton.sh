@@ -11,41 +11,16 @@
 # `prover` binary: $PROVER_BIN, or the test profile's build in $CARGO_TARGET_DIR/debug.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$HOME/go/bin:$PATH"
-TARGET="${CARGO_TARGET_DIR:-$HOME/.cache/prover-target}"
-PROVER="${PROVER_BIN:-$TARGET/debug/prover}"
-[ -x "$PROVER" ] || { echo "no prover binary at $PROVER (cargo build -p prover-cli --bin prover)"; exit 2; }
 K="${1:-64}"
 STEPS="${2:-1024}"
 WIRES="${3:-16}"
 WORKERS="${4:-2}"
-
-TMP="$(mktemp -d)"
 REDIS_PORT=6387
 MINIO_PORT=9187
 GRPC=50393
-redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no \
-  --maxmemory-policy noeviction --daemonize yes --pidfile "$TMP/redis.pid" --logfile "$TMP/redis.log"
-export AWS_ACCESS_KEY_ID=bench-key AWS_SECRET_ACCESS_KEY=bench-secret-key
-MINIO_ROOT_USER="$AWS_ACCESS_KEY_ID" MINIO_ROOT_PASSWORD="$AWS_SECRET_ACCESS_KEY" \
-  minio server "$TMP/minio" --address "127.0.0.1:$MINIO_PORT" \
-  --console-address "127.0.0.1:$((MINIO_PORT + 1))" >"$TMP/minio.log" 2>&1 &
-MINIO_PID=$!
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  kill "$MINIO_PID" 2>/dev/null || true
-  kill "$(cat "$TMP/redis.pid")" 2>/dev/null || true
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-until curl -sf "http://127.0.0.1:$MINIO_PORT/minio/health/live" >/dev/null 2>&1; do
-  kill -0 "$MINIO_PID" 2>/dev/null || { cat "$TMP/minio.log"; exit 1; }
-  sleep 0.2
-done
+# shellcheck source=scripts/lib/bench-backends.sh
+source scripts/lib/bench-backends.sh
 
-hwm() { awk '/VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
-common=(--redis "redis://127.0.0.1:$REDIS_PORT/" --s3-endpoint "http://127.0.0.1:$MINIO_PORT" --bucket bench)
 declare -A PID=() METRICS=()
 ROLES=(planner executor aggregator)
 for i in $(seq 0 $((WORKERS - 1))); do ROLES+=("worker-$i"); done

@@ -8,38 +8,12 @@
 # `prover` binary: $PROVER_BIN, or the test profile's build in $CARGO_TARGET_DIR/debug.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$HOME/go/bin:$PATH"
-TARGET="${CARGO_TARGET_DIR:-$HOME/.cache/prover-target}"
-PROVER="${PROVER_BIN:-$TARGET/debug/prover}"
-[ -x "$PROVER" ] || { echo "no prover binary at $PROVER (cargo build -p prover-cli --bin prover)"; exit 2; }
 SIZES=("$@")
 [ ${#SIZES[@]} -gt 0 ] || SIZES=(10 16 20)
-
-TMP="$(mktemp -d)"
 REDIS_PORT=6397
 MINIO_PORT=9197
-redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no \
-  --maxmemory-policy noeviction --daemonize yes --pidfile "$TMP/redis.pid" --logfile "$TMP/redis.log"
-export AWS_ACCESS_KEY_ID=bench-key AWS_SECRET_ACCESS_KEY=bench-secret-key
-MINIO_ROOT_USER="$AWS_ACCESS_KEY_ID" MINIO_ROOT_PASSWORD="$AWS_SECRET_ACCESS_KEY" \
-  minio server "$TMP/minio" --address "127.0.0.1:$MINIO_PORT" \
-  --console-address "127.0.0.1:$((MINIO_PORT + 1))" >"$TMP/minio.log" 2>&1 &
-MINIO_PID=$!
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  kill "$MINIO_PID" 2>/dev/null || true
-  kill "$(cat "$TMP/redis.pid")" 2>/dev/null || true
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-for _ in $(seq 1 100); do
-  curl -sf "http://127.0.0.1:$MINIO_PORT/minio/health/live" >/dev/null 2>&1 && break
-  sleep 0.2
-done
-
-hwm() { awk '/VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
-common=(--redis "redis://127.0.0.1:$REDIS_PORT/" --s3-endpoint "http://127.0.0.1:$MINIO_PORT" --bucket bench)
+# shellcheck source=scripts/lib/bench-backends.sh
+source scripts/lib/bench-backends.sh
 
 printf '| ℓ | leaves | batch | executor peak RSS | worker peak RSS | aggregator peak RSS | planner peak RSS |\n'
 printf '|---|---|---|---|---|---|---|\n'
@@ -51,7 +25,7 @@ for L in "${SIZES[@]}"; do
   for role in planner executor aggregator worker; do
     extra=()
     [ "$role" = planner ] && extra=(--listen "127.0.0.1:$GRPC")
-    "$PROVER" serve "$role" "${common[@]}" --metrics-listen "127.0.0.1:0" --name "$role-$L" "${extra[@]}" \
+    PROVER_NO_AUTH=1 "$PROVER" serve "$role" "${common[@]}" --metrics-listen "127.0.0.1:0" --name "$role-$L" "${extra[@]}" \
       >/dev/null 2>"$TMP/$role-$L.log" &
     PID[$role]=$!
     PIDS+=($!)
