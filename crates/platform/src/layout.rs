@@ -112,7 +112,7 @@ pub fn hekaton_round(job: &str) -> String {
 }
 
 /// Reckle: the root verifying key of `params` ([`reckle::RootKey::to_bytes`]), stored by the
-/// first process that builds that circuit set, so that a verifier (the planner's `VerifyProof`)
+/// finish step of the first done job of that shape, so that a verifier (the planner's `VerifyProof`)
 /// loads it instead of building circuits. Whoever wrote it, it is accepted only if its bytes
 /// hash to the digest pinned for `params` ([`reckle::RootKey::from_bytes`]).
 pub fn reckle_root_key(params: reckle::Params) -> String {

@@ -263,20 +263,29 @@ fn decoded_bytes(stored: usize) -> u64 {
     2 * stored as u64
 }
 
+/// The stored key object `key`, from the process's cache or read, decoded and accepted by
+/// `check` (which ties it to a pinned digest) before it is cached.
+async fn cached_key<T>(p: &Platform, key: &str, check: impl FnOnce(&T) -> Result<(), PlatformError>) -> Result<Arc<T>, PlatformError>
+where
+    T: ark_serialize::CanonicalDeserialize + hekaton::Check + Send + Sync + 'static,
+{
+    let name = format!("hekaton/{key}");
+    if let Some(k) = p.cache().get::<T>(&name) {
+        return Ok(k);
+    }
+    let bytes = p.blobs().get(key).await?;
+    let size = decoded_bytes(bytes.len());
+    let k: T = decode(key, bytes).await?;
+    check(&k)?;
+    let k = Arc::new(k);
+    p.cache().put(&name, k.clone(), size);
+    Ok(k)
+}
+
 /// The verifying key with digest `vk` for `spec`, checked against that digest.
 async fn verifying_key(p: &Platform, spec: &HekatonJobSpec, vk: &VkDigest) -> Result<Arc<VerifyingKey<Bls12_381>>, PlatformError> {
     let key = layout::hekaton_key(&spec.circuit.digest(), &vk.to_string(), "vk.bin");
-    let name = format!("hekaton/{key}");
-    if let Some(v) = p.cache().get::<VerifyingKey<Bls12_381>>(&name) {
-        return Ok(v);
-    }
-    let bytes = p.blobs().get(&key).await?;
-    let size = decoded_bytes(bytes.len());
-    let v: VerifyingKey<Bls12_381> = decode(&key, bytes).await?;
-    v.check_digest(vk).map_err(hek)?;
-    let v = Arc::new(v);
-    p.cache().put(&name, v.clone(), size);
-    Ok(v)
+    cached_key(p, &key, |v: &VerifyingKey<Bls12_381>| v.check_digest(vk).map_err(hek)).await
 }
 
 /// Subcircuit `i`'s shape's Mirage proving key, checked to be the one `vk` names for it.
@@ -289,19 +298,14 @@ async fn shape_key(
 ) -> Result<Arc<mirage::ProvingKey<Bls12_381>>, PlatformError> {
     let shape = *vk.shape_of.get(i as usize).ok_or_else(|| corrupt(format!("subcircuit {i} out of range")))?;
     let key = layout::hekaton_key(&spec.circuit.digest(), &digest.to_string(), &format!("pk-{shape}.bin"));
-    let name = format!("hekaton/{key}");
-    if let Some(k) = p.cache().get::<mirage::ProvingKey<Bls12_381>>(&name) {
-        return Ok(k);
-    }
-    let bytes = p.blobs().get(&key).await?;
-    let size = decoded_bytes(bytes.len());
-    let k: mirage::ProvingKey<Bls12_381> = decode(&key, bytes).await?;
-    if vk.vks.get(shape as usize) != Some(&k.vk) {
-        return Err(corrupt(format!("{key}: not the shape key the verifying key {digest} names")));
-    }
-    let k = Arc::new(k);
-    p.cache().put(&name, k.clone(), size);
-    Ok(k)
+    cached_key(p, &key, |k: &mirage::ProvingKey<Bls12_381>| {
+        if vk.vks.get(shape as usize) == Some(&k.vk) {
+            Ok(())
+        } else {
+            Err(corrupt(format!("{key}: not the shape key the verifying key {digest} names")))
+        }
+    })
+    .await
 }
 
 /// Object `name` of the aggregation keys with digest `agg` of the Hekaton key `vk`.
@@ -356,17 +360,7 @@ async fn agg_setup(
 /// checked against that digest and kept in the cache.
 async fn agg_proving_key(p: &Platform, spec: &HekatonJobSpec, digest: &VkDigest, agg: &VkDigest) -> Result<Arc<AggProvingKey<Bls12_381>>, PlatformError> {
     let key = agg_file(spec, digest, &agg.to_string(), "pk.bin");
-    let name = format!("hekaton/{key}");
-    if let Some(k) = p.cache().get::<AggProvingKey<Bls12_381>>(&name) {
-        return Ok(k);
-    }
-    let bytes = p.blobs().get(&key).await?;
-    let size = decoded_bytes(bytes.len());
-    let k: AggProvingKey<Bls12_381> = decode(&key, bytes).await?;
-    k.vk.check_digest(agg).map_err(|e| corrupt(format!("{key}: {e}")))?;
-    let k = Arc::new(k);
-    p.cache().put(&name, k.clone(), size);
-    Ok(k)
+    cached_key(p, &key, |k: &AggProvingKey<Bls12_381>| k.vk.check_digest(agg).map_err(|e| corrupt(format!("{key}: {e}")))).await
 }
 
 /// The job's spec, or `None` if it has ended (its tasks are dropped).

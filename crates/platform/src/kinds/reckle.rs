@@ -157,14 +157,13 @@ impl Platform {
     /// Circuit data per `(ℓ, q)`, built once per process and kept within
     /// [`crate::PlatformConfig::circuit_bytes`], least recently used sets dropped first. The
     /// build runs detached: a task abandoned while it waits (deadline, lost lease) does not
-    /// waste it. The first process to build a pinned set stores its root key
-    /// ([`layout::reckle_root_key`]) for verifiers that build nothing ([`Platform::root_key`]).
+    /// waste it.
     pub async fn circuits(&self, params: Params) -> Result<Arc<Circuits>, PlatformError> {
         if let Some(c) = self.circuits.built.lock().expect("mutex").get(&params) {
             return Ok(c);
         }
         let (cache, building) = (self.circuits.built.clone(), self.circuits.building.clone());
-        let (blobs, budget) = (self.blobs().clone(), self.config().circuit_bytes);
+        let budget = self.config().circuit_bytes;
         tokio::spawn(async move {
             let _building = building.lock_owned().await;
             if let Some(c) = cache.lock().expect("mutex").get(&params) {
@@ -175,12 +174,6 @@ impl Platform {
             let bytes = built.heap_bytes();
             tracing::info!(log_n = params.log_n, log_bucket = params.log_bucket, bytes, took = ?started.elapsed(), "circuit set built");
             cache.lock().expect("mutex").put(params, built.clone(), bytes, budget);
-            if reckle::pinned_root_key(params).is_some() {
-                let key = layout::reckle_root_key(params);
-                if let Err(e) = publish_root_key(&*blobs, &key, &built).await {
-                    tracing::warn!(key, error = %e, "could not store the root key (verifiers will wait for another build)");
-                }
-            }
             Ok(built)
         })
         .await
@@ -188,10 +181,18 @@ impl Platform {
     }
 }
 
-/// Stores the root key of `circuits` under `key` unless it is there already.
-async fn publish_root_key(blobs: &dyn blobstore::BlobStore, key: &str, circuits: &Circuits) -> Result<(), PlatformError> {
-    if !blobs.exists(key).await? {
-        blobs.put(key, Bytes::from(circuits.root_key().to_bytes())).await?;
+/// Stores the root key of `circuits` ([`layout::reckle_root_key`]) unless it is there already,
+/// for verifiers that build nothing ([`Platform::root_key`]). Every done job's finish step does
+/// it before publishing, so a done job's shape always has its key stored (an error here is
+/// retried with the task).
+async fn publish_root_key(p: &Platform, circuits: &Circuits) -> Result<(), PlatformError> {
+    let params = circuits.params();
+    if reckle::pinned_root_key(params).is_none() {
+        return Ok(());
+    }
+    let key = layout::reckle_root_key(params);
+    if !p.blobs().exists(&key).await? {
+        p.blobs().put(&key, Bytes::from(circuits.root_key().to_bytes())).await?;
     }
     Ok(())
 }
@@ -322,8 +323,8 @@ fn precheck(statement: &[u8], proof: &[u8], expected_root: Option<&reckle::Diges
 impl Platform {
     /// The root verifying key of `params`, without building circuits (the planner's memory
     /// limit holds no circuit set): from the circuits this process has built, else from this
-    /// process's cache, else the stored key ([`layout::reckle_root_key`], written by the first
-    /// process that built the set), accepted only if its bytes hash to the digest pinned in the
+    /// process's cache, else the stored key ([`layout::reckle_root_key`], written by the finish
+    /// step of every done job of that shape), accepted only if its bytes hash to the digest pinned in the
     /// reckle crate, so no writer of the bucket can substitute a key.
     pub async fn root_key(&self, params: Params) -> Result<Arc<reckle::RootKey>, PlatformError> {
         if let Some(c) = self.circuits.built.lock().expect("mutex").get(&params) {
@@ -681,6 +682,7 @@ async fn finish(p: &Platform, lease: &Lease) -> Result<(), PlatformError> {
         // Not retried: a root proof that does not verify will not verify next time either.
         return p.fail_job(job, &format!("final verification failed: {e}")).await;
     }
+    publish_root_key(p, &circuits).await?;
     let mut lambda_nodes = Vec::new();
     for id in &j.plan {
         lambda_nodes.push(NodeProof::from_bytes(&circuits, &p.blobs().get(&layout::reckle_node(job, *id)).await?)?);
