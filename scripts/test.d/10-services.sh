@@ -1,6 +1,7 @@
 # Real Redis and a real S3-compatible server (MinIO) for the queue, blob-store and platform
 # tests. Installs what is missing, starts both on loopback ports of their own, exports their
-# addresses, and stops them when the test command exits.
+# addresses, and stops them when the test command exits. PROVER_TEST_REDIS_PORT and
+# PROVER_TEST_MINIO_PORT move them (two checkouts testing at once on one machine).
 
 export PATH="$HOME/go/bin:/usr/local/go/bin:$PATH"
 if ! command -v redis-server >/dev/null 2>&1; then
@@ -21,8 +22,8 @@ fi
 export PROVER_TEST_MC="$HOME/go/bin/mc"
 
 PROVER_TEST_TMP="$(mktemp -d)"
-REDIS_PORT=6391
-MINIO_PORT=9191
+REDIS_PORT="${PROVER_TEST_REDIS_PORT:-6391}"
+MINIO_PORT="${PROVER_TEST_MINIO_PORT:-9191}"
 redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no \
   --maxmemory-policy noeviction --daemonize yes --pidfile "$PROVER_TEST_TMP/redis.pid" \
   --logfile "$PROVER_TEST_TMP/redis.log"
