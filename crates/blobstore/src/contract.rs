@@ -52,3 +52,58 @@ pub async fn large_object(s: &dyn BlobStore, prefix: &str) {
     assert!(back == data, "20 MiB object differs after the round trip");
     s.delete(&k).await.unwrap();
 }
+
+/// Sizes, ranged reads (inside, at the end, past the end, missing objects) and uploads written
+/// piece by piece: invisible until finished, nothing left by an abort or a drop, and a large
+/// one (over the multipart threshold, in odd-sized pieces) intact.
+pub async fn pieces(s: &dyn BlobStore, prefix: &str) {
+    let k = format!("{prefix}jobs/j1/inputs/leaves.bin");
+    let data: Vec<u8> = (0..(19u32 << 20) + 12345).map(|i| (i.wrapping_mul(2654435761) >> 11) as u8).collect();
+    assert!(matches!(s.size(&k).await, Err(BlobError::NotFound(_))));
+    assert!(matches!(s.get_range(&k, 0, 1).await, Err(BlobError::NotFound(_))));
+    let mut up = s.upload(&k).await.unwrap();
+    let mut at = 0;
+    for step in [1usize, 7 << 20, 3, 9 << 20, 5000].iter().cycle() {
+        let end = (at + step).min(data.len());
+        up.write(Bytes::copy_from_slice(&data[at..end])).await.unwrap();
+        at = end;
+        if at == data.len() {
+            break;
+        }
+    }
+    assert!(!s.exists(&k).await.unwrap(), "an unfinished upload is not visible");
+    assert_eq!(up.finish().await.unwrap(), data.len() as u64);
+    assert_eq!(s.size(&k).await.unwrap(), data.len() as u64);
+    assert!(s.get(&k).await.unwrap() == data, "a piecewise upload round-trips");
+    let n = data.len() as u64;
+    for (start, len) in [(0u64, 10u64), (12345, 8 << 20), (n - 3, 3), (n, 0), (5, 0)] {
+        let got = s.get_range(&k, start, len).await.unwrap();
+        assert!(got == data[start as usize..(start + len) as usize], "range {start}+{len}");
+    }
+    for (start, len) in [(n - 3, 4u64), (n, 1), (n + 10, 5), (u64::MAX, 2)] {
+        assert!(matches!(s.get_range(&k, start, len).await, Err(BlobError::OutOfRange { .. })), "range {start}+{len}");
+    }
+    // An upload over an existing object: the old one stays until the new one is finished.
+    let mut up = s.upload(&k).await.unwrap();
+    up.write(Bytes::from_static(b"new")).await.unwrap();
+    assert_eq!(s.size(&k).await.unwrap(), n, "the old object stays while the new one is written");
+    assert_eq!(up.finish().await.unwrap(), 3);
+    assert_eq!(s.get(&k).await.unwrap(), Bytes::from_static(b"new"));
+    // Aborted and dropped uploads, small and multipart, leave nothing.
+    let (a, d) = (format!("{prefix}jobs/j2/aborted"), format!("{prefix}jobs/j2/dropped"));
+    for big in [false, true] {
+        let piece = Bytes::from(vec![7u8; if big { 9 << 20 } else { 10 }]);
+        let mut up = s.upload(&a).await.unwrap();
+        up.write(piece.clone()).await.unwrap();
+        up.abort().await.unwrap();
+        let mut up = s.upload(&d).await.unwrap();
+        up.write(piece).await.unwrap();
+        drop(up);
+    }
+    assert!(s.list(&format!("{prefix}jobs/j2/")).await.unwrap().is_empty(), "aborted or dropped uploads leave no object");
+    assert!(matches!(s.upload("a/../b").await, Err(BlobError::InvalidKey(_))));
+    let empty = format!("{prefix}jobs/j3/empty");
+    assert_eq!(s.upload(&empty).await.unwrap().finish().await.unwrap(), 0);
+    assert_eq!(s.size(&empty).await.unwrap(), 0);
+    s.delete_prefix(prefix).await.unwrap();
+}

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use crate::{check_key, BlobError, BlobStore};
+use crate::{check_key, check_range, BlobError, BlobStore, Upload};
 
 pub struct FsStore {
     root: PathBuf,
@@ -79,6 +79,40 @@ impl BlobStore for FsStore {
         Ok(tokio::fs::metadata(self.path(key)?).await.map(|m| m.is_file()).unwrap_or(false))
     }
 
+    async fn size(&self, key: &str) -> Result<u64, BlobError> {
+        match tokio::fs::metadata(self.path(key)?).await {
+            Ok(m) if m.is_file() => Ok(m.len()),
+            Ok(_) => Err(BlobError::NotFound(key.to_string())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(BlobError::NotFound(key.to_string())),
+            Err(e) => Err(io(e)),
+        }
+    }
+
+    async fn get_range(&self, key: &str, start: u64, len: u64) -> Result<Bytes, BlobError> {
+        use tokio::io::{AsyncReadExt, AsyncSeekExt};
+        let path = self.path(key)?;
+        let mut f = match tokio::fs::File::open(&path).await {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(BlobError::NotFound(key.to_string())),
+            Err(e) => return Err(io(e)),
+        };
+        let size = f.metadata().await.map_err(io)?.len();
+        let r = check_range(key, size, start, len)?;
+        f.seek(std::io::SeekFrom::Start(r.start)).await.map_err(io)?;
+        let mut buf = vec![0u8; (r.end - r.start) as usize];
+        f.read_exact(&mut buf).await.map_err(io)?;
+        Ok(Bytes::from(buf))
+    }
+
+    async fn upload<'a>(&'a self, key: &str) -> Result<Box<dyn Upload + 'a>, BlobError> {
+        let path = self.path(key)?;
+        let dir = path.parent().expect("keys have a parent under the root").to_path_buf();
+        tokio::fs::create_dir_all(&dir).await.map_err(io)?;
+        let tmp = dir.join(format!(".tmp-{}", std::process::id() as u64 * 1_000_000 + rand_suffix()));
+        let file = tokio::fs::File::create(&tmp).await.map_err(io)?;
+        Ok(Box::new(FsUpload { file: Some(file), tmp, path, size: 0 }))
+    }
+
     async fn list(&self, prefix: &str) -> Result<Vec<String>, BlobError> {
         let root = self.root.clone();
         let prefix = prefix.to_string();
@@ -99,6 +133,45 @@ impl BlobStore for FsStore {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(io(e)),
+        }
+    }
+}
+
+/// A file written under a temporary name in the object's directory and renamed into place by
+/// `finish`; removed if dropped unfinished.
+struct FsUpload {
+    file: Option<tokio::fs::File>,
+    tmp: PathBuf,
+    path: PathBuf,
+    size: u64,
+}
+
+#[async_trait]
+impl Upload for FsUpload {
+    async fn write(&mut self, data: Bytes) -> Result<(), BlobError> {
+        use tokio::io::AsyncWriteExt;
+        self.file.as_mut().expect("open until finished").write_all(&data).await.map_err(io)?;
+        self.size += data.len() as u64;
+        Ok(())
+    }
+    async fn finish(mut self: Box<Self>) -> Result<u64, BlobError> {
+        use tokio::io::AsyncWriteExt;
+        let mut file = self.file.take().expect("open until finished");
+        file.flush().await.map_err(io)?;
+        file.sync_all().await.map_err(io)?;
+        drop(file);
+        tokio::fs::rename(&self.tmp, &self.path).await.map_err(io)?;
+        Ok(self.size)
+    }
+    async fn abort(self: Box<Self>) -> Result<(), BlobError> {
+        Ok(())
+    }
+}
+
+impl Drop for FsUpload {
+    fn drop(&mut self) {
+        if self.file.is_some() || self.tmp.exists() {
+            let _ = std::fs::remove_file(&self.tmp);
         }
     }
 }

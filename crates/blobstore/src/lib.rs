@@ -7,6 +7,11 @@
 //! `-`, `_`, `=`, no empty, `.` or `..` segment. Writes are all-or-nothing: a reader sees the old
 //! object or the new one, never a prefix (S3 by its semantics; the filesystem store writes a
 //! temporary file and renames it).
+//!
+//! Large objects never need to be whole in memory: [`BlobStore::size`] and
+//! [`BlobStore::get_range`] read them in pieces, and [`BlobStore::upload`] writes one piece by
+//! piece ([`Upload`]: S3 multipart, a temporary file for the filesystem store), visible only
+//! once [`Upload::finish`] returns.
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -24,8 +29,54 @@ pub enum BlobError {
     NotFound(String),
     #[error("invalid object key {0:?}")]
     InvalidKey(String),
+    #[error("object {key:?} has {size} bytes: no range {start}..{end}")]
+    OutOfRange { key: String, size: u64, start: u64, end: u64 },
     #[error("object store: {0}")]
     Backend(String),
+}
+
+/// An object being written piece by piece ([`BlobStore::upload`]). Nothing is visible under
+/// its key until [`Upload::finish`] returns `Ok`; an upload dropped or aborted leaves the old
+/// object (or none).
+#[async_trait]
+pub trait Upload: Send {
+    /// Appends `data`.
+    async fn write(&mut self, data: Bytes) -> Result<(), BlobError>;
+    /// Makes the object visible, whole; returns its size.
+    async fn finish(self: Box<Self>) -> Result<u64, BlobError>;
+    /// Discards what was written.
+    async fn abort(self: Box<Self>) -> Result<(), BlobError>;
+}
+
+/// The default [`Upload`]: the pieces gathered in memory, stored by one `put` at the end.
+struct Buffered<'a, S: ?Sized> {
+    store: &'a S,
+    key: String,
+    data: Vec<u8>,
+}
+
+#[async_trait]
+impl<S: BlobStore + ?Sized> Upload for Buffered<'_, S> {
+    async fn write(&mut self, data: Bytes) -> Result<(), BlobError> {
+        self.data.extend_from_slice(&data);
+        Ok(())
+    }
+    async fn finish(self: Box<Self>) -> Result<u64, BlobError> {
+        let size = self.data.len() as u64;
+        self.store.put(&self.key, Bytes::from(self.data)).await?;
+        Ok(size)
+    }
+    async fn abort(self: Box<Self>) -> Result<(), BlobError> {
+        Ok(())
+    }
+}
+
+/// Checks `start..start + len` against an object of `size` bytes.
+pub fn check_range(key: &str, size: u64, start: u64, len: u64) -> Result<std::ops::Range<u64>, BlobError> {
+    match start.checked_add(len) {
+        Some(end) if end <= size => Ok(start..end),
+        end => Err(BlobError::OutOfRange { key: key.to_string(), size, start, end: end.unwrap_or(u64::MAX) }),
+    }
 }
 
 /// Checks a key (see the crate doc).
@@ -51,6 +102,23 @@ pub trait BlobStore: Send + Sync {
     async fn put(&self, key: &str, data: Bytes) -> Result<(), BlobError>;
     async fn get(&self, key: &str) -> Result<Bytes, BlobError>;
     async fn exists(&self, key: &str) -> Result<bool, BlobError>;
+    /// The object's size in bytes; `NotFound` if missing. The default reads it whole.
+    async fn size(&self, key: &str) -> Result<u64, BlobError> {
+        Ok(self.get(key).await?.len() as u64)
+    }
+    /// Bytes `start..start + len` of the object; `OutOfRange` if they are not all in it. The
+    /// default reads the object whole.
+    async fn get_range(&self, key: &str, start: u64, len: u64) -> Result<Bytes, BlobError> {
+        let all = self.get(key).await?;
+        let r = check_range(key, all.len() as u64, start, len)?;
+        Ok(all.slice(r.start as usize..r.end as usize))
+    }
+    /// Starts writing `key` piece by piece (see [`Upload`]). The default gathers the pieces in
+    /// memory.
+    async fn upload<'a>(&'a self, key: &str) -> Result<Box<dyn Upload + 'a>, BlobError> {
+        check_key(key)?;
+        Ok(Box::new(Buffered { store: self, key: key.to_string(), data: Vec::new() }))
+    }
     /// Keys under `prefix` (a key prefix ending in `/`, or empty for all), sorted.
     async fn list(&self, prefix: &str) -> Result<Vec<String>, BlobError>;
     /// Copies object `from` to `to`, replacing `to`; `NotFound` if `from` is missing. The S3

@@ -9,7 +9,7 @@ use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
 use aws_sdk_s3::Client;
 use bytes::Bytes;
 
-use crate::{check_key, BlobError, BlobStore};
+use crate::{check_key, check_range, BlobError, BlobStore, Upload};
 
 /// Objects larger than this are uploaded in parts of this size.
 pub const MULTIPART_THRESHOLD: usize = 8 << 20;
@@ -139,6 +139,54 @@ impl BlobStore for S3Store {
         }
     }
 
+    async fn size(&self, key: &str) -> Result<u64, BlobError> {
+        check_key(key)?;
+        match self.client.head_object().bucket(&self.bucket).key(key).send().await {
+            Ok(out) => Ok(out.content_length().unwrap_or(0).max(0) as u64),
+            Err(e) if e.as_service_error().map(|s| s.is_not_found()).unwrap_or(false) => Err(BlobError::NotFound(key.to_string())),
+            Err(e) => Err(sdk(e)),
+        }
+    }
+
+    async fn get_range(&self, key: &str, start: u64, len: u64) -> Result<Bytes, BlobError> {
+        check_key(key)?;
+        if len == 0 {
+            let size = self.size(key).await?;
+            check_range(key, size, start, len)?;
+            return Ok(Bytes::new());
+        }
+        let end = start.checked_add(len).ok_or_else(|| BlobError::OutOfRange { key: key.to_string(), size: 0, start, end: u64::MAX })?;
+        // HTTP ranges are inclusive; a range past the end comes back short (or as
+        // InvalidRange when it starts past the end), which is an error here.
+        let out = match self.client.get_object().bucket(&self.bucket).key(key).range(format!("bytes={start}-{}", end - 1)).send().await {
+            Ok(out) => out.body.collect().await.map_err(backend)?.into_bytes(),
+            Err(e) if e.as_service_error().map(|s| s.is_no_such_key()).unwrap_or(false) => return Err(BlobError::NotFound(key.to_string())),
+            Err(e) if e.as_service_error().and_then(|s| s.code()) == Some("InvalidRange") => {
+                let size = self.size(key).await?;
+                return Err(BlobError::OutOfRange { key: key.to_string(), size, start, end });
+            }
+            Err(e) => return Err(sdk(e)),
+        };
+        if out.len() as u64 != len {
+            let size = self.size(key).await?;
+            return Err(BlobError::OutOfRange { key: key.to_string(), size, start, end });
+        }
+        Ok(out)
+    }
+
+    async fn upload<'a>(&'a self, key: &str) -> Result<Box<dyn Upload + 'a>, BlobError> {
+        check_key(key)?;
+        Ok(Box::new(S3Upload {
+            client: self.client.clone(),
+            bucket: self.bucket.clone(),
+            key: key.to_string(),
+            buf: Vec::new(),
+            upload_id: None,
+            parts: Vec::new(),
+            size: 0,
+        }))
+    }
+
     async fn exists(&self, key: &str) -> Result<bool, BlobError> {
         check_key(key)?;
         match self.client.head_object().bucket(&self.bucket).key(key).send().await {
@@ -174,5 +222,101 @@ impl BlobStore for S3Store {
         check_key(key)?;
         self.client.delete_object().bucket(&self.bucket).key(key).send().await.map_err(sdk)?;
         Ok(())
+    }
+}
+
+/// A multipart upload started once the first [`MULTIPART_THRESHOLD`] bytes are written (a
+/// smaller object is one `PutObject` at `finish`); at most one part is held in memory. Dropped
+/// unfinished, it aborts the multipart upload so no parts are left billed in the bucket.
+struct S3Upload {
+    client: Client,
+    bucket: String,
+    key: String,
+    buf: Vec<u8>,
+    upload_id: Option<String>,
+    parts: Vec<CompletedPart>,
+    size: u64,
+}
+
+impl S3Upload {
+    async fn send_part(&mut self, data: Bytes) -> Result<(), BlobError> {
+        let upload_id = match &self.upload_id {
+            Some(id) => id.clone(),
+            None => {
+                let created = self.client.create_multipart_upload().bucket(&self.bucket).key(&self.key).send().await.map_err(sdk)?;
+                let id = created.upload_id().ok_or_else(|| backend("no upload id"))?.to_string();
+                self.upload_id = Some(id.clone());
+                id
+            }
+        };
+        let n = self.parts.len() as i32 + 1;
+        let part = self
+            .client
+            .upload_part()
+            .bucket(&self.bucket)
+            .key(&self.key)
+            .upload_id(&upload_id)
+            .part_number(n)
+            .body(ByteStream::from(data))
+            .send()
+            .await
+            .map_err(sdk)?;
+        self.parts.push(CompletedPart::builder().part_number(n).set_e_tag(part.e_tag().map(String::from)).build());
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Upload for S3Upload {
+    async fn write(&mut self, data: Bytes) -> Result<(), BlobError> {
+        self.size += data.len() as u64;
+        self.buf.extend_from_slice(&data);
+        while self.buf.len() >= MULTIPART_THRESHOLD {
+            let rest = self.buf.split_off(MULTIPART_THRESHOLD);
+            let part = std::mem::replace(&mut self.buf, rest);
+            self.send_part(Bytes::from(part)).await?;
+        }
+        Ok(())
+    }
+
+    async fn finish(mut self: Box<Self>) -> Result<u64, BlobError> {
+        let last = Bytes::from(std::mem::take(&mut self.buf));
+        if self.upload_id.is_none() {
+            self.client.put_object().bucket(&self.bucket).key(&self.key).body(ByteStream::from(last)).send().await.map_err(sdk)?;
+            return Ok(self.size);
+        }
+        if !last.is_empty() {
+            self.send_part(last).await?;
+        }
+        let upload_id = self.upload_id.clone().expect("started");
+        self.client
+            .complete_multipart_upload()
+            .bucket(&self.bucket)
+            .key(&self.key)
+            .upload_id(&upload_id)
+            .multipart_upload(CompletedMultipartUpload::builder().set_parts(Some(std::mem::take(&mut self.parts))).build())
+            .send()
+            .await
+            .map_err(sdk)?;
+        self.upload_id = None;
+        Ok(self.size)
+    }
+
+    async fn abort(mut self: Box<Self>) -> Result<(), BlobError> {
+        if let Some(id) = self.upload_id.take() {
+            self.client.abort_multipart_upload().bucket(&self.bucket).key(&self.key).upload_id(id).send().await.map_err(sdk)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for S3Upload {
+    fn drop(&mut self) {
+        if let (Some(id), Ok(rt)) = (self.upload_id.take(), tokio::runtime::Handle::try_current()) {
+            let (client, bucket, key) = (self.client.clone(), self.bucket.clone(), self.key.clone());
+            rt.spawn(async move {
+                let _ = client.abort_multipart_upload().bucket(bucket).key(key).upload_id(id).send().await;
+            });
+        }
     }
 }
