@@ -44,7 +44,7 @@ pub fn upload_prefix(tenant: &str) -> String {
     crate::layout::uploads_root(tenant)
 }
 
-/// Largest `UploadInput`: the leaves of the largest tree (8 bytes per value, 2^24 values).
+/// Largest `UploadInput`: the leaves of the largest tree (8 bytes per value, 2^27 values: 1 GiB).
 pub const MAX_UPLOAD_BYTES: u64 = 8 << crate::MAX_LOG_N;
 
 /// Where `UploadInput` puts an upload named `name`: under the tenant's upload prefix, or under
@@ -221,32 +221,46 @@ impl JobService for JobServiceImpl {
         if total > MAX_UPLOAD_BYTES {
             return Err(Status::invalid_argument(format!("invalid total_size: {total} bytes, at most {MAX_UPLOAD_BYTES}")));
         }
-        // Grown as bytes arrive: an announced size costs nothing until it is sent.
-        let mut data = Vec::with_capacity((total as usize).min(CHUNK));
+        // Written to the object store as it arrives (S3 multipart: one part in memory at a
+        // time), so a 1 GiB upload costs the planner a part, not a gigabyte; visible only once
+        // all the announced bytes have arrived.
+        let blobs = self.platform.blobs().clone();
+        let mut upload = blobs.upload(&key).await.map_err(|e| status(e.into()))?;
+        let mut hasher = blake2::Blake2b::<blake2::digest::consts::U32>::new();
+        let mut received = 0u64;
         let mut chunk = first;
         let mut later = false;
-        loop {
-            if later && (!chunk.name.is_empty() || chunk.total_size != 0) {
-                return Err(Status::invalid_argument("invalid name: only the first chunk carries the name and total_size"));
+        let written: Result<(), Status> = async {
+            loop {
+                if later && (!chunk.name.is_empty() || chunk.total_size != 0) {
+                    return Err(Status::invalid_argument("invalid name: only the first chunk carries the name and total_size"));
+                }
+                later = true;
+                received += chunk.data.len() as u64;
+                if received > total {
+                    return Err(Status::invalid_argument(format!("invalid data: more than the {total} bytes total_size announced")));
+                }
+                hasher.update(&chunk.data);
+                upload.write(bytes::Bytes::from(chunk.data)).await.map_err(|e| status(e.into()))?;
+                match stream.message().await? {
+                    Some(next) => chunk = next,
+                    None => break,
+                }
             }
-            later = true;
-            if (data.len() + chunk.data.len()) as u64 > total {
-                return Err(Status::invalid_argument(format!("invalid data: more than the {total} bytes total_size announced")));
+            if received != total {
+                return Err(Status::invalid_argument(format!(
+                    "invalid data: {received} of the {total} bytes total_size announced arrived; nothing was stored"
+                )));
             }
-            data.extend_from_slice(&chunk.data);
-            match stream.message().await? {
-                Some(next) => chunk = next,
-                None => break,
-            }
+            Ok(())
         }
-        if data.len() as u64 != total {
-            return Err(Status::invalid_argument(format!(
-                "invalid data: {} of the {total} bytes total_size announced arrived; nothing was stored",
-                data.len()
-            )));
+        .await;
+        if let Err(e) = written {
+            let _ = upload.abort().await;
+            return Err(e);
         }
-        let digest = hex::encode(blake2::Blake2b::<blake2::digest::consts::U32>::digest(&data));
-        self.platform.blobs().put(&key, bytes::Bytes::from(data)).await.map_err(|e| status(e.into()))?;
+        upload.finish().await.map_err(|e| status(e.into()))?;
+        let digest = hex::encode(hasher.finalize());
         tracing::info!(key, size = total, "input uploaded");
         Ok(Response::new(pb::UploadInputResponse { object_key: key, size: total, blake2b: digest }))
     }

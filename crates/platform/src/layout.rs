@@ -69,6 +69,20 @@ pub fn reckle_leaves(job: &str) -> String {
     input(job, "leaves.bin")
 }
 
+/// The job's Merkle tree above the buckets, in pieces (`reckle::stored`), and the band-0
+/// roots each tree task made (`roots-<first piece>.bin`).
+pub fn reckle_tree_prefix(job: &str) -> String {
+    format!("{}tree/", job_prefix(job))
+}
+
+pub fn reckle_piece(job: &str, piece: reckle::stored::PieceId) -> String {
+    format!("{}tree/{}-{}.bin", job_prefix(job), piece.band, piece.index)
+}
+
+pub fn reckle_piece_roots(job: &str, first: u64) -> String {
+    format!("{}tree/roots-{first}.bin", job_prefix(job))
+}
+
 pub fn reckle_nodes_prefix(job: &str) -> String {
     format!("{}nodes/", job_prefix(job))
 }

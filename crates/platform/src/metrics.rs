@@ -108,6 +108,7 @@ fn observe<T>(op: &'static str, started: Instant, r: &Result<T, BlobError>, byte
     metrics::histogram!("prover_s3_request_duration_seconds", "op" => op).record(started.elapsed().as_secs_f64());
     match r {
         Ok(_) if op == "get" || op == "put" => metrics::counter!("prover_s3_bytes_total", "direction" => op).increment(bytes as u64),
+        Ok(_) if op == "get_range" => metrics::counter!("prover_s3_bytes_total", "direction" => "get").increment(bytes as u64),
         Ok(_) | Err(BlobError::NotFound(_)) => {}
         Err(_) => metrics::counter!("prover_s3_errors_total", "op" => op).increment(1),
     }
@@ -128,6 +129,31 @@ impl BlobStore for MeteredStore {
         observe("get", t, &r, n);
         r
     }
+    async fn get_range(&self, key: &str, start: u64, len: u64) -> Result<Bytes, BlobError> {
+        let t = Instant::now();
+        let r = self.timed("get_range", self.inner.get_range(key, start, len)).await;
+        let n = r.as_ref().map(|b| b.len()).unwrap_or(0);
+        observe("get_range", t, &r, n);
+        r
+    }
+    async fn size(&self, key: &str) -> Result<u64, BlobError> {
+        let t = Instant::now();
+        let r = self.timed("size", self.inner.size(key)).await;
+        observe("size", t, &r, 0);
+        r
+    }
+    async fn copy(&self, from: &str, to: &str) -> Result<(), BlobError> {
+        let t = Instant::now();
+        let r = self.timed("copy", self.inner.copy(from, to)).await;
+        observe("copy", t, &r, 0);
+        r
+    }
+    /// Each piece's request is timed and counted as a `put` (the multipart parts); opening
+    /// the upload costs no request.
+    async fn upload<'a>(&'a self, key: &str) -> Result<Box<dyn blobstore::Upload + 'a>, BlobError> {
+        let inner = self.inner.upload(key).await?;
+        Ok(Box::new(MeteredUpload { inner, timeout: self.timeout }))
+    }
     async fn exists(&self, key: &str) -> Result<bool, BlobError> {
         let t = Instant::now();
         let r = self.timed("exists", self.inner.exists(key)).await;
@@ -145,5 +171,36 @@ impl BlobStore for MeteredStore {
         let r = self.timed("delete", self.inner.delete(key)).await;
         observe("delete", t, &r, 0);
         r
+    }
+}
+
+struct MeteredUpload<'a> {
+    inner: Box<dyn blobstore::Upload + 'a>,
+    timeout: Duration,
+}
+
+async fn within<T>(timeout: Duration, op: &'static str, f: impl std::future::Future<Output = Result<T, BlobError>>) -> Result<T, BlobError> {
+    match tokio::time::timeout(timeout, f).await {
+        Ok(r) => r,
+        Err(_) => Err(BlobError::Backend(format!("{op}: no answer within {} s", timeout.as_secs_f64()))),
+    }
+}
+
+#[async_trait]
+impl blobstore::Upload for MeteredUpload<'_> {
+    async fn write(&mut self, data: Bytes) -> Result<(), BlobError> {
+        let (t, n) = (Instant::now(), data.len());
+        let r = within(self.timeout, "put", self.inner.write(data)).await;
+        observe("put", t, &r, n);
+        r
+    }
+    async fn finish(self: Box<Self>) -> Result<u64, BlobError> {
+        let t = Instant::now();
+        let r = within(self.timeout, "put", self.inner.finish()).await;
+        observe("put", t, &r, 0);
+        r
+    }
+    async fn abort(self: Box<Self>) -> Result<(), BlobError> {
+        within(self.timeout, "delete", self.inner.abort()).await
     }
 }

@@ -89,9 +89,26 @@ impl Platform {
         }
         // A tenant's job id carries the tenant, whose prefix holds the job's objects.
         let job = layout::job_id(tenant, &uuid::Uuid::new_v4().to_string());
-        let fingerprint = fingerprint(&v.spec, &v.inputs);
+        let fingerprint = fingerprint(&v.spec, &v.inputs, &v.copies);
         for (name, bytes) in v.inputs.iter().chain(&v.secrets) {
             self.blobs().put(&layout::input(&job, name), bytes.clone()).await?;
+        }
+        for crate::kinds::InputCopy { name, from, size, field } in &v.copies {
+            let to = layout::input(&job, name);
+            let copied = match self.blobs().copy(from, &to).await {
+                Ok(()) => self.blobs().size(&to).await,
+                Err(e) => Err(e),
+            };
+            let refused = match copied {
+                Ok(n) if n == *size => None,
+                Ok(n) => Some(crate::error::invalid(field, format!("{from:?} changed while the job was submitted: {n} bytes, validated {size}"))),
+                Err(blobstore::BlobError::NotFound(_)) => Some(crate::error::invalid(field, format!("{from:?} was deleted while the job was submitted"))),
+                Err(e) => Some(e.into()),
+            };
+            if let Some(e) = refused {
+                let _ = self.blobs().delete_prefix(&layout::job_prefix(&job)).await;
+                return Err(e);
+            }
         }
         let mut rec = JobRecord::new(&job, kind_name, v.spec).with_tenant(tenant);
         rec.tasks = v.tasks.iter().map(|(k, n)| (k.to_string(), TaskCounts { total: *n, done: 0 })).collect();
@@ -208,7 +225,7 @@ impl Platform {
 }
 
 /// Identifies a request for idempotency: BLAKE2b-256 of the spec and the inputs.
-fn fingerprint(spec_json: &str, inputs: &[(String, Bytes)]) -> String {
+fn fingerprint(spec_json: &str, inputs: &[(String, Bytes)], copies: &[crate::kinds::InputCopy]) -> String {
     use blake2::Digest;
     let mut h = blake2::Blake2b::<blake2::digest::consts::U32>::new();
     h.update((spec_json.len() as u64).to_le_bytes());
@@ -218,6 +235,13 @@ fn fingerprint(spec_json: &str, inputs: &[(String, Bytes)]) -> String {
         h.update(name.as_bytes());
         h.update((bytes.len() as u64).to_le_bytes());
         h.update(bytes);
+    }
+    for crate::kinds::InputCopy { name, from, size, .. } in copies {
+        for part in [name, from] {
+            h.update((part.len() as u64).to_le_bytes());
+            h.update(part.as_bytes());
+        }
+        h.update(size.to_le_bytes());
     }
     hex::encode(h.finalize())
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 mod common;
 
 use common::faults::{FirstRead, FlakyQueue, Outage, SlowStore};
-use platform::kinds::reckle::{LEAF, NODE};
+use platform::kinds::reckle::{LEAF, NODE, TREE};
 use platform::{JobOutcome, JobRequest, Leaves, Platform, PlatformConfig};
 use queue::{Queue, QueueConfig};
 use tokio::sync::watch;
@@ -106,7 +106,7 @@ async fn a_hung_read_is_abandoned_at_the_task_deadline() {
     let (q, blobs, store, _dir) = common::backends(false, cfg).await.unwrap();
     let slow: Arc<dyn blobstore::BlobStore> = Arc::new(SlowStore::new(blobs, "inputs/leaves.bin", FirstRead::Hang));
     let mut config = PlatformConfig::default();
-    for k in [LEAF, NODE] {
+    for k in [TREE, LEAF, NODE] {
         config.deadlines.insert(k.name.to_string(), Duration::from_secs(20));
     }
     let p = Platform::with_config(q, slow, store, config);
@@ -147,7 +147,7 @@ async fn an_object_store_outage_is_waited_out() {
 async fn a_worker_whose_heartbeat_fails_stops_working() {
     let cfg = QueueConfig { visibility_timeout: Duration::from_millis(600), ..QueueConfig::default() };
     let (q, blobs, store, _dir) = common::backends(false, cfg).await.unwrap();
-    let flaky = Arc::new(FlakyQueue::new(q, "", 0, Some("reckle.leaf")));
+    let flaky = Arc::new(FlakyQueue::new(q, "", 0, Some("reckle.tree")));
     let slow: Arc<dyn blobstore::BlobStore> =
         Arc::new(SlowStore::new(blobs, "inputs/leaves.bin", FirstRead::Stall(Duration::from_millis(1500))));
     let p = Platform::new(flaky.clone() as Arc<dyn Queue>, slow, store);
@@ -156,7 +156,7 @@ async fn a_worker_whose_heartbeat_fails_stops_working() {
     assert_eq!(outcome(&p, &job).await, JobOutcome::Done);
     let _ = stop.send(true);
     let reports = flaky.copies("reckle.done");
-    assert_eq!(reports.len(), 6, "{reports:?}");
+    assert_eq!(reports.len(), 7, "{reports:?}");
     assert!(reports.values().all(|n| *n == 1), "a task was reported twice: {reports:?}");
 }
 

@@ -10,7 +10,7 @@ mod common;
 
 use blobstore::BlobStore;
 use jobs::JobState;
-use platform::kinds::reckle::LEAF;
+use platform::kinds::reckle::{LEAF, TREE};
 use platform::{JobOutcome, JobRequest, Leaves, Platform, PlatformError};
 use queue::{Queue, QueueConfig};
 use rand::{Rng, SeedableRng};
@@ -111,7 +111,7 @@ async fn run_jobs(real: bool) {
     let (job, created) = p.submit(batch_request(vec![1, 6, 13], &values), Some(&key)).await.unwrap();
     assert!(created);
     let rec = store.get(&job).await.unwrap().unwrap();
-    assert_eq!(rec.progress().total, 6, "3 buckets, 2 nodes at level 3, the root");
+    assert_eq!(rec.progress().total, 7, "a tree task, 3 buckets, 2 nodes at level 3, the root");
     // Idempotent resubmission returns the job; the same key for another request is refused.
     assert_eq!(p.submit(batch_request(vec![1, 6, 13], &values), Some(&key)).await.unwrap(), (job.clone(), false));
     assert!(matches!(p.submit(batch_request(vec![2], &values), Some(&key)).await, Err(PlatformError::Precondition(_))));
@@ -119,9 +119,9 @@ async fn run_jobs(real: bool) {
     let early = JobRequest::ReckleUpdate { base_job: job.clone(), changes: vec![Change::Add(2)] };
     assert!(matches!(p.submit(early, None).await, Err(PlatformError::Precondition(_))));
 
-    // Executors first: one of them runs the plan task that dispatches the bucket tasks.
+    // Executors first: one of them runs the plan task that dispatches the tree task.
     let mut roles = start(&p, 0, &job[..8]);
-    let lease = q.claim(LEAF.name, "doomed-worker", Duration::from_secs(60)).await.unwrap();
+    let lease = q.claim(TREE.name, "doomed-worker", Duration::from_secs(60)).await.unwrap();
     assert!(lease.is_some());
     for i in 0..2 {
         let worker = tokio::spawn(p.clone().run_worker(format!("worker-{}-{i}", &job[..8]), roles.tx.subscribe()));
@@ -129,7 +129,7 @@ async fn run_jobs(real: bool) {
     }
     let outcome = tokio::time::timeout(Duration::from_secs(600), p.wait(&job, |_| {})).await.expect("job finished");
     assert_eq!(outcome, JobOutcome::Done);
-    assert_eq!(store.get(&job).await.unwrap().unwrap().progress().done, 6);
+    assert_eq!(store.get(&job).await.unwrap().unwrap().progress().done, 7);
 
     // The published proof directory verifies independently of the platform.
     let circuits = Circuits::build(Params::new(4, 2).unwrap()).unwrap();
@@ -146,8 +146,9 @@ async fn run_jobs(real: bool) {
     let changes = vec![Change::Set { index: 6, value: 77 }, Change::Add(9)];
     let (job2, _) = p.submit(JobRequest::ReckleUpdate { base_job: job.clone(), changes: changes.clone() }, None).await.unwrap();
     let planned = store.get(&job2).await.unwrap().unwrap().progress().total;
+    // The re-proved paths, and the one tree task of the changed leaf's range.
     let expected = reckle::plan_update(circuits.params(), &[1, 6, 13], &changes).unwrap().reprove.len() as u64;
-    assert_eq!(planned, expected);
+    assert_eq!(planned, expected + 1);
     assert!(planned < 8, "an update re-proves paths, not the tree ({planned})");
     let outcome = tokio::time::timeout(Duration::from_secs(600), p.wait(&job2, |_| {})).await.expect("update finished");
     assert_eq!(outcome, JobOutcome::Done);
@@ -185,16 +186,20 @@ async fn redis_s3_reckle_jobs() {
     run_jobs(true).await;
 }
 
-/// Bounded memory (issue 11 item 6): each role in a process of its own (one `Platform` each
-/// over the shared backends). Executors work from the job's plan and never build its tree; a
-/// worker whose cache budget is smaller than the tree still proves its tasks and keeps nothing
-/// over the budget; the aggregator, with room, keeps the tree it built.
+/// Bounded memory (issue 11 item 6; issue 31 item 1): each role in a process of its own (one
+/// `Platform` each over the shared backends), the worker's cache smaller than the tree. No role
+/// reads the job's leaves whole after submission: a tree task reads its range once, a bucket
+/// task and the finish step read their buckets' `2^q` values, and every hash comes from the
+/// stored pieces. Before, every worker task and the finish step read all the leaves and built
+/// the whole tree (2^(ℓ+1) hashes) whenever it was not in the cache, which at 2^27 leaves no
+/// task could afford. Executors keep only the job's plan.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn executors_never_build_trees_and_caches_stay_in_budget() {
+async fn tasks_read_their_buckets_and_paths_never_the_whole_tree() {
     use platform::PlatformConfig;
     let Some((q, blobs, store, _dir)) = backends(false).await else { return };
-    let role = |cache_bytes: u64| Platform::with_config(q.clone(), blobs.clone(), store.clone(), PlatformConfig { cache_bytes, ..PlatformConfig::default() });
-    // A tree of 2^4 leaves is estimated at 16 × 72 = 1,152 bytes.
+    let reads = Arc::new(common::faults::Reads::new(blobs.clone()));
+    let counted: Arc<dyn BlobStore> = reads.clone();
+    let role = |cache_bytes: u64| Platform::with_config(q.clone(), counted.clone(), store.clone(), PlatformConfig { cache_bytes, ..PlatformConfig::default() });
     let (executor, aggregator, worker) = (role(1 << 20), role(1 << 20), role(1_000));
     let values: Vec<u64> = (0..16).map(|i| i * 7 + 1).collect();
     let (job, _) = executor.submit(batch_request(vec![0, 9], &values), None).await.unwrap();
@@ -205,10 +210,15 @@ async fn executors_never_build_trees_and_caches_stay_in_budget() {
     let outcome = tokio::time::timeout(Duration::from_secs(600), executor.wait(&job, |_| {})).await.expect("job finished");
     assert_eq!(outcome, JobOutcome::Done);
     let _ = tx.send(true);
+    let leaves = format!("jobs/{job}/inputs/leaves.bin");
+    assert_eq!(reads.whole(&leaves), 0, "the leaves were read whole");
+    // The tree task: all 16 values once (128 bytes). Buckets 0 and 2 of 4 values (32 bytes):
+    // once by their bucket task, once by the finish step.
+    assert_eq!(reads.ranged(&leaves), 128 + 4 * 32, "bytes of the leaves read");
     assert_eq!(executor.cache().keys_with_prefix("reckle/"), [format!("reckle/plan/{job}")], "the executor built more than the plan");
-    assert!(worker.cache().keys_with_prefix("reckle/tree/").is_empty(), "a tree over the budget was kept");
     assert!(worker.cache().bytes() <= 1_000);
-    assert_eq!(aggregator.cache().keys_with_prefix("reckle/tree/"), [format!("reckle/tree/{job}")]);
+    // The finish step read the pieces it needed, and kept them (its budget has room).
+    assert!(!aggregator.cache().keys_with_prefix(&format!("jobs/{job}/tree/")).is_empty());
 }
 
 /// Fair share (issue 11 item 8): a Reckle job keeps at most `--job-window` of its first tasks
@@ -234,6 +244,10 @@ async fn bucket_window(real: bool) {
             assert!(std::time::Instant::now() < deadline, "the plan task never ran");
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
+        // The job's tree task, run here as a worker would (its report releases the buckets).
+        let lease = q.claim(TREE.name, "window-worker", Duration::from_secs(20)).await.unwrap().expect("the tree task");
+        p.registry().job_kind("reckle.batch").expect("served").work(&p, TREE, &lease).await.unwrap();
+        q.complete_with(&lease, &[], Duration::ZERO).await.unwrap();
         let (mut most, mut taken) = (0, std::collections::BTreeSet::new());
         while taken.len() < 16 {
             let lease = q.claim(LEAF.name, "window-worker", Duration::from_secs(20)).await.unwrap().expect("a bucket task");
@@ -284,7 +298,9 @@ async fn workers_build_circuits_before_claiming() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(worker.circuits_built(), vec![Params::new(4, 2).unwrap()]);
-    assert_eq!(q.stats(LEAF.name).await.unwrap().pending + q.stats(LEAF.name).await.unwrap().running, 0, "a Reckle task existed");
+    for k in [LEAF, TREE] {
+        assert_eq!(q.stats(k.name).await.unwrap().pending + q.stats(k.name).await.unwrap().running, 0, "a Reckle task existed");
+    }
     let _ = tx.send(true);
 }
 

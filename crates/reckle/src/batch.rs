@@ -48,6 +48,33 @@ pub fn selected_in_bucket<'a>(params: Params, batch: impl IntoIterator<Item = &'
     out
 }
 
+/// Merkle hashes `C_v` of nodes at levels `≥ q`, from wherever they are kept: the full
+/// [`Tree`], or only the nodes a step needs ([`hashes_needed`]) read from the stored pieces
+/// ([`crate::stored`]).
+pub trait NodeHashes {
+    fn node_hash(&self, id: NodeId) -> Result<Digest, Error>;
+}
+
+impl NodeHashes for Tree {
+    fn node_hash(&self, id: NodeId) -> Result<Digest, Error> {
+        self.hash(id.level, id.index)
+    }
+}
+
+impl NodeHashes for BTreeMap<NodeId, Digest> {
+    fn node_hash(&self, id: NodeId) -> Result<Digest, Error> {
+        self.get(&id).copied().ok_or_else(|| Error::input(format!("no hash of node {id} given")))
+    }
+}
+
+/// The nodes whose hashes [`BatchProof::from_node_proofs`] reads for `batch`: `T'_I` and the
+/// siblings of its nodes below the root.
+pub fn hashes_needed(params: Params, batch: &[u64]) -> Result<BTreeSet<NodeId>, Error> {
+    let plan = plan_set(params, &check_batch(params, batch)?);
+    let siblings: Vec<NodeId> = plan.iter().filter(|id| id.level < params.log_n).map(|id| id.sibling()).collect();
+    Ok(plan.into_iter().chain(siblings).collect())
+}
+
 fn plan_set(params: Params, batch: &BTreeSet<u64>) -> BTreeSet<NodeId> {
     let mut nodes = BTreeSet::new();
     for &i in batch {
@@ -371,7 +398,7 @@ impl BatchProof {
 
     /// Assembles `Λ_I` from node proofs made elsewhere (by workers): they must be exactly the
     /// nodes of `T'_I` for `batch`, each must verify and carry `tree`'s Merkle hash.
-    pub fn from_node_proofs(circuits: &Circuits, tree: &Tree, batch: &[u64], proofs: Vec<NodeProof>) -> Result<Self, Error> {
+    pub fn from_node_proofs(circuits: &Circuits, tree: &impl NodeHashes, batch: &[u64], proofs: Vec<NodeProof>) -> Result<Self, Error> {
         let params = circuits.params();
         let batch = check_batch(params, batch)?;
         let plan = plan_set(params, &batch);
@@ -434,13 +461,13 @@ impl BatchProof {
         }
     }
 
-    fn refresh_siblings(&mut self, tree: &Tree) -> Result<(), Error> {
+    fn refresh_siblings(&mut self, tree: &impl NodeHashes) -> Result<(), Error> {
         self.siblings.clear();
         for id in self.nodes.keys() {
             if id.level < self.params.log_n {
                 let s = id.sibling();
                 if !self.nodes.contains_key(&s) {
-                    self.siblings.insert(s, tree.hash(s.level, s.index)?);
+                    self.siblings.insert(s, tree.node_hash(s)?);
                 }
             }
         }
@@ -541,15 +568,15 @@ impl BatchProof {
 
     /// Checks `Λ_I` against `tree`: every node proof verifies and carries the tree's Merkle
     /// hash, and every sibling hash matches. Use after loading a stored structure.
-    pub fn check_against(&self, circuits: &Circuits, tree: &Tree) -> Result<(), Error> {
+    pub fn check_against(&self, circuits: &Circuits, tree: &impl NodeHashes) -> Result<(), Error> {
         for (id, p) in &self.nodes {
             p.verify(circuits)?;
-            if p.public_values().c != tree.hash(id.level, id.index)? {
+            if p.public_values().c != tree.node_hash(*id)? {
                 return Err(Error::Verification(format!("batch structure: node {id} is for other leaves")));
             }
         }
         for (id, c) in &self.siblings {
-            if *c != tree.hash(id.level, id.index)? {
+            if *c != tree.node_hash(*id)? {
                 return Err(Error::Verification(format!("batch structure: sibling {id} hash is stale")));
             }
         }

@@ -79,7 +79,7 @@
 //!   a hash of the whole serialized key, because plonky2's circuit digest does not cover the
 //!   common circuit data (gates, FRI parameters). Every supported `(ℓ, q)` is pinned.
 //! * **What it costs.** Parameters are capped at what the platform accepts (`ℓ ≤`
-//!   [`MAX_LOG_N`] `= 24`, `q ≤` [`MAX_LOG_BUCKET`] `= 12`), and [`Statement::precheck`] checks
+//!   [`MAX_LOG_N`] `= 27`, `q ≤` [`MAX_LOG_BUCKET`] `= 12`), and [`Statement::precheck`] checks
 //!   the statement's claims, the expected `C`, the pinned circuit digest and the proof's header
 //!   and size before any circuit is built or key is loaded.
 //!
@@ -101,10 +101,11 @@ mod codec;
 pub mod hash;
 pub mod node;
 mod pinned;
+pub mod stored;
 pub mod tree;
 
 pub use batch::{
-    decode_values, encode_values, files, plan_batch, plan_update, selected_in_bucket, BatchLeaf, BatchProof, Change, Statement, UpdatePlan,
+    decode_values, encode_values, files, hashes_needed, plan_batch, plan_update, selected_in_bucket, BatchLeaf, BatchProof, Change, NodeHashes, Statement, UpdatePlan,
     UpdateReport,
 };
 pub use circuits::{pinned_root_key, Circuits, PinnedKey, RootKey};
@@ -124,12 +125,15 @@ pub const D: usize = 2;
 
 /// Version of the circuit definitions; bump it whenever a circuit changes, so that stored
 /// root keys of the old circuits are not mistaken for the new ones.
-/// Version 2: every node proof exports its position `idx` (position binding).
-pub const CIRCUIT_VERSION: u32 = 2;
+/// Version 2: every node proof exports its position `idx` (position binding). Version 3: the
+/// bucket index is range-checked to `27 − q` bits ([`MAX_LOG_N`] raised from 24 to 27).
+pub const CIRCUIT_VERSION: u32 = 3;
 
-/// Largest supported tree height `ℓ`: the platform's cap (2^24 leaves). Limb sums could go to
-/// `ℓ = 30` without wrapping the field; the cap bounds what a verifier may be asked to build.
-pub const MAX_LOG_N: u32 = 24;
+/// Largest supported tree height `ℓ`: the platform's cap (2^27 leaves, the Reckle paper's
+/// `n`). Limb sums could go to `ℓ = 30` without wrapping the field; the cap bounds what a
+/// verifier may be asked to build. Raised from 24 with circuit version 3 (the bucket index's
+/// range check is `MAX_LOG_N − q` bits, so the circuits and every root key changed).
+pub const MAX_LOG_N: u32 = 27;
 
 /// Largest supported bucket height `q` (a bucket circuit of `2^12` leaves).
 pub const MAX_LOG_BUCKET: u32 = 12;

@@ -450,6 +450,7 @@ impl JobKind for CircuitRegister {
             inputs: vec![(R1CS.to_string(), bytes)],
             tasks: BTreeMap::from([(SETUP.name, 1)]),
             secrets: vec![(SECRET.to_string(), Bytes::from(rand::random::<[u8; 32]>().to_vec()))],
+            copies: Vec::new(),
         })
     }
 
@@ -587,6 +588,7 @@ impl JobKind for PariCircom {
             inputs,
             tasks: BTreeMap::from([(PROVE.name, spec.prove_tasks()), (BUNDLE.name, spec.prove_tasks().div_ceil(spec.tasks_per_bundle))]),
             secrets: vec![(SECRET.to_string(), Bytes::from(rand::random::<[u8; 32]>().to_vec()))],
+            copies: Vec::new(),
         })
     }
 

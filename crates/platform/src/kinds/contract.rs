@@ -296,6 +296,7 @@ impl<K: Kind> JobKind for Typed<K> {
             inputs: planned.inputs,
             tasks: planned.tasks.into_iter().map(|(s, n)| (s.task().name, n)).collect(),
             secrets: planned.secrets,
+            copies: Vec::new(),
         })
     }
 

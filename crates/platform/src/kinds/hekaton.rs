@@ -536,6 +536,7 @@ impl JobKind for Hekaton {
             inputs: Vec::new(),
             tasks: BTreeMap::from([(SETUP.name, 1), (COMMIT.name, k), (CHALLENGE.name, 1), (PROVE.name, k), (ASSEMBLE.name, 1)]),
             secrets: vec![(SECRET.to_string(), Bytes::from(rand::random::<[u8; 32]>().to_vec()))],
+            copies: Vec::new(),
         })
     }
 

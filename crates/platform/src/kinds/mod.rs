@@ -128,6 +128,21 @@ pub struct Validated {
     /// drawn fresh for each job (e.g. the seed a setup derives its randomness from, so that a
     /// redelivered setup makes the same keys).
     pub secrets: Vec<(String, Bytes)>,
+    /// Inputs too large to pass through the planner, copied by the object store into
+    /// `jobs/<id>/inputs/` before the job is recorded: `(name, source key, size)`. The copy
+    /// must have `size` bytes (the source may change between validation and the copy); the
+    /// idempotency fingerprint covers the source key and size, not the bytes.
+    pub copies: Vec<InputCopy>,
+}
+
+/// An input the object store copies into `jobs/<id>/inputs/<name>` ([`Validated::copies`]).
+#[derive(Clone, Debug)]
+pub struct InputCopy {
+    pub name: String,
+    pub from: String,
+    pub size: u64,
+    /// The request field that named `from` (for the error if it changed).
+    pub field: &'static str,
 }
 
 /// Fair share, across jobs and across tenants. A step's `n` tasks (Pari prove tasks, a Reckle

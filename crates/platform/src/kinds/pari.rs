@@ -378,6 +378,7 @@ impl JobKind for PariBatch {
             inputs: Vec::new(),
             tasks: BTreeMap::from([(SETUP.name, 1), (PROVE.name, spec.prove_tasks()), (BUNDLE.name, spec.bundles())]),
             secrets: vec![(SETUP_SECRET.to_string(), Bytes::from(rand::random::<[u8; 32]>().to_vec()))],
+            copies: Vec::new(),
         })
     }
 

@@ -1,8 +1,13 @@
 //! Reckle jobs: a batch proof over a vector commitment (`reckle.batch`), and an update of a
 //! finished batch job that re-proves only the affected paths (`reckle.update`).
 //!
-//! DAG: one task per node of `T'_I` (the union of the batch's root paths, cut at the bucket
-//! level `q`): `reckle.leaf` for a bucket, `reckle.node` for an inner node; a parent is
+//! DAG: first the tree: `reckle.tree` tasks hash the leaves, 2^20 values each, into the
+//! stored pieces of the Merkle tree above the buckets (`reckle::stored`; an update re-hashes
+//! only the ranges holding a changed leaf and copies the rest), and the executor hashes the
+//! upper bands from their roots. Then one task per node of `T'_I` (the union of the batch's
+//! root paths, cut at the bucket level `q`): `reckle.leaf` for a bucket, `reckle.node` for an
+//! inner node; a task reads its bucket's values (a ranged read of the leaves) or its
+//! children's proofs and hashes (one piece each), never the whole tree. A parent is
 //! dispatched the moment its last child in the plan is done, so the work closest to the root is
 //! released first; the root releases `reckle.finish` on the aggregator, which assembles the
 //! statement and `Λ_I`, **verifies** the root proof, and publishes the files of
@@ -20,7 +25,8 @@ use blobstore::BlobError;
 use bytes::Bytes;
 use jobs::{JobRecord, JobState};
 use queue::Lease;
-use reckle::{files, BatchProof, Change, Child, Circuits, NodeId, NodeProof, Params, Statement, Tree};
+use reckle::stored::{Layout, Piece, PieceId};
+use reckle::{files, BatchProof, Change, Child, Circuits, Digest, NodeId, NodeProof, Params, Statement};
 
 use super::{JobKind, JobRequest, Leaves, Served, TaskKind, Validated};
 use crate::error::{corrupt, invalid};
@@ -29,16 +35,20 @@ use crate::{layout, Platform, PlatformError};
 pub const JOB_BATCH: &str = "reckle.batch";
 pub const JOB_UPDATE: &str = "reckle.update";
 
+pub const TREE: TaskKind = TaskKind::new("reckle.tree", Served::Worker, 1800);
 pub const LEAF: TaskKind = TaskKind::new("reckle.leaf", Served::Worker, 1800);
 pub const NODE: TaskKind = TaskKind::new("reckle.node", Served::Worker, 1800);
 pub const DONE: TaskKind = TaskKind::new("reckle.done", Served::Executor, 300);
 pub const FINISH: TaskKind = TaskKind::new("reckle.finish", Served::Aggregator, 1800);
 /// Root side first when a worker's turn asks for nodes (role loops rotate which kind they ask
 /// first, so neither kind starves the other).
-const TASKS: &[TaskKind] = &[NODE, LEAF, DONE, FINISH];
+const TASKS: &[TaskKind] = &[NODE, LEAF, TREE, DONE, FINISH];
 
-/// Largest tree a job may ask for (2^24 leaves, 128 MiB of values).
-pub const MAX_LOG_N: u32 = 24;
+/// Largest tree a job may ask for (2^27 leaves, 1 GiB of values: the Reckle paper's `n`).
+pub const MAX_LOG_N: u32 = reckle::MAX_LOG_N;
+
+/// Leaf values one `reckle.tree` task hashes (8 MiB of values; at least one band-0 piece).
+const TREE_TASK_LEAVES: u64 = 1 << 20;
 /// Largest batch (the job spec is kept in the job store, not the blob store).
 pub const MAX_BATCH: usize = 4096;
 /// Most changes in one update job.
@@ -87,9 +97,32 @@ impl ReckleJobSpec {
         }
     }
 
+    /// The job's `reckle.tree` tasks, as ranges of band-0 pieces `(first, count)`: all of
+    /// them for a batch job, those holding a changed leaf for an update (the others' pieces
+    /// are copied from the base job).
+    pub fn tree_todo(&self) -> Result<Vec<(u64, u64)>, PlatformError> {
+        let params = self.params()?;
+        let all = tree_chunks(params);
+        let Some(u) = &self.update else { return Ok(all) };
+        let per = all[0].1;
+        let leaves = Layout::new(params).leaves_per_bottom_piece();
+        let changed: BTreeSet<u64> =
+            u.changes.iter().filter_map(|c| if let Change::Set { index, .. } = *c { Some(index / leaves / per * per) } else { None }).collect();
+        Ok(all.into_iter().filter(|(first, _)| changed.contains(first)).collect())
+    }
+
     fn of(rec: &JobRecord) -> Result<Self, PlatformError> {
         serde_json::from_str(&rec.spec).map_err(|e| PlatformError::Corrupt(format!("job {} spec: {e}", rec.id)))
     }
+}
+
+/// Every tree task of a tree of shape `params`: ranges of band-0 pieces `(first, count)`,
+/// each about [`TREE_TASK_LEAVES`] leaves.
+fn tree_chunks(params: Params) -> Vec<(u64, u64)> {
+    let layout = Layout::new(params);
+    let per = (TREE_TASK_LEAVES / layout.leaves_per_bottom_piece()).max(1);
+    let n = layout.pieces(0);
+    (0..n).step_by(per as usize).map(|first| (first, per.min(n - first))).collect()
 }
 
 /// The nodes of `todo` ([`ReckleJobSpec::todo`]) that wait for no child, in order: what the
@@ -208,25 +241,6 @@ pub(crate) struct JobPlan {
     initial: Vec<NodeId>,
 }
 
-/// What workers and the aggregator also need: the whole tree (about 72 bytes a leaf: the
-/// values and every level's digests). Cached within the process's byte budget.
-pub(crate) struct LoadedJob {
-    job: Arc<JobPlan>,
-    tree: Tree,
-}
-
-impl std::ops::Deref for LoadedJob {
-    type Target = JobPlan;
-    fn deref(&self) -> &JobPlan {
-        &self.job
-    }
-}
-
-/// Estimated heap of a tree of `2^ℓ` leaves: a `u64` value and two 32-byte digests a leaf.
-fn tree_bytes(params: Params) -> u64 {
-    params.num_leaves().saturating_mul(8 + 2 * 32)
-}
-
 fn task_kind(params: Params, id: NodeId) -> TaskKind {
     if id.level == params.log_bucket {
         LEAF
@@ -241,9 +255,37 @@ struct NodeTask {
     index: u64,
 }
 
+/// A `reckle.tree` task: band-0 pieces `first..first + count`.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+struct TreeTask {
+    first: u64,
+    count: u64,
+}
+
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(untagged)]
+enum Payload {
+    Node(NodeTask),
+    Tree(TreeTask),
+}
+
+fn payload_of(lease: &Lease) -> Result<Payload, PlatformError> {
+    serde_json::from_str(&lease.task.payload).map_err(|e| corrupt(format!("task payload: {e}")))
+}
+
 fn node_of(lease: &Lease) -> Result<NodeId, PlatformError> {
-    let t: NodeTask = serde_json::from_str(&lease.task.payload).map_err(|e| corrupt(format!("task payload: {e}")))?;
-    Ok(NodeId::new(t.level, t.index))
+    match payload_of(lease)? {
+        Payload::Node(t) => Ok(NodeId::new(t.level, t.index)),
+        Payload::Tree(_) => Err(corrupt("task payload: a tree task where a node was expected")),
+    }
+}
+
+fn tree_task_id(first: u64) -> String {
+    format!("tree-{first}")
+}
+
+fn tree_payload(first: u64, count: u64) -> Result<String, PlatformError> {
+    serde_json::to_string(&TreeTask { first, count }).map_err(corrupt)
 }
 
 fn node_payload(id: NodeId) -> Result<String, PlatformError> {
@@ -263,6 +305,10 @@ fn counts(spec: &ReckleJobSpec) -> Result<BTreeMap<&'static str, u64>, PlatformE
     let mut tasks = BTreeMap::new();
     for id in spec.todo()? {
         *tasks.entry(task_kind(params, id).name).or_default() += 1;
+    }
+    let trees = spec.tree_todo()?.len() as u64;
+    if trees > 0 {
+        tasks.insert(TREE.name, trees);
     }
     Ok(tasks)
 }
@@ -382,23 +428,33 @@ impl JobKind for ReckleBatch {
         if batch.len() > MAX_BATCH {
             return Err(invalid("batch", format!("{} indices, at most {MAX_BATCH}", batch.len())));
         }
-        let values = match leaves {
-            Leaves::Inline(v) => v,
+        reckle::plan_batch(params, &batch).map_err(|e| invalid("batch", e.to_string()))?;
+        let spec = ReckleJobSpec { log_n, log_bucket, batch, update: None, window: Some(p.config().job_window.max(1)) };
+        let expected = 8 * params.num_leaves();
+        match leaves {
+            Leaves::Inline(values) => {
+                if values.len() as u64 != params.num_leaves() {
+                    return Err(invalid("leaves", format!("expected {} values for log_n = {log_n}, got {}", params.num_leaves(), values.len())));
+                }
+                validated(spec, vec![(LEAVES_INPUT.into(), Bytes::from(reckle::encode_values(&values)))], Vec::new())
+            }
+            // Up to 1 GiB: checked by its size and copied by the object store, never read here.
             Leaves::Object(key) => {
                 blobstore::check_key(&key).map_err(|e| invalid("leaves.object_key", e.to_string()))?;
-                let bytes = match p.blobs().get(&key).await {
+                let size = match p.blobs().size(&key).await {
                     Err(BlobError::NotFound(_)) => return Err(invalid("leaves.object_key", format!("no object {key:?}"))),
                     r => r?,
                 };
-                reckle::decode_values(&bytes).map_err(|e| invalid("leaves.object_key", e.to_string()))?
+                if size != expected {
+                    return Err(invalid(
+                        "leaves.object_key",
+                        format!("{key:?} has {size} bytes; log_n = {log_n} needs {} values of 8 bytes ({expected} bytes)", params.num_leaves()),
+                    ));
+                }
+                let copy = super::InputCopy { name: LEAVES_INPUT.into(), from: key, size, field: "leaves.object_key" };
+                validated(spec, Vec::new(), vec![copy])
             }
-        };
-        if values.len() as u64 != params.num_leaves() {
-            return Err(invalid("leaves", format!("expected {} values for log_n = {log_n}, got {}", params.num_leaves(), values.len())));
         }
-        reckle::plan_batch(params, &batch).map_err(|e| invalid("batch", e.to_string()))?;
-        let spec = ReckleJobSpec { log_n, log_bucket, batch, update: None, window: Some(p.config().job_window.max(1)) };
-        validated(spec, &values)
     }
     async fn plan(&self, p: &Platform, job: &JobRecord) -> Result<(), PlatformError> {
         plan(p, job).await
@@ -419,7 +475,7 @@ impl JobKind for ReckleBatch {
         verify_published(p, &job.id, pins.root).await
     }
     fn scratch_prefixes(&self, job: &str) -> Vec<String> {
-        vec![layout::reckle_nodes_prefix(job), layout::inputs_prefix(job)]
+        vec![layout::reckle_nodes_prefix(job), layout::reckle_tree_prefix(job), layout::inputs_prefix(job)]
     }
 }
 
@@ -445,14 +501,16 @@ impl JobKind for ReckleUpdate {
         }
         let base_spec = ReckleJobSpec::of(&base)?;
         let params = base_spec.params()?;
-        let plan = reckle::plan_update(params, &base_spec.batch, &changes).map_err(|e| invalid("changes", e.to_string()))?;
-        let mut values = reckle::decode_values(&p.blobs().get(&layout::reckle_leaves(&base_job)).await?)?;
-        for c in &changes {
-            if let Change::Set { index, value } = *c {
-                let slot = values.get_mut(index as usize).ok_or_else(|| invalid("changes", format!("index {index} out of range")))?;
-                *slot = value;
-            }
+        // Jobs proved before the tree was stored in pieces (circuit version 2) cannot be the
+        // base of an update: their node proofs are of other circuits.
+        if !p.blobs().exists(&layout::reckle_piece_roots(&base_job, 0)).await? {
+            return Err(PlatformError::Precondition(format!(
+                "base job {base_job} was proved by an earlier version of the platform (no stored tree): submit a new batch job"
+            )));
         }
+        // Indices are checked here; the new leaves are written by the plan task, streamed from
+        // the base job's (up to 1 GiB, never whole in the planner).
+        let plan = reckle::plan_update(params, &base_spec.batch, &changes).map_err(|e| invalid("changes", e.to_string()))?;
         let spec = ReckleJobSpec {
             log_n: base_spec.log_n,
             log_bucket: base_spec.log_bucket,
@@ -460,7 +518,7 @@ impl JobKind for ReckleUpdate {
             update: Some(UpdateSpec { base_job, base_batch: base_spec.batch, changes }),
             window: Some(p.config().job_window.max(1)),
         };
-        validated(spec, &values)
+        validated(spec, Vec::new(), Vec::new())
     }
     async fn plan(&self, p: &Platform, job: &JobRecord) -> Result<(), PlatformError> {
         plan(p, job).await
@@ -481,47 +539,135 @@ impl JobKind for ReckleUpdate {
         verify_published(p, &job.id, pins.root).await
     }
     fn scratch_prefixes(&self, job: &str) -> Vec<String> {
-        vec![layout::reckle_nodes_prefix(job), layout::inputs_prefix(job)]
+        vec![layout::reckle_nodes_prefix(job), layout::reckle_tree_prefix(job), layout::inputs_prefix(job)]
     }
 }
 
-fn validated(spec: ReckleJobSpec, values: &[u64]) -> Result<Validated, PlatformError> {
-    Ok(Validated {
-        tasks: counts(&spec)?,
-        secrets: Vec::new(),
-        spec: serde_json::to_string(&spec).map_err(corrupt)?,
-        inputs: vec![("leaves.bin".into(), Bytes::from(reckle::encode_values(values)))],
-    })
+/// The name of the job's leaves under its inputs ([`layout::reckle_leaves`]).
+const LEAVES_INPUT: &str = "leaves.bin";
+
+fn validated(spec: ReckleJobSpec, inputs: Vec<(String, Bytes)>, copies: Vec<super::InputCopy>) -> Result<Validated, PlatformError> {
+    Ok(Validated { tasks: counts(&spec)?, secrets: Vec::new(), copies, spec: serde_json::to_string(&spec).map_err(corrupt)?, inputs })
 }
 
 /// Object copies an update's plan task keeps in flight.
 const COPIES_AT_ONCE: usize = 32;
 
-/// Copies the nodes an update keeps from its base job, then dispatches the first window of the
-/// nodes of the plan none of whose children it proves.
+/// Copies `keys` (`(from, to)`) on the object store's side, [`COPIES_AT_ONCE`] at a time.
+async fn copy_all(p: &Platform, keys: Vec<(String, String)>) -> Result<(), PlatformError> {
+    let mut copies = tokio::task::JoinSet::new();
+    for (from, to) in keys {
+        if copies.len() >= COPIES_AT_ONCE {
+            copies.join_next().await.expect("copies running").map_err(corrupt)??;
+        }
+        let blobs = p.blobs().clone();
+        copies.spawn(async move { blobs.copy(&from, &to).await });
+    }
+    while let Some(copied) = copies.join_next().await {
+        copied.map_err(corrupt)??;
+    }
+    Ok(())
+}
+
+/// Plans the tree, then the proofs. A batch job dispatches its tree tasks. An update first
+/// writes its leaves (the base job's, streamed, with the changes applied), copies the nodes it
+/// keeps and the tree pieces no change touches from the base job, and dispatches the tree
+/// tasks of the changed ranges; with none, it hashes the upper bands and releases the proofs
+/// at once.
 async fn plan(p: &Platform, rec: &JobRecord) -> Result<(), PlatformError> {
     let job = &rec.id;
     let spec = ReckleJobSpec::of(rec)?;
     let (params, plan, todo) = (spec.params()?, spec.plan()?, spec.todo()?);
-    let ready = initial(params, &todo);
+    let trees = spec.tree_todo()?;
     if let Some(u) = &spec.update {
+        write_update_leaves(p, job, &u.base_job, &u.changes, params).await?;
         // Nodes the update keeps: their subtrees did not change, so the base job's proofs stand.
-        // Copied by the object store itself, COPIES_AT_ONCE at a time: one by one through the
-        // executor, an update of an ℓ = 24 job with a batch of 4,096 (~90k kept nodes) did not
-        // plan within the plan task's deadline.
-        let mut copies = tokio::task::JoinSet::new();
-        for id in plan.difference(&todo) {
-            if copies.len() >= COPIES_AT_ONCE {
-                copies.join_next().await.expect("copies running").map_err(corrupt)??;
+        // Copied by the object store itself: one by one through the executor, an update of an
+        // ℓ = 24 job with a batch of 4,096 (~90k kept nodes) did not plan within its deadline.
+        let mut keys: Vec<(String, String)> =
+            plan.difference(&todo).map(|id| (layout::reckle_node(&u.base_job, *id), layout::reckle_node(job, *id))).collect();
+        let rebuilt: BTreeSet<u64> = trees.iter().map(|(first, _)| *first).collect();
+        for (first, count) in tree_chunks(params).into_iter().filter(|(first, _)| !rebuilt.contains(first)) {
+            keys.push((layout::reckle_piece_roots(&u.base_job, first), layout::reckle_piece_roots(job, first)));
+            for index in first..first + count {
+                let piece = PieceId { band: 0, index };
+                keys.push((layout::reckle_piece(&u.base_job, piece), layout::reckle_piece(job, piece)));
             }
-            let (blobs, from, to) = (p.blobs().clone(), layout::reckle_node(&u.base_job, *id), layout::reckle_node(job, *id));
-            copies.spawn(async move { blobs.copy(&from, &to).await });
         }
-        while let Some(copied) = copies.join_next().await {
-            copied.map_err(corrupt)??;
-        }
+        copy_all(p, keys).await?;
     }
-    release(p, rec, &spec, params, &ready).await
+    if trees.is_empty() {
+        upper_bands(p, job, params).await?;
+        let ready = initial(params, &todo);
+        return release(p, rec, &spec, params, &ready).await;
+    }
+    let tasks = trees.iter().map(|&(first, count)| Ok((tree_task_id(first), tree_payload(first, count)?))).collect::<Result<Vec<_>, PlatformError>>()?;
+    p.dispatch_many(job, TREE, tasks).await?;
+    Ok(())
+}
+
+/// Bytes of leaf values an update streams per read and write.
+const STREAM_BYTES: u64 = 8 << 20;
+
+/// Writes an update's leaves: the base job's, read and written [`STREAM_BYTES`] at a time,
+/// with the `Set` changes applied (the last one of an index wins).
+async fn write_update_leaves(p: &Platform, job: &str, base_job: &str, changes: &[Change], params: Params) -> Result<(), PlatformError> {
+    let sets: BTreeMap<u64, u64> = changes.iter().filter_map(|c| if let Change::Set { index, value } = *c { Some((index, value)) } else { None }).collect();
+    let (from, total) = (layout::reckle_leaves(base_job), 8 * params.num_leaves());
+    let mut up = p.blobs().upload(&layout::reckle_leaves(job)).await?;
+    let mut start = 0;
+    while start < total {
+        let len = STREAM_BYTES.min(total - start);
+        let mut chunk = p.blobs().get_range(&from, start, len).await?.to_vec();
+        for (&index, &value) in sets.range(start / 8..(start + len) / 8) {
+            let at = (8 * index - start) as usize;
+            chunk[at..at + 8].copy_from_slice(&value.to_le_bytes());
+        }
+        up.write(Bytes::from(chunk)).await?;
+        start += len;
+    }
+    up.finish().await?;
+    Ok(())
+}
+
+/// Executor: hashes the bands above band 0 from the band-0 roots the tree tasks stored (at
+/// most `2^(ℓ − q − 11)` digests) and stores their pieces.
+async fn upper_bands(p: &Platform, job: &str, params: Params) -> Result<(), PlatformError> {
+    let layout = Layout::new(params);
+    let mut below: Vec<Digest> = Vec::with_capacity(layout.pieces(0) as usize);
+    for (first, count) in tree_chunks(params) {
+        let bytes = p.blobs().get(&layout::reckle_piece_roots(job, first)).await?;
+        let roots = decode_digests(&bytes).map_err(|e| corrupt(format!("tree roots {first}: {e}")))?;
+        if roots.len() as u64 != count {
+            return Err(corrupt(format!("tree roots {first}: {} digests, expected {count}", roots.len())));
+        }
+        below.extend(roots);
+    }
+    for band in 1..layout.bands() {
+        let per = layout.piece_len(band).div_ceil(2) * 2;
+        let mut roots = Vec::new();
+        for (index, chunk) in below.chunks(per).enumerate() {
+            let piece = reckle::stored::upper_piece(&layout, band, index as u64, chunk)?;
+            p.blobs().put(&layout::reckle_piece(job, piece.id), Bytes::from(piece.to_bytes())).await?;
+            roots.push(piece.root());
+        }
+        below = roots;
+    }
+    Ok(())
+}
+
+fn decode_digests(bytes: &[u8]) -> Result<Vec<Digest>, reckle::Error> {
+    if !bytes.len().is_multiple_of(reckle::stored::DIGEST_BYTES) {
+        return Err(reckle::Error::Malformed(format!("{} bytes is not a whole number of digests", bytes.len())));
+    }
+    bytes
+        .chunks_exact(reckle::stored::DIGEST_BYTES)
+        .map(|c| Digest::from_elements(std::array::from_fn(|i| u64::from_le_bytes(c[8 * i..8 * i + 8].try_into().expect("8 bytes")))))
+        .collect()
+}
+
+fn encode_digests(digests: &[Digest]) -> Vec<u8> {
+    digests.iter().flat_map(|d| d.0.iter().flat_map(|e| e.to_le_bytes())).collect()
 }
 
 /// Releases the job's first tasks (`ready`, in order) that its share allows (see
@@ -590,36 +736,97 @@ async fn job_plan(p: &Platform, job: &str) -> Result<Arc<JobPlan>, PlatformError
     Ok(j)
 }
 
-/// The job's plan and tree: the tree is built from the job's leaves, and kept only while the
-/// process's cache budget allows.
-async fn load(p: &Platform, job: &str) -> Result<Arc<LoadedJob>, PlatformError> {
-    let key = format!("reckle/tree/{job}");
-    if let Some(j) = p.cache().get::<LoadedJob>(&key) {
-        return Ok(j);
+/// A stored piece of the job's tree, cached within the process's byte budget.
+async fn piece(p: &Platform, job: &str, layout: &Layout, id: PieceId) -> Result<Arc<Piece>, PlatformError> {
+    let key = layout::reckle_piece(job, id);
+    if let Some(piece) = p.cache().get::<Piece>(&key) {
+        return Ok(piece);
     }
-    let plan = job_plan(p, job).await?;
-    let values = reckle::decode_values(&p.blobs().get(&layout::reckle_leaves(job)).await?)?;
-    let params = plan.params;
-    let tree = crate::work::blocking(move |_| Tree::build(params, values)).await??;
-    let j = Arc::new(LoadedJob { job: plan, tree });
-    p.cache().put(&key, j.clone(), tree_bytes(params));
-    Ok(j)
+    let bytes = p.blobs().get(&key).await?;
+    let piece = Arc::new(Piece::from_bytes(layout, id, &bytes).map_err(|e| corrupt(format!("{key}: {e}")))?);
+    p.cache().put(&key, piece.clone(), bytes.len() as u64);
+    Ok(piece)
 }
 
-/// Worker: proves one node (a pure function of the job inputs and the children's proofs).
-async fn work(p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
+/// `C_v` of node `id` (at a level `≥ q`): one piece read.
+async fn node_hash(p: &Platform, job: &str, layout: &Layout, id: NodeId) -> Result<Digest, PlatformError> {
+    Ok(piece(p, job, layout, layout.piece_of(id)?).await?.hash(layout, id)?)
+}
+
+/// The hashes of `ids`, reading each piece they lie in once.
+async fn node_hashes(p: &Platform, job: &str, layout: &Layout, ids: &BTreeSet<NodeId>) -> Result<BTreeMap<NodeId, Digest>, PlatformError> {
+    let mut by_piece: BTreeMap<PieceId, Vec<NodeId>> = BTreeMap::new();
+    for id in ids {
+        by_piece.entry(layout.piece_of(*id)?).or_default().push(*id);
+    }
+    let mut out = BTreeMap::new();
+    for (pid, ids) in by_piece {
+        let piece = piece(p, job, layout, pid).await?;
+        for id in ids {
+            out.insert(id, piece.hash(layout, id)?);
+        }
+    }
+    Ok(out)
+}
+
+/// The values of bucket `bucket` (`2^q` of them): one ranged read of the job's leaves.
+async fn bucket_values(p: &Platform, job: &str, params: Params, bucket: u64) -> Result<Vec<u64>, PlatformError> {
+    let size = params.bucket_size();
+    let bytes = p.blobs().get_range(&layout::reckle_leaves(job), 8 * bucket * size, 8 * size).await?;
+    Ok(reckle::decode_values(&bytes)?)
+}
+
+/// Worker: a tree task hashes its range of the leaves (one ranged read per band-0 piece) into
+/// band-0 pieces, then stores their roots for the executor's upper bands.
+async fn tree(p: &Platform, lease: &Lease) -> Result<(), PlatformError> {
+    let job = &lease.task.job_id;
+    if p.ended(job).await? {
+        tracing::info!("job has ended; task dropped");
+        return Ok(());
+    }
+    let Payload::Tree(TreeTask { first, count }) = payload_of(lease)? else {
+        return Err(corrupt("task payload: a node where a tree task was expected"));
+    };
+    let layout = Layout::new(job_plan(p, job).await?.params);
+    if count == 0 || first.checked_add(count).is_none_or(|end| end > layout.pieces(0)) {
+        return Err(corrupt(format!("tree task: pieces {first}+{count} of {}", layout.pieces(0))));
+    }
+    let per = layout.leaves_per_bottom_piece();
+    let mut roots = Vec::with_capacity(count as usize);
+    for index in first..first + count {
+        let values = reckle::decode_values(&p.blobs().get_range(&layout::reckle_leaves(job), 8 * index * per, 8 * per).await?)?;
+        let piece = crate::work::blocking(move |cancel| {
+            cancel.check()?;
+            Ok::<_, PlatformError>(reckle::stored::bottom_piece(&layout, index, &values)?)
+        })
+        .await??;
+        p.blobs().put(&layout::reckle_piece(job, piece.id), Bytes::from(piece.to_bytes())).await?;
+        roots.push(piece.root());
+    }
+    p.blobs().put(&layout::reckle_piece_roots(job, first), Bytes::from(encode_digests(&roots))).await?;
+    report_node(p, lease).await
+}
+
+/// Worker: proves one node (a pure function of the job inputs and the children's proofs), or
+/// runs a tree task.
+async fn work(p: &Platform, task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
+    if task == TREE {
+        return tree(p, lease).await;
+    }
     let job = &lease.task.job_id;
     if p.ended(job).await? {
         tracing::info!("job has ended; task dropped");
         return Ok(());
     }
     let id = node_of(lease)?;
-    let j = load(p, job).await?;
+    let j = job_plan(p, job).await?;
+    let layout = Layout::new(j.params);
     let circuits = p.circuits(j.params).await?;
     let proof = if id.level == j.params.log_bucket {
         let selected = reckle::selected_in_bucket(j.params, &j.spec.batch, id.index);
-        let (c, j2) = (circuits.clone(), j.clone());
-        crate::work::blocking(move |_| reckle::prove_bucket(&c, id.index, j2.tree.bucket_values(id.index)?, &selected)).await??
+        let values = bucket_values(p, job, j.params, id.index).await?;
+        let c = circuits.clone();
+        crate::work::blocking(move |_| reckle::prove_bucket(&c, id.index, &values, &selected)).await??
     } else {
         let mut children = Vec::with_capacity(2);
         for child in id.children() {
@@ -627,7 +834,7 @@ async fn work(p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), Platfo
                 let bytes = p.blobs().get(&layout::reckle_node(job, child)).await?;
                 children.push(Child::Proven(NodeProof::from_bytes(&circuits, &bytes)?));
             } else {
-                children.push(Child::Hash(j.tree.hash(child.level, child.index)?));
+                children.push(Child::Hash(node_hash(p, job, &layout, child).await?));
             }
         }
         let c = circuits.clone();
@@ -641,7 +848,10 @@ async fn work(p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), Platfo
 /// works from the job's plan only: an executor's memory does not grow with the tree.
 async fn on_done(p: &Platform, lease: &Lease) -> Result<(), PlatformError> {
     let job = &lease.task.job_id;
-    let id = node_of(lease)?;
+    let id = match payload_of(lease)? {
+        Payload::Node(t) => NodeId::new(t.level, t.index),
+        Payload::Tree(t) => return tree_done(p, job, t.first).await,
+    };
     if !p.live(job).await? {
         return Ok(());
     }
@@ -666,6 +876,23 @@ async fn on_done(p: &Platform, lease: &Lease) -> Result<(), PlatformError> {
     Ok(())
 }
 
+/// Executor: records a tree task; after the last one, hashes the upper bands and releases
+/// the job's first proofs. Two executors that both see the last report both do this: the
+/// pieces are the same bytes and dispatch is at most once per task.
+async fn tree_done(p: &Platform, job: &str, first: u64) -> Result<(), PlatformError> {
+    if !p.live(job).await? {
+        return Ok(());
+    }
+    p.job_store().task_done(job, TREE.name, &tree_task_id(first)).await?;
+    let rec = p.record(job).await?;
+    if rec.tasks.get(TREE.name).is_some_and(|c| c.done < c.total) {
+        return Ok(());
+    }
+    let j = job_plan(p, job).await?;
+    upper_bands(p, job, j.params).await?;
+    release(p, &rec, &j.spec, j.params, &j.initial).await
+}
+
 /// Aggregator: verifies the root proof against the statement and publishes the proof
 /// directory; the job is done only after that.
 async fn finish(p: &Platform, lease: &Lease) -> Result<(), PlatformError> {
@@ -673,12 +900,26 @@ async fn finish(p: &Platform, lease: &Lease) -> Result<(), PlatformError> {
     if p.ended(job).await? {
         return Ok(());
     }
-    let j = load(p, job).await?;
+    let j = job_plan(p, job).await?;
+    let layout = Layout::new(j.params);
     let circuits = p.circuits(j.params).await?;
     let root = NodeProof::from_bytes(&circuits, &p.blobs().get(&layout::reckle_node(job, NodeId::new(j.params.log_n, 0))).await?)?;
-    let pairs: Vec<(u64, u64)> = j.spec.batch.iter().map(|&i| Ok((i, j.tree.value(i)?))).collect::<Result<_, reckle::Error>>()?;
-    let statement = Statement::new(&circuits, j.tree.root(), &pairs)?;
-    if let Err(e) = statement.verify_for(&j.tree.root(), circuits.root_key(), &root) {
+    // The tree's hashes this step needs (T'_I and its siblings), and the batch's values (one
+    // ranged read per bucket): never the whole tree or all the leaves.
+    let hashes = node_hashes(p, job, &layout, &reckle::hashes_needed(j.params, &j.spec.batch)?).await?;
+    let c = reckle::NodeHashes::node_hash(&hashes, NodeId::new(j.params.log_n, 0))?;
+    let mut pairs = Vec::with_capacity(j.spec.batch.len());
+    let mut bucket: Option<(u64, Vec<u64>)> = None;
+    for &i in &j.spec.batch {
+        let b = i >> j.params.log_bucket;
+        if bucket.as_ref().is_none_or(|(at, _)| *at != b) {
+            bucket = Some((b, bucket_values(p, job, j.params, b).await?));
+        }
+        let values = &bucket.as_ref().expect("just read").1;
+        pairs.push((i, values[(i - (b << j.params.log_bucket)) as usize]));
+    }
+    let statement = Statement::new(&circuits, c, &pairs)?;
+    if let Err(e) = statement.verify_for(&c, circuits.root_key(), &root) {
         // Not retried: a root proof that does not verify will not verify next time either.
         return p.fail_job(job, &format!("final verification failed: {e}")).await;
     }
@@ -687,13 +928,13 @@ async fn finish(p: &Platform, lease: &Lease) -> Result<(), PlatformError> {
     for id in &j.plan {
         lambda_nodes.push(NodeProof::from_bytes(&circuits, &p.blobs().get(&layout::reckle_node(job, *id)).await?)?);
     }
-    let lambda = BatchProof::from_node_proofs(&circuits, &j.tree, &j.spec.batch, lambda_nodes)?;
+    let lambda = BatchProof::from_node_proofs(&circuits, &hashes, &j.spec.batch, lambda_nodes)?;
     let put = |name: &str, bytes: Vec<u8>| {
         let key = layout::proof_file(job, name);
         async move { p.blobs().put(&key, Bytes::from(bytes)).await }
     };
     put(files::LAMBDA, lambda.to_bytes()).await?;
-    put(files::LEAVES, reckle::encode_values(j.tree.values())).await?;
+    p.blobs().copy(&layout::reckle_leaves(job), &layout::proof_file(job, files::LEAVES)).await?;
     put(files::PROOF, root.to_bytes()).await?;
     put(files::STATEMENT, serde_json::to_vec_pretty(&statement).map_err(corrupt)?).await?;
     let root_hex = serde_json::to_value(&statement).map_err(corrupt)?.get("root").and_then(|r| r.as_str()).map(str::to_string);

@@ -158,6 +158,22 @@ impl BlobStore for SlowStore {
         }
         self.inner.get(key).await
     }
+    /// A ranged read of the key is its read as much as a whole one.
+    async fn get_range(&self, key: &str, start: u64, len: u64) -> Result<Bytes, BlobError> {
+        if key.ends_with(&self.suffix) && self.armed.swap(false, Ordering::SeqCst) {
+            match self.how {
+                FirstRead::Hang => std::future::pending::<()>().await,
+                FirstRead::Stall(d) => tokio::time::sleep(d).await,
+            }
+        }
+        self.inner.get_range(key, start, len).await
+    }
+    async fn size(&self, key: &str) -> Result<u64, BlobError> {
+        self.inner.size(key).await
+    }
+    async fn copy(&self, from: &str, to: &str) -> Result<(), BlobError> {
+        self.inner.copy(from, to).await
+    }
     async fn exists(&self, key: &str) -> Result<bool, BlobError> {
         self.inner.exists(key).await
     }
@@ -209,6 +225,18 @@ impl BlobStore for Outage {
         self.down(key, true)?;
         self.inner.get(key).await
     }
+    async fn get_range(&self, key: &str, start: u64, len: u64) -> Result<Bytes, BlobError> {
+        self.down(key, true)?;
+        self.inner.get_range(key, start, len).await
+    }
+    async fn size(&self, key: &str) -> Result<u64, BlobError> {
+        self.down(key, false)?;
+        self.inner.size(key).await
+    }
+    async fn copy(&self, from: &str, to: &str) -> Result<(), BlobError> {
+        self.down(from, false)?;
+        self.inner.copy(from, to).await
+    }
     async fn exists(&self, key: &str) -> Result<bool, BlobError> {
         self.down(key, false)?;
         self.inner.exists(key).await
@@ -219,6 +247,62 @@ impl BlobStore for Outage {
     }
     async fn delete(&self, key: &str) -> Result<(), BlobError> {
         self.down(key, false)?;
+        self.inner.delete(key).await
+    }
+}
+
+/// An object store that counts reads per key: whole-object reads, and bytes read by ranged
+/// reads.
+pub struct Reads {
+    pub inner: Arc<dyn BlobStore>,
+    whole: Mutex<std::collections::BTreeMap<String, u64>>,
+    ranged: Mutex<std::collections::BTreeMap<String, u64>>,
+}
+
+impl Reads {
+    pub fn new(inner: Arc<dyn BlobStore>) -> Self {
+        Self { inner, whole: Mutex::default(), ranged: Mutex::default() }
+    }
+    /// How many times `key` was read whole.
+    pub fn whole(&self, key: &str) -> u64 {
+        self.whole.lock().unwrap().get(key).copied().unwrap_or(0)
+    }
+    /// Bytes of `key` read by ranged reads.
+    pub fn ranged(&self, key: &str) -> u64 {
+        self.ranged.lock().unwrap().get(key).copied().unwrap_or(0)
+    }
+}
+
+#[async_trait]
+impl BlobStore for Reads {
+    async fn put(&self, key: &str, data: Bytes) -> Result<(), BlobError> {
+        self.inner.put(key, data).await
+    }
+    async fn get(&self, key: &str) -> Result<Bytes, BlobError> {
+        *self.whole.lock().unwrap().entry(key.to_string()).or_default() += 1;
+        self.inner.get(key).await
+    }
+    async fn get_range(&self, key: &str, start: u64, len: u64) -> Result<Bytes, BlobError> {
+        let got = self.inner.get_range(key, start, len).await?;
+        *self.ranged.lock().unwrap().entry(key.to_string()).or_default() += got.len() as u64;
+        Ok(got)
+    }
+    async fn size(&self, key: &str) -> Result<u64, BlobError> {
+        self.inner.size(key).await
+    }
+    async fn copy(&self, from: &str, to: &str) -> Result<(), BlobError> {
+        self.inner.copy(from, to).await
+    }
+    async fn upload<'a>(&'a self, key: &str) -> Result<Box<dyn blobstore::Upload + 'a>, BlobError> {
+        self.inner.upload(key).await
+    }
+    async fn exists(&self, key: &str) -> Result<bool, BlobError> {
+        self.inner.exists(key).await
+    }
+    async fn list(&self, prefix: &str) -> Result<Vec<String>, BlobError> {
+        self.inner.list(prefix).await
+    }
+    async fn delete(&self, key: &str) -> Result<(), BlobError> {
         self.inner.delete(key).await
     }
 }
