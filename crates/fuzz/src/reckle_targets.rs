@@ -61,7 +61,7 @@ pub fn targets() -> Vec<Target> {
         out.push(Target {
             name: "reckle.lambda",
             seeds: vec![lambda.to_bytes()],
-            run: Box::new(move |b| BatchProof::from_bytes(&c, b).is_ok_and(|l| l.check_against(&c, &tree).is_ok())),
+            run: Box::new(move |b| BatchProof::from_bytes(&c, b).is_ok_and(|l| l.check_against(&c, &*tree).is_ok())),
             short_run: None,
         });
     }

@@ -430,22 +430,37 @@ impl JobService for JobServiceImpl {
             .filter_map(|k| k.strip_prefix(&prefix).map(str::to_string))
             .filter(|n| !n.contains('/'))
             .collect();
+        // Each file is read in ranges of one chunk as the client takes them (the channel holds
+        // 4): the planner's memory does not grow with the proof (a `lambda.bin` of thousands of
+        // node proofs, or 1 GiB of leaves).
         tokio::spawn(async move {
             for name in names {
-                let data = match blobs.get(&format!("{prefix}{name}")).await {
-                    Ok(d) => d,
+                let key = format!("{prefix}{name}");
+                let size = match blobs.size(&key).await {
+                    Ok(n) => n,
                     Err(e) => {
                         let _ = tx.send(Err(Status::unavailable(e.to_string()))).await;
                         return;
                     }
                 };
-                let size = data.len() as u64;
-                // An empty file still sends one (empty) chunk, so the client sees its name.
-                let chunks: Vec<&[u8]> = if data.is_empty() { vec![&[]] } else { data.chunks(CHUNK).collect() };
-                for c in chunks {
-                    let chunk = pb::ProofChunk { file: name.clone(), data: c.to_vec(), file_size: size };
+                let mut at = 0u64;
+                loop {
+                    // An empty file still sends one (empty) chunk, so the client sees its name.
+                    let len = (CHUNK as u64).min(size - at);
+                    let data = match blobs.get_range(&key, at, len).await {
+                        Ok(d) => d,
+                        Err(e) => {
+                            let _ = tx.send(Err(Status::unavailable(e.to_string()))).await;
+                            return;
+                        }
+                    };
+                    let chunk = pb::ProofChunk { file: name.clone(), data: data.to_vec(), file_size: size };
                     if tx.send(Ok(chunk)).await.is_err() {
                         return;
+                    }
+                    at += len;
+                    if at >= size {
+                        break;
                     }
                 }
             }

@@ -219,6 +219,28 @@ async fn tasks_read_their_buckets_and_paths_never_the_whole_tree() {
     assert!(worker.cache().bytes() <= 1_000);
     // The finish step read the pieces it needed, and kept them (its budget has room).
     assert!(!aggregator.cache().keys_with_prefix(&format!("jobs/{job}/tree/")).is_empty());
+    // Λ_I was streamed into the store node by node, never written whole (the aggregator used
+    // to hold every node proof, then their encoding); GetProof sends every file read in
+    // ranges, never whole, and the files arrive intact.
+    let lambda = format!("jobs/{job}/proof/{}", files::LAMBDA);
+    assert_eq!(reads.puts(&lambda), 0, "Λ_I was written whole");
+    let names = [files::LAMBDA, files::LEAVES, files::PROOF, files::STATEMENT];
+    let whole_before: Vec<u64> = names.iter().map(|n| reads.whole(&format!("jobs/{job}/proof/{n}"))).collect();
+    let svc = platform::grpc::JobServiceImpl::new(executor.clone());
+    let mut stream = api::v1::job_service_server::JobService::get_proof(&svc, tonic::Request::new(api::v1::GetProofRequest { job_id: job.clone() }))
+        .await
+        .unwrap()
+        .into_inner();
+    let mut got: std::collections::BTreeMap<String, Vec<u8>> = Default::default();
+    while let Some(chunk) = tokio_stream::StreamExt::next(&mut stream).await {
+        let chunk = chunk.unwrap();
+        got.entry(chunk.file).or_default().extend(chunk.data);
+    }
+    for (name, before) in names.iter().zip(whole_before) {
+        let key = format!("jobs/{job}/proof/{name}");
+        assert_eq!(reads.whole(&key), before, "GetProof read {name} whole");
+        assert_eq!(got.get(*name).map(Vec::as_slice), Some(&blobs.get(&key).await.unwrap()[..]), "{name} arrived intact");
+    }
 }
 
 /// Fair share (issue 11 item 8): a Reckle job keeps at most `--job-window` of its first tasks

@@ -55,6 +55,18 @@ pub trait NodeHashes {
     fn node_hash(&self, id: NodeId) -> Result<Digest, Error>;
 }
 
+impl<T: NodeHashes + ?Sized> NodeHashes for &T {
+    fn node_hash(&self, id: NodeId) -> Result<Digest, Error> {
+        (**self).node_hash(id)
+    }
+}
+
+impl<T: NodeHashes + ?Sized> NodeHashes for std::sync::Arc<T> {
+    fn node_hash(&self, id: NodeId) -> Result<Digest, Error> {
+        (**self).node_hash(id)
+    }
+}
+
 impl NodeHashes for Tree {
     fn node_hash(&self, id: NodeId) -> Result<Digest, Error> {
         self.hash(id.level, id.index)
@@ -484,6 +496,11 @@ impl BatchProof {
         self.batch.iter().copied().collect()
     }
 
+    /// The proof of node `id`, if it is in `T'_I`.
+    pub fn node(&self, id: NodeId) -> Option<&NodeProof> {
+        self.nodes.get(&id)
+    }
+
     /// Number of node proofs held (`|T'_I|` above the buckets).
     pub fn num_nodes(&self) -> usize {
         self.nodes.len()
@@ -581,6 +598,66 @@ impl BatchProof {
             }
         }
         Ok(())
+    }
+}
+
+/// `Λ_I` written node by node, in the encoding of [`BatchProof::to_bytes`], each node checked
+/// as [`BatchProof::from_node_proofs`] checks it (it verifies and carries the tree's hash), so
+/// that the process assembling it holds one node proof at a time whatever `|I|` (the
+/// distributed prover's finish step: thousands of ~130 KB proofs for a batch of 1,024).
+pub struct LambdaStream {
+    params: Params,
+    nodes: Vec<NodeId>,
+    next: usize,
+}
+
+impl LambdaStream {
+    /// The stream for `batch`, and the encoding's first bytes.
+    pub fn new(params: Params, batch: &[u64]) -> Result<(Self, Vec<u8>), Error> {
+        let batch = check_batch(params, batch)?;
+        let nodes: Vec<NodeId> = plan_set(params, &batch).into_iter().collect();
+        let head = crate::codec::encode_lambda_head(params, &batch, nodes.len());
+        Ok((Self { params, nodes, next: 0 }, head))
+    }
+
+    /// The nodes of `T'_I`, in the order [`LambdaStream::push`] takes them.
+    pub fn nodes(&self) -> &[NodeId] {
+        &self.nodes
+    }
+
+    /// The next node's proof: it must be the next node of [`LambdaStream::nodes`], verify, and
+    /// carry `hashes`' `C_v`. Returns its bytes of the encoding.
+    pub fn push(&mut self, circuits: &Circuits, hashes: &impl NodeHashes, proof: &NodeProof) -> Result<Vec<u8>, Error> {
+        let Some(&want) = self.nodes.get(self.next) else {
+            return Err(Error::input(format!("node {}: T'_I has only {} nodes", proof.id, self.nodes.len())));
+        };
+        if proof.id != want {
+            return Err(Error::input(format!("node {} given where node {want} is next", proof.id)));
+        }
+        if circuits.params() != self.params {
+            return Err(Error::input("circuits and batch structure have different parameters"));
+        }
+        proof.verify(circuits)?;
+        if proof.public_values().c != hashes.node_hash(want)? {
+            return Err(Error::Verification(format!("batch structure: node {want} is for other leaves")));
+        }
+        self.next += 1;
+        Ok(crate::codec::encode_lambda_node(proof))
+    }
+
+    /// The encoding's last bytes (the sibling hashes), once every node was pushed.
+    pub fn finish(self, hashes: &impl NodeHashes) -> Result<Vec<u8>, Error> {
+        if self.next != self.nodes.len() {
+            return Err(Error::input(format!("{} of {} node proofs given", self.next, self.nodes.len())));
+        }
+        let plan: BTreeSet<NodeId> = self.nodes.iter().copied().collect();
+        let mut siblings = BTreeMap::new();
+        for id in &self.nodes {
+            if id.level < self.params.log_n && !plan.contains(&id.sibling()) {
+                siblings.insert(id.sibling(), hashes.node_hash(id.sibling())?);
+            }
+        }
+        Ok(crate::codec::encode_lambda_tail(&siblings))
     }
 }
 

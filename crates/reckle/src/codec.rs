@@ -140,23 +140,43 @@ pub(crate) fn decode_node_proof_with<'a>(
 }
 
 pub(crate) fn encode_lambda(l: &BatchProof) -> Vec<u8> {
+    let mut out = encode_lambda_head(l.params, &l.batch, l.nodes.len());
+    for p in l.nodes.values() {
+        out.extend(encode_lambda_node(p));
+    }
+    out.extend(encode_lambda_tail(&l.siblings));
+    out
+}
+
+/// `Λ_I`'s encoding up to its node proofs: header, parameters, batch, node count.
+pub(crate) fn encode_lambda_head(params: Params, batch: &BTreeSet<u64>, nodes: usize) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(LAMBDA_MAGIC);
     out.push(VERSION);
-    out.extend_from_slice(&l.params.log_n.to_le_bytes());
-    out.extend_from_slice(&l.params.log_bucket.to_le_bytes());
-    out.extend_from_slice(&(l.batch.len() as u64).to_le_bytes());
-    for i in &l.batch {
+    out.extend_from_slice(&params.log_n.to_le_bytes());
+    out.extend_from_slice(&params.log_bucket.to_le_bytes());
+    out.extend_from_slice(&(batch.len() as u64).to_le_bytes());
+    for i in batch {
         out.extend_from_slice(&i.to_le_bytes());
     }
-    out.extend_from_slice(&(l.nodes.len() as u32).to_le_bytes());
-    for p in l.nodes.values() {
-        let b = p.to_bytes();
-        out.extend_from_slice(&(b.len() as u32).to_le_bytes());
-        out.extend_from_slice(&b);
-    }
-    out.extend_from_slice(&(l.siblings.len() as u32).to_le_bytes());
-    for (id, c) in &l.siblings {
+    out.extend_from_slice(&(nodes as u32).to_le_bytes());
+    out
+}
+
+/// One node proof of `Λ_I`'s encoding (length-prefixed), in node order.
+pub(crate) fn encode_lambda_node(p: &NodeProof) -> Vec<u8> {
+    let b = p.to_bytes();
+    let mut out = Vec::with_capacity(4 + b.len());
+    out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+    out.extend_from_slice(&b);
+    out
+}
+
+/// The end of `Λ_I`'s encoding: the sibling hashes.
+pub(crate) fn encode_lambda_tail(siblings: &BTreeMap<NodeId, Digest>) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(&(siblings.len() as u32).to_le_bytes());
+    for (id, c) in siblings {
         out.extend_from_slice(&id.level.to_le_bytes());
         out.extend_from_slice(&id.index.to_le_bytes());
         for w in c.0 {

@@ -105,7 +105,7 @@ pub mod stored;
 pub mod tree;
 
 pub use batch::{
-    decode_values, encode_values, files, hashes_needed, plan_batch, plan_update, selected_in_bucket, BatchLeaf, BatchProof, Change, NodeHashes, Statement, UpdatePlan,
+    decode_values, encode_values, files, hashes_needed, plan_batch, plan_update, selected_in_bucket, BatchLeaf, BatchProof, Change, LambdaStream, NodeHashes, Statement, UpdatePlan,
     UpdateReport,
 };
 pub use circuits::{pinned_root_key, Circuits, PinnedKey, RootKey};

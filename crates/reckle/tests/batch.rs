@@ -4,7 +4,7 @@ use std::sync::OnceLock;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use reckle::{BatchProof, Change, Circuits, NodeId, NodeProof, Params, Statement, Tree};
+use reckle::{BatchProof, Change, Circuits, LambdaStream, NodeId, NodeProof, Params, Statement, Tree};
 
 fn circuits(log_n: u32, log_bucket: u32) -> &'static Circuits {
     static C42: OnceLock<Circuits> = OnceLock::new();
@@ -339,4 +339,30 @@ fn decoders_reject_damaged_bytes_without_panicking() {
         runs += 1;
     }
     eprintln!("{runs} damaged inputs rejected");
+}
+
+/// `Λ_I` written node by node is byte for byte the structure's encoding, and the stream
+/// refuses what `from_node_proofs` refuses: a node out of order, a node of another tree (its
+/// `C_v` is not the tree's), too few nodes.
+#[test]
+fn lambda_streamed_node_by_node_is_the_same_bytes() {
+    let c = circuits(4, 2);
+    let tree = random_tree(c.params(), 41);
+    let batch = [1u64, 6, 13];
+    let (lambda, _) = prove(c, &tree, &batch);
+    let (mut stream, mut bytes) = LambdaStream::new(c.params(), &batch).unwrap();
+    let ids = stream.nodes().to_vec();
+    assert_eq!(ids.len(), lambda.num_nodes());
+    for id in &ids {
+        bytes.extend(stream.push(c, &tree, lambda.node(*id).unwrap()).unwrap());
+    }
+    bytes.extend(stream.finish(&tree).unwrap());
+    assert_eq!(bytes, lambda.to_bytes());
+
+    let (mut stream, _) = LambdaStream::new(c.params(), &batch).unwrap();
+    assert!(stream.push(c, &tree, lambda.node(ids[1]).unwrap()).is_err(), "out of order");
+    let other = random_tree(c.params(), 42);
+    assert!(stream.push(c, &other, lambda.node(ids[0]).unwrap()).is_err(), "a node of another tree");
+    stream.push(c, &tree, lambda.node(ids[0]).unwrap()).unwrap();
+    assert!(stream.finish(&tree).is_err(), "too few nodes");
 }

@@ -26,7 +26,7 @@ use bytes::Bytes;
 use jobs::{JobRecord, JobState};
 use queue::Lease;
 use reckle::stored::{Layout, Piece, PieceId};
-use reckle::{files, BatchProof, Change, Child, Circuits, Digest, NodeId, NodeProof, Params, Statement};
+use reckle::{files, Change, Child, Circuits, Digest, NodeId, NodeProof, Params, Statement};
 
 use super::{JobKind, JobRequest, Leaves, Served, TaskKind, Validated};
 use crate::error::{corrupt, invalid};
@@ -924,16 +924,22 @@ async fn finish(p: &Platform, lease: &Lease) -> Result<(), PlatformError> {
         return p.fail_job(job, &format!("final verification failed: {e}")).await;
     }
     publish_root_key(p, &circuits).await?;
-    let mut lambda_nodes = Vec::new();
-    for id in &j.plan {
-        lambda_nodes.push(NodeProof::from_bytes(&circuits, &p.blobs().get(&layout::reckle_node(job, *id)).await?)?);
+    // Λ_I streamed into the object store one node proof at a time (each checked as it goes):
+    // the aggregator's memory does not grow with |I| (a batch of 1,024 at ℓ = 27 is ~14k node
+    // proofs, ~1.8 GB, which it used to hold twice).
+    let (mut lambda, head) = reckle::LambdaStream::new(j.params, &j.spec.batch)?;
+    let mut up = p.blobs().upload(&layout::proof_file(job, files::LAMBDA)).await?;
+    up.write(Bytes::from(head)).await?;
+    for id in lambda.nodes().to_vec() {
+        let proof = NodeProof::from_bytes(&circuits, &p.blobs().get(&layout::reckle_node(job, id)).await?)?;
+        up.write(Bytes::from(lambda.push(&circuits, &hashes, &proof)?)).await?;
     }
-    let lambda = BatchProof::from_node_proofs(&circuits, &hashes, &j.spec.batch, lambda_nodes)?;
+    up.write(Bytes::from(lambda.finish(&hashes)?)).await?;
+    up.finish().await?;
     let put = |name: &str, bytes: Vec<u8>| {
         let key = layout::proof_file(job, name);
         async move { p.blobs().put(&key, Bytes::from(bytes)).await }
     };
-    put(files::LAMBDA, lambda.to_bytes()).await?;
     p.blobs().copy(&layout::reckle_leaves(job), &layout::proof_file(job, files::LEAVES)).await?;
     put(files::PROOF, root.to_bytes()).await?;
     put(files::STATEMENT, serde_json::to_vec_pretty(&statement).map_err(corrupt)?).await?;

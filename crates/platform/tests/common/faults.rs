@@ -251,17 +251,22 @@ impl BlobStore for Outage {
     }
 }
 
-/// An object store that counts reads per key: whole-object reads, and bytes read by ranged
-/// reads.
+/// An object store that counts per key: whole-object reads, bytes read by ranged reads, and
+/// whole-object writes.
 pub struct Reads {
     pub inner: Arc<dyn BlobStore>,
     whole: Mutex<std::collections::BTreeMap<String, u64>>,
     ranged: Mutex<std::collections::BTreeMap<String, u64>>,
+    puts: Mutex<std::collections::BTreeMap<String, u64>>,
 }
 
 impl Reads {
     pub fn new(inner: Arc<dyn BlobStore>) -> Self {
-        Self { inner, whole: Mutex::default(), ranged: Mutex::default() }
+        Self { inner, whole: Mutex::default(), ranged: Mutex::default(), puts: Mutex::default() }
+    }
+    /// How many times `key` was written whole (`put`, not an upload).
+    pub fn puts(&self, key: &str) -> u64 {
+        self.puts.lock().unwrap().get(key).copied().unwrap_or(0)
     }
     /// How many times `key` was read whole.
     pub fn whole(&self, key: &str) -> u64 {
@@ -276,6 +281,7 @@ impl Reads {
 #[async_trait]
 impl BlobStore for Reads {
     async fn put(&self, key: &str, data: Bytes) -> Result<(), BlobError> {
+        *self.puts.lock().unwrap().entry(key.to_string()).or_default() += 1;
         self.inner.put(key, data).await
     }
     async fn get(&self, key: &str) -> Result<Bytes, BlobError> {
