@@ -21,6 +21,42 @@
 //!   final proof of 2 BW6-767 G1 + 2 field elements, whatever `k` (paper §1, "depth-1
 //!   recursive composition").
 //!
+//! # The outer curve of the wrap (issue 35)
+//!
+//! A wrap of `k` Mirage proofs is ~18.6k constraints per subcircuit plus ~13k per key shape
+//! (`examples/wrap_profile.rs` breaks it down), about 2 SR1CS rows per constraint: past
+//! `k = 3` it needs Pari domains above 214,038 points, the largest product of the small
+//! primes of `q − 1` for BLS12-381's `F_q` (BW6-767's scalar field, two-adicity 1). Two routes
+//! were measured on the same k = 16 wrap (`examples/wrap_chains.rs`, `pari/examples/domain_bench.rs`,
+//! 2-core machine shared with other builds; ratios from one run):
+//!
+//! | | BLS12-381 → BW6-767 (Rader) | BLS12-377 → BW6-761 (radix-2) |
+//! |---|---|---|
+//! | wrap R1CS constraints, k = 16 | 298,029 | 304,127 |
+//! | SR1CS rows | 544,837 | 556,217 |
+//! | Pari domain `n` | 671,682 = 10177·66 (1.23× rows) | 1,048,576 = 2²⁰ (1.89× rows) |
+//! | coset FFT per point (same run) | 92 µs at 671,682 (33× radix-2) | 2.75 µs at 2²⁰ |
+//! | G1 MSM per point (NOTES.md, 2¹⁶, one thread) | 8.93 s / 65,536 | 9.15 s / 65,536 |
+//!
+//! **Choice: keep BLS12-381 and wrap on BW6-767 with Rader domains** ([`pari::domain`]).
+//! A Pari proof is MSMs over `≈ 4n + |w|` G1 points (the same cost per point on both BW6
+//! curves) and 6 transforms of size `n`: `n` is 1.56× smaller on BW6-767 at k = 16 because
+//! its smooth orders are dense (10177-multiples a few percent to 1.5× apart from 214k to
+//! 4.2M) where powers of two double, so the key is smaller and the MSMs shorter, while the
+//! Rader stage makes each transform ~33× dearer per point than radix-2. The proving key
+//! scales with `n` too (`wrap_chains` prints both keys' sizes and both prove times). The move to
+//! BLS12-377 has costs of its own that the table does not show: `x ↦ x^5` is not a
+//! permutation of BLS12-377's `F_r` (5 divides `r − 1`), so every Poseidon instance of
+//! Hekaton (leaves, tree, transcript inside each subcircuit) would need a new S-box (`x^11`
+//! at the least, more constraints per round in every subcircuit) and new parameters, every
+//! Mirage, aggregation and wrap key would be remade, and the platform's Hekaton kind (typed
+//! on `Bls12_381`/`BW6_767` throughout) would change with them. Above 4.2M rows (k ≳ 120
+//! linear) BW6-767 has only coarser 10177-multiples up to 2.18·10⁹; the aggregate's wrap
+//! (`O(log k)`, not built yet) is meant to stay below that.
+//!
+//! Keys: the wrap circuit changed with [`wrap::alloc_g1`], so final keys are version 2
+//! (`HKFK\x02`, digest tag `hekaton/final-key/v3`); a version-1 key is refused on read.
+//!
 //! # Notation (paper §5.1.1)
 //!
 //! A circuit is an R1CS whose variables split into three contiguous blocks, turned into a QAP

@@ -15,7 +15,10 @@
 //! which checks it natively; see [`verify_final`]):
 //!
 //! 1. every point is a point of the right group: `A_i, C_i, D_i` are allocated with the
-//!    cofactor cleared (the prover supplies `h⁻¹·P`, the circuit computes `h·(h⁻¹·P)`), and
+//!    cofactor cleared by the effective cofactor `1 − u` ([`alloc_g1`]: the prover supplies
+//!    `P' = (1 − u)⁻¹·P`, any point of `E(F_q)`, and the circuit computes `(1 − u)·P'`, which
+//!    is in G1 whatever `P'`; 64 bits of weight 7 in affine coordinates where arkworks'
+//!    allocation multiplies by the 126-bit cofactor `h` in projective ones), and
 //!    `B_i` is on the twist and passes Scott's test `ψ(B) = [u]B` ([`enforce_g2_subgroup`]),
 //!    where `ψ` is the untwist–Frobenius–twist endomorphism and `u` the BLS parameter (ePrint
 //!    2021/1130 §4). ark-r1cs-std's own G2 witness allocation does **not** enforce the
@@ -64,6 +67,7 @@ use ark_r1cs_std::fields::fp12::Fp12Var;
 use ark_r1cs_std::fields::fp2::Fp2Var;
 use ark_r1cs_std::fields::FieldVar;
 use ark_r1cs_std::groups::bls12::{G1PreparedVar, G1Var, G2PreparedVar, G2Var};
+use ark_r1cs_std::groups::curves::short_weierstrass::non_zero_affine::NonZeroAffineVar;
 use ark_r1cs_std::groups::CurveVar;
 use ark_r1cs_std::pairing::bls12::PairingVar;
 use ark_r1cs_std::pairing::PairingVar as _;
@@ -279,6 +283,122 @@ fn bits_of<F: PrimeField>(
     Ok(bits)
 }
 
+/// `(|1 − u|, 1 − u < 0)` for the BLS parameter `u`, when it fits 128 bits. Multiplication by
+/// `1 − u` maps all of `E(F_q)` onto G1 for BLS12 curves (the effective cofactor `h_eff` of RFC
+/// 9380 §8.8.1 for BLS12-381 is `1 − u = 0xd201000000010001`); `tests` checks it on points
+/// outside G1 for BLS12-381 and BLS12-377.
+fn g1_clearing_scalar<P: Bls12Config>() -> Option<(u128, bool)> {
+    let [u] = P::X else { return None };
+    let u = *u as u128;
+    Some(if P::X_IS_NEGATIVE { (u + 1, false) } else { (u.checked_sub(1)?, true) })
+}
+
+fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// Whether the incomplete addition of `P'` to `c·P'` could be a cheating prover's way out,
+/// for some point `P'` of `E(F_q)` (order dividing `h·r`) it may supply: the slope of that
+/// addition is unconstrained only when `c·P' = P'`, i.e. `(c − 1)·P' = 0`, possible iff
+/// `gcd(c − 1, h) ≠ 1` (`0 < c − 1 < r` is prime to `r`). On BLS12-381 this happens at two of
+/// the six additions of `|1 − u|` (3 divides both `c − 1` and `h`), which [`alloc_g1`] does
+/// with complete formulas instead. The other exceptional cases only make the constraints
+/// unsatisfiable: `c·P' = −P'` (a vertical line), and in `(cP' + P') + cP'` the second
+/// addition's `(2c + 1)·P' = 0`; no honest `P' ∈ G1` meets any (every multiple is below `r`).
+/// Doublings give the prover nothing: a point with `y = 0` (BLS12-377's `E(F_q)` has
+/// 2-torsion) makes `λ·2y = 3x²` unsatisfiable, since `x ≠ 0` there. The check is
+/// conservative: on BLS12-381 the only such orders are 3, and a `P'` of order 3 already
+/// fails at `c = 3` (`3P' = 0`, a vertical line), so the complete steps there are defence
+/// in depth (about 35 constraints).
+fn incomplete_add_is_safe(c: u128, h: u128) -> bool {
+    gcd(c - 1, h) == 1
+}
+
+/// Allocates a G1 witness `P` as `(1 − u)·P'`, the prover supplying `P' = (1 − u)⁻¹·P` (the
+/// inverse mod `r`), any point of `E(F_q)` (on-curve check only): whatever `P'`, the result is
+/// in G1. `|1 − u|` has 64 bits and weight 7 on BLS12-381, where ark-r1cs-std's witness
+/// allocation multiplies by the 126-bit cofactor of weight 48 with complete projective
+/// formulas. Here a double-and-add in affine coordinates, with incomplete formulas where
+/// [`incomplete_add_is_safe`] and complete ones (then back to affine, the identity refused)
+/// where not. Returns the point and its affine form (never the identity) for the Miller loop
+/// and the transcript.
+pub fn alloc_g1<P: Bls12Config>(
+    cs: &ConstraintSystemRef<Fq<P>>,
+    value: Option<G1A<P>>,
+) -> Result<(G1Var<P>, G1PreparedVar<P>), SynthesisError> {
+    let h = match <P::G1Config as ark_ec::CurveConfig>::COFACTOR {
+        [lo] => Some(*lo as u128),
+        [lo, hi] => Some(*lo as u128 | (*hi as u128) << 64),
+        _ => None,
+    };
+    let (Some(h), Some((s, negate))) = (h, g1_clearing_scalar::<P>()) else {
+        let p = G1Var::<P>::new_witness(cs.clone(), || value.ok_or(SynthesisError::AssignmentMissing))?;
+        let prepared = finite(&p)?;
+        return Ok((p, prepared));
+    };
+    let preimage = value.map(|v| {
+        let mut k = Fr::<P>::from(s);
+        if negate {
+            k = -k;
+        }
+        (v * k.inverse().expect("1 − u is not 0 mod r")).into_affine()
+    });
+    clear_g1_cofactor::<P>(cs, preimage, (s, negate, h), true)
+}
+
+/// `(1 − u)·P'` for a witness `P'` of `E(F_q)` (see [`alloc_g1`]); `guarded` false uses the
+/// incomplete addition at every step (only for the test that shows why the guard exists).
+fn clear_g1_cofactor<P: Bls12Config>(
+    cs: &ConstraintSystemRef<Fq<P>>,
+    preimage: Option<G1A<P>>,
+    (s, negate, h): (u128, bool, u128),
+    guarded: bool,
+) -> Result<(G1Var<P>, G1PreparedVar<P>), SynthesisError> {
+    let coord = |y: bool| {
+        FpVar::new_witness(cs.clone(), || {
+            let p = preimage.ok_or(SynthesisError::AssignmentMissing)?;
+            let (x, yv) = p.xy().ok_or(SynthesisError::Unsatisfiable)?;
+            Ok(if y { yv } else { x })
+        })
+    };
+    let (x, y) = (coord(false)?, coord(true)?);
+    // y² = x³ + b.
+    let b = <P::G1Config as SWCurveConfig>::COEFF_B;
+    y.square()?.enforce_equal(&(x.square()? * &x + FpVar::constant(b)))?;
+    let base = NonZeroAffineVar::<P::G1Config, FpVar<Fq<P>>>::new(x, y);
+    let mut acc = base.clone();
+    let mut c: u128 = 1;
+    for i in (0..(127 - s.leading_zeros())).rev() {
+        if (s >> i) & 1 == 0 {
+            acc.double_in_place()?;
+            c *= 2;
+            continue;
+        }
+        acc = if c == 1 {
+            // 2P' + P': P' ≠ 0, so never exceptional.
+            acc.double()?.add_unchecked(&base)?
+        } else if !guarded || incomplete_add_is_safe(c, h) {
+            acc.double_and_add_unchecked(&base)?
+        } else {
+            let sum = acc.double()?.into_projective() + base.into_projective();
+            let aff = sum.to_affine()?;
+            aff.infinity.enforce_equal(&Boolean::FALSE)?;
+            NonZeroAffineVar::new(aff.x, aff.y)
+        };
+        c = 2 * c + 1;
+    }
+    debug_assert_eq!(c, s);
+    let (px, py) = (acc.x, if negate { acc.y.negate()? } else { acc.y });
+    let point = G1Var::<P>::new(px, py, FpVar::one());
+    // Z is the constant 1: the affine form costs 3 constraints and its infinity flag is the
+    // constant false.
+    let prepared = finite(&point)?;
+    Ok((point, prepared))
+}
+
 fn finite<P: Bls12Config>(p: &G1Var<P>) -> Result<G1PreparedVar<P>, SynthesisError> {
     let prepared = G1PreparedVar::<P>::from_group_var(p)?;
     prepared.0.infinity.enforce_equal(&Boolean::FALSE)?;
@@ -313,19 +433,24 @@ where
             st.map(|(_, p)| scalar_to_base::<_, Fq<P>>(&p.root)).ok_or(missing)
         })?;
 
-        // Witness points: A, C, D with the cofactor cleared; B checked by ψ.
-        let g1 = |f: &dyn Fn(&HekatonProof<Bls12<P>>) -> G1A<P>| {
-            G1Var::<P>::new_witness(cs.clone(), || st.map(|(_, p)| f(p)).ok_or(missing))
-        };
+        // Witness points: A, C, D as (1 − u)·P' ([`alloc_g1`]); B checked by ψ.
+        let g1 = |f: &dyn Fn(&HekatonProof<Bls12<P>>) -> G1A<P>| alloc_g1::<P>(&cs, st.map(|(_, p)| f(p)));
         let mut d = Vec::with_capacity(self.k);
         let mut a = Vec::with_capacity(self.k);
         let mut b = Vec::with_capacity(self.k);
         let mut c = Vec::with_capacity(self.k);
         let mut b_xy = Vec::with_capacity(self.k);
+        let (mut d_aff, mut a_aff, mut c_aff) = (Vec::new(), Vec::new(), Vec::new());
         for i in 0..self.k {
-            d.push(g1(&|p| p.commitments[i].d)?);
-            a.push(g1(&|p| p.proofs[i].a)?);
-            c.push(g1(&|p| p.proofs[i].c)?);
+            for (f, var, aff) in [
+                (&(|p: &HekatonProof<Bls12<P>>| p.commitments[i].d) as &dyn Fn(&HekatonProof<Bls12<P>>) -> G1A<P>, &mut d, &mut d_aff),
+                (&|p: &HekatonProof<Bls12<P>>| p.proofs[i].a, &mut a, &mut a_aff),
+                (&|p: &HekatonProof<Bls12<P>>| p.proofs[i].c, &mut c, &mut c_aff),
+            ] {
+                let (point, prepared) = g1(f)?;
+                var.push(point);
+                aff.push(prepared);
+            }
             let coord = |y: bool| {
                 Fp2Var::<P::Fp2Config>::new_witness(cs.clone(), || {
                     let bi = st.map(|(_, p)| p.proofs[i].b).ok_or(missing)?;
@@ -337,9 +462,6 @@ where
             b.push(enforce_g2_subgroup::<P>(&bx, &by)?);
             b_xy.push((bx, by));
         }
-        let d_aff = d.iter().map(finite::<P>).collect::<Result<Vec<_>, _>>()?;
-        let a_aff = a.iter().map(finite::<P>).collect::<Result<Vec<_>, _>>()?;
-        let c_aff = c.iter().map(finite::<P>).collect::<Result<Vec<_>, _>>()?;
 
         // The transcript: (α, β) from the digest, x and the D_i; then ρ_i.
         let cfg = poseidon_config::<Fq<P>>();
@@ -432,11 +554,13 @@ pub struct FinalKey<E2: Pairing> {
     pub num_public_inputs: u32,
 }
 
-const FINAL_KEY_MAGIC: &[u8; 5] = b"HKFK\x01";
+/// Version 2: the wrap circuit allocates G1 points with [`alloc_g1`] (another circuit, so
+/// another key than version 1's; a version-1 key is refused, never reused).
+const FINAL_KEY_MAGIC: &[u8; 5] = b"HKFK\x02";
 const FINAL_PROOF_MAGIC: &[u8; 5] = b"HKFP\x01";
 
 impl<E2: Pairing> FinalKey<E2> {
-    /// `"HKFK" ‖ 1 ‖ digest ‖ depth ‖ |x| ‖ Pari vk bytes`.
+    /// `"HKFK" ‖ 2 ‖ digest ‖ depth ‖ |x| ‖ Pari vk bytes`.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = FINAL_KEY_MAGIC.to_vec();
         out.extend_from_slice(&self.hekaton_vk_digest.0);
@@ -475,10 +599,10 @@ impl<E2: Pairing> FinalKey<E2> {
         })
     }
 
-    /// BLAKE2b-256 of `"hekaton/final-key/v2"` and [`Self::to_bytes`]: what a verifier pins.
+    /// BLAKE2b-256 of `"hekaton/final-key/v3"` and [`Self::to_bytes`]: what a verifier pins.
     pub fn digest(&self) -> VkDigest {
         let mut h = Blake2b::<U32>::new();
-        h.update(b"hekaton/final-key/v2");
+        h.update(b"hekaton/final-key/v3");
         h.update(self.to_bytes());
         VkDigest(h.finalize().into())
     }
@@ -679,6 +803,85 @@ mod tests {
     use ark_r1cs_std::alloc::AllocVar;
     use ark_relations::gr1cs::ConstraintSystem;
     use rand::SeedableRng;
+
+    /// A point of `E(F_q)` outside G1, of order dividing `h` times `order`.
+    fn outside_g1<P: Bls12Config>(rng: &mut impl rand::Rng, cofactor_part: &[u64]) -> G1A<P> {
+        loop {
+            let x = Fq::<P>::rand(rng);
+            if let Some(p) = Affine::<P::G1Config>::get_point_from_x_unchecked(x, rng.gen()) {
+                let q = p.mul_bigint(cofactor_part).into_affine();
+                if !q.is_zero() && !q.is_in_correct_subgroup_assuming_on_curve() {
+                    return q;
+                }
+            }
+        }
+    }
+
+    fn clearing<P: Bls12Config>() -> (u128, bool, u128) {
+        let h = <P::G1Config as ark_ec::CurveConfig>::COFACTOR;
+        let (s, negate) = g1_clearing_scalar::<P>().unwrap();
+        (s, negate, h[0] as u128 | (h.get(1).copied().unwrap_or(0) as u128) << 64)
+    }
+
+    /// Whatever point of `E(F_q)` the prover supplies as `P'`, the allocated point is
+    /// `(1 − u)·P'` and in G1, or there is no satisfying assignment (when `(1 − u)·P'` is the
+    /// identity, e.g. `P'` in the `h`-torsion): BLS12-381 and BLS12-377. A G1 point
+    /// round-trips through [`alloc_g1`].
+    fn g1_clearing_maps_the_curve_into_g1<P: Bls12Config>() {
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(8);
+        let (s, negate, h) = clearing::<P>();
+        let g = (<P::G1Config as SWCurveConfig>::GENERATOR * Fr::<P>::rand(&mut rng)).into_affine();
+        let cs = ConstraintSystem::<Fq<P>>::new_ref();
+        let (v, _) = alloc_g1::<P>(&cs, Some(g)).unwrap();
+        assert!(cs.is_satisfied().unwrap());
+        assert_eq!(v.value().unwrap().into_affine(), g);
+        eprintln!("alloc_g1: {} constraints", cs.num_constraints());
+        let times_s = |p: G1A<P>| {
+            let m = p.mul_bigint([s as u64, (s >> 64) as u64]);
+            if negate { -m } else { m }
+        };
+        for _ in 0..4 {
+            // A random point of E(F_q): a G1 part and an h-torsion part.
+            let p = outside_g1::<P>(&mut rng, &[1]);
+            let cs = ConstraintSystem::<Fq<P>>::new_ref();
+            let (v, _) = clear_g1_cofactor::<P>(&cs, Some(p), (s, negate, h), true).unwrap();
+            assert!(cs.is_satisfied().unwrap());
+            let got = v.value().unwrap();
+            assert_eq!(got, times_s(p));
+            assert!(got.into_affine().is_in_correct_subgroup_assuming_on_curve(), "(1 − u)·P' is in G1");
+            // Only the h-torsion part: (1 − u) kills it, and the identity is no witness.
+            let t = outside_g1::<P>(&mut rng, Fr::<P>::MODULUS.as_ref());
+            assert!(times_s(t).into_affine().is_zero());
+            let cs = ConstraintSystem::<Fq<P>>::new_ref();
+            let _ = clear_g1_cofactor::<P>(&cs, Some(t), (s, negate, h), true).unwrap();
+            assert!(!cs.is_satisfied().unwrap(), "a point (1 − u) maps to the identity");
+        }
+    }
+
+    #[test]
+    fn g1_clearing_bls12_381() {
+        g1_clearing_maps_the_curve_into_g1::<Config>();
+    }
+
+    #[test]
+    fn g1_clearing_bls12_377() {
+        g1_clearing_maps_the_curve_into_g1::<ark_bls12_377::Config>();
+    }
+
+    /// A prover that supplies `P ∉ G1` directly as the allocated point: no preimage maps to
+    /// it, so the constraints fail for the preimage it would need (`P` itself scaled by
+    /// `(1 − u)⁻¹ mod r` lands elsewhere), where arkworks' own G2 allocation (see below) would
+    /// let such a point through.
+    #[test]
+    fn g1_point_outside_g1_is_not_allocated() {
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(9);
+        let bad = outside_g1::<Config>(&mut rng, &[1]);
+        let cs = ConstraintSystem::<Fq<Config>>::new_ref();
+        let (v, _) = alloc_g1::<Config>(&cs, Some(bad)).unwrap();
+        // Either unsatisfied or a different (G1) point: never `bad`.
+        let got = v.value().unwrap().into_affine();
+        assert!(!cs.is_satisfied().unwrap() || (got != bad && got.is_in_correct_subgroup_assuming_on_curve()));
+    }
 
     /// ψ-test in the circuit agrees with arkworks' native subgroup test, on subgroup points
     /// and on points of the twist outside G2 (which ark-r1cs-std's own allocation accepts).

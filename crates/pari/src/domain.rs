@@ -6,30 +6,63 @@
 //! scalar fields have a large power of two in `|F*|` and use arkworks' radix-2 domain
 //! ([`Domain::Radix2`]). Some do not: BW6-767's scalar field is BLS12-381's base field, whose
 //! `q − 1 = 2 · 3² · 11 · 23 · 47 · 10177 · …` has two-adicity 1. For those, [`Domain::Smooth`]
-//! takes a subgroup whose order is a product of small primes dividing `q − 1` (each at most
-//! [`MAX_RADIX`]) and runs a mixed-radix Cooley–Tukey FFT, `O(n·Σp)` for `n = Πp`.
+//! takes a subgroup whose order is a product of primes dividing `q − 1` and runs a
+//! mixed-radix Cooley–Tukey FFT ([`SmoothDomain`]):
 //!
-//! The domain for `m` rows is the smallest supported order `n ≥ m` ([`Domain::new`]), so a
-//! key's `n` determines its domain: [`Domain::new`]`(n).size() == n` holds exactly for the
-//! orders a key may carry.
+//! * a prime `p ≤` [`MAX_RADIX`] is a direct radix: one stage costs `p` products per element;
+//! * a larger prime `p ≤` [`MAX_RADER_PRIME`] (for BLS12-381's `F_q`, only 10177) is a Rader
+//!   radix: a DFT of prime length `p` is, after permuting inputs and outputs by powers of a
+//!   generator `g` of `(Z/p)*`, a cyclic convolution of length `p − 1` (Rader 1968). `F_q`
+//!   has no subgroup of order `p − 1 = 10176 = 2⁶·3·53`, so the convolution is computed as a
+//!   cyclic one of a length `L ≥ 2(p − 1) − 1` that the small primes do provide (for 10177,
+//!   `L = 2·11·23·47 = 23,782`), with the kernel's transform computed once per domain. A
+//!   Rader stage costs about `2L·(Σ radices of L)/p ≈ 400` products per element.
+//!
+//! The domain for `m` rows is the smallest order `n ≥ m` made of direct radices when there is
+//! one (up to `2·3²·11·23·47 = 214,038` on BLS12-381's `F_q`), else the smallest made of
+//! direct and Rader radices (up to `214,038·10177 ≈ 2.18·10⁹`, e.g. 671,682, 2,574,781,
+//! 4,213,278) ([`Domain::new`]). Either way a key's `n` determines its domain:
+//! [`Domain::new`]`(n).size() == n` holds exactly for the orders a key may carry.
+
+use std::sync::{Arc, OnceLock};
 
 use ark_ff::{batch_inversion, FftField, Field, PrimeField};
 use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
+#[cfg(feature = "parallel")]
+use rayon::prelude::*;
 
-/// The largest prime used as an FFT radix (an FFT stage of radix `p` costs `p` products per
-/// element).
+/// The largest prime used as a direct FFT radix (an FFT stage of radix `p` costs `p`
+/// products per element).
 pub const MAX_RADIX: u64 = 64;
 
+/// The largest prime used as a Rader radix (see the module doc).
+pub const MAX_RADER_PRIME: u64 = 1 << 14;
+
+/// Transforms at least this long run their stages in parallel.
+const PARALLEL_MIN: usize = 1 << 12;
+
 /// A multiplicative subgroup of smooth order, with its mixed-radix FFT.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct SmoothDomain<F: Field> {
     size: usize,
-    /// The prime factors of `size`, with multiplicity, in the order the FFT splits by.
+    /// The prime factors of `size`, with multiplicity, in the order the FFT splits by
+    /// (largest first).
     radices: Vec<usize>,
     gen: F,
     gen_inv: F,
     size_inv: F,
+    /// The stages' butterflies for `ω` and for `ω⁻¹`, made on the first transform (a verifier
+    /// that only evaluates Lagrange polynomials never pays for the Rader kernels).
+    plans: Arc<[OnceLock<Arc<Vec<Butterfly<F>>>>; 2]>,
 }
+
+impl<F: Field> PartialEq for SmoothDomain<F> {
+    fn eq(&self, other: &Self) -> bool {
+        self.size == other.size && self.radices == other.radices && self.gen == other.gen
+    }
+}
+
+impl<F: Field> Eq for SmoothDomain<F> {}
 
 /// The domain of a key: radix-2 where the field allows it, smooth otherwise.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,14 +91,15 @@ pub fn div_small(limbs: &[u64], d: u64) -> (Vec<u64>, u64) {
     (out, rem as u64)
 }
 
-/// The primes `p ≤ MAX_RADIX` dividing `q − 1`, each with its multiplicity.
-fn small_factors<F: PrimeField>() -> Vec<(usize, u32)> {
+fn is_prime(p: u64) -> bool {
+    p >= 2 && (2..).take_while(|d| d * d <= p).all(|d| p % d != 0)
+}
+
+/// The primes `p ≤ bound` dividing `q − 1`, each with its multiplicity.
+fn prime_factors<F: PrimeField>(bound: u64) -> Vec<(usize, u32)> {
     let mut m = order_of_group::<F>();
     let mut out = Vec::new();
-    for p in 2..=MAX_RADIX {
-        if (2..p).any(|d| p % d == 0) {
-            continue;
-        }
+    for p in (2..=bound).filter(|&p| is_prime(p)) {
         let mut e = 0;
         loop {
             let (q, r) = div_small(&m, p);
@@ -82,42 +116,219 @@ fn small_factors<F: PrimeField>() -> Vec<(usize, u32)> {
     out
 }
 
-impl<F: PrimeField> SmoothDomain<F> {
-    /// The subgroup of the smallest smooth order `n ≥ min_size` dividing `q − 1`, if any.
-    pub fn new(min_size: usize) -> Option<Self> {
-        let factors = small_factors::<F>();
-        // Every product of the available prime powers; keep the smallest ≥ min_size.
-        let mut best: Option<(usize, Vec<usize>)> = None;
-        fn search(
-            factors: &[(usize, u32)],
-            acc: usize,
-            radices: &mut Vec<usize>,
-            min: usize,
-            best: &mut Option<(usize, Vec<usize>)>,
-        ) {
-            if acc >= min {
-                if best.as_ref().is_none_or(|(b, _)| acc < *b) {
-                    *best = Some((acc, radices.clone()));
-                }
-                return;
+/// The smallest product `≥ min` of the prime powers in `factors`, with its primes.
+fn smallest_order(factors: &[(usize, u32)], min: usize) -> Option<(usize, Vec<usize>)> {
+    fn search(
+        factors: &[(usize, u32)],
+        acc: usize,
+        radices: &mut Vec<usize>,
+        min: usize,
+        best: &mut Option<(usize, Vec<usize>)>,
+    ) {
+        if acc >= min {
+            if best.as_ref().is_none_or(|(b, _)| acc < *b) {
+                *best = Some((acc, radices.clone()));
             }
-            let Some(((p, e), rest)) = factors.split_first() else {
-                return;
-            };
-            let mut a = acc;
-            let depth = radices.len();
-            for used in 0..=*e {
-                if used > 0 {
-                    let Some(next) = a.checked_mul(*p) else { break };
-                    a = next;
-                    radices.push(*p);
-                }
-                search(rest, a, radices, min, best);
-            }
-            radices.truncate(depth);
+            return;
         }
-        search(&factors, 1, &mut Vec::new(), min_size.max(1), &mut best);
-        let (size, mut radices) = best?;
+        let Some(((p, e), rest)) = factors.split_first() else {
+            return;
+        };
+        let mut a = acc;
+        let depth = radices.len();
+        for used in 0..=*e {
+            if used > 0 {
+                let Some(next) = a.checked_mul(*p) else { break };
+                a = next;
+                radices.push(*p);
+            }
+            search(rest, a, radices, min, best);
+        }
+        radices.truncate(depth);
+    }
+    let mut best = None;
+    search(factors, 1, &mut Vec::new(), min.max(1), &mut best);
+    best
+}
+
+/// One FFT stage's DFT of prime length `p`, in place on a column of `p` values, for the
+/// `p`-th root of unity `ζ` it was made for.
+#[derive(Debug)]
+enum Butterfly<F: Field> {
+    /// `p = 2`: `(a, b) ↦ (a + b, a − b)`.
+    Two,
+    /// `X_s = Σ_r t_r·ζ^{rs}` with the table `ζ^k, k < p`.
+    Direct(Vec<F>),
+    Rader(Rader<F>),
+}
+
+/// Rader's algorithm for a prime `p` (see the module doc): with `g` generating `(Z/p)*`,
+/// `X_0 = Σ_r t_r` and `X_{g^{−s}} = t_0 + Σ_q t_{g^q}·ζ^{g^{q−s}}`, a cyclic convolution of
+/// `a_q = t_{g^q}` with `b_j = ζ^{g^{−j}}` (length `p − 1`), done as a cyclic convolution of
+/// length `L ≥ 2(p − 1) − 1` with `b` wrapped around (`B = b_0 … b_{p−2}, 0 …, b_1 … b_{p−2}`).
+#[derive(Debug)]
+struct Rader<F: Field> {
+    p: usize,
+    /// `g^q mod p` for `q < p − 1`.
+    perm_in: Vec<usize>,
+    /// `g^{−s} mod p` for `s < p − 1`.
+    perm_out: Vec<usize>,
+    /// The length-`L` domain of the convolution (direct radices only).
+    conv: SmoothDomain<F>,
+    /// `FFT_L(B)/L`.
+    kernel: Vec<F>,
+}
+
+fn pow_mod(mut b: u64, mut e: u64, m: u64) -> u64 {
+    let mut r = 1u64;
+    b %= m;
+    while e > 0 {
+        if e & 1 == 1 {
+            r = r * b % m;
+        }
+        b = b * b % m;
+        e >>= 1;
+    }
+    r
+}
+
+/// The smallest generator of `(Z/p)*`.
+fn primitive_root(p: u64) -> u64 {
+    let n = p - 1;
+    let primes: Vec<u64> = (2..=n).filter(|&f| n % f == 0 && is_prime(f)).collect();
+    (2..p)
+        .find(|&g| primes.iter().all(|&f| pow_mod(g, n / f, p) != 1))
+        .expect("(Z/p)* is cyclic")
+}
+
+impl<F: PrimeField> Rader<F> {
+    /// The Rader plan for prime `p` and the `p`-th root of unity `zeta`; `None` when the field
+    /// has no convolution length for it.
+    fn new(p: usize, zeta: F) -> Option<Self> {
+        let n = p - 1;
+        let direct = prime_factors::<F>(MAX_RADIX);
+        let (len, _) = smallest_order(&direct, 2 * n - 1)?;
+        let conv = SmoothDomain::with_factors(len, &direct)?;
+        let g = primitive_root(p as u64);
+        let g_inv = pow_mod(g, p as u64 - 2, p as u64);
+        let perm_in: Vec<usize> = (0..n).map(|q| pow_mod(g, q as u64, p as u64) as usize).collect();
+        let perm_out: Vec<usize> = (0..n).map(|s| pow_mod(g_inv, s as u64, p as u64) as usize).collect();
+        let mut zeta_pow = Vec::with_capacity(p);
+        let mut z = F::ONE;
+        for _ in 0..p {
+            zeta_pow.push(z);
+            z *= zeta;
+        }
+        // b_j = ζ^{g^{−j}} = ζ^{perm_out[j]}.
+        let mut b = vec![F::ZERO; len];
+        for j in 0..n {
+            b[j] = zeta_pow[perm_out[j]];
+        }
+        for t in 1..n {
+            b[len - t] = zeta_pow[perm_out[n - t]];
+        }
+        let mut kernel = conv.transform(&b, false);
+        let len_inv = F::from(len as u64).inverse()?;
+        kernel.iter_mut().for_each(|k| *k *= len_inv);
+        Some(Rader { p, perm_in, perm_out, conv, kernel })
+    }
+
+    fn apply(&self, col: &mut [F]) {
+        let n = self.p - 1;
+        let x0 = col[0];
+        let sum: F = col.iter().sum();
+        let mut a = vec![F::ZERO; self.conv.size];
+        for (q, &i) in self.perm_in.iter().enumerate() {
+            a[q] = col[i];
+        }
+        let mut c = self.conv.transform(&a, false);
+        c.iter_mut().zip(&self.kernel).for_each(|(x, k)| *x *= k);
+        let c = self.conv.transform(&c, true);
+        col[0] = sum;
+        for (s, &o) in self.perm_out.iter().enumerate().take(n) {
+            col[o] = x0 + c[s];
+        }
+    }
+}
+
+impl<F: PrimeField> Butterfly<F> {
+    fn new(p: usize, zeta: F) -> Option<Self> {
+        if p == 2 {
+            return Some(Butterfly::Two);
+        }
+        if p as u64 <= MAX_RADIX {
+            let mut t = Vec::with_capacity(p);
+            let mut z = F::ONE;
+            for _ in 0..p {
+                t.push(z);
+                z *= zeta;
+            }
+            return Some(Butterfly::Direct(t));
+        }
+        Rader::new(p, zeta).map(Butterfly::Rader)
+    }
+
+    fn apply(&self, col: &mut [F]) {
+        match self {
+            Butterfly::Two => {
+                let (a, b) = (col[0], col[1]);
+                col[0] = a + b;
+                col[1] = a - b;
+            }
+            Butterfly::Direct(roots) => {
+                let p = roots.len();
+                let mut t = [F::ZERO; MAX_RADIX as usize];
+                t[..p].copy_from_slice(col);
+                for (s, out) in col.iter_mut().enumerate() {
+                    // Σ_r t_r ζ^{rs}: the exponent rs mod p advances by s each step.
+                    let mut acc = t[0];
+                    let mut e = 0;
+                    for tr in &t[1..p] {
+                        e += s;
+                        if e >= p {
+                            e -= p;
+                        }
+                        acc += *tr * roots[e];
+                    }
+                    *out = acc;
+                }
+            }
+            Butterfly::Rader(r) => r.apply(col),
+        }
+    }
+}
+
+impl<F: PrimeField> SmoothDomain<F> {
+    /// The subgroup of the smallest order `n ≥ min_size` dividing `q − 1` made of direct
+    /// radices, or failing that of direct and Rader radices; `None` if there is none.
+    pub fn new(min_size: usize) -> Option<Self> {
+        let direct = prime_factors::<F>(MAX_RADIX);
+        if let Some((size, _)) = smallest_order(&direct, min_size) {
+            return Self::with_factors(size, &direct);
+        }
+        let rader: Vec<(usize, u32)> = prime_factors::<F>(MAX_RADER_PRIME)
+            .into_iter()
+            .filter(|&(p, _)| p as u64 <= MAX_RADIX || smallest_order(&direct, 2 * p - 3).is_some())
+            .collect();
+        let (size, _) = smallest_order(&rader, min_size)?;
+        Self::with_factors(size, &rader)
+    }
+
+    /// The subgroup of order exactly `size`, whose prime factors must all be in `factors`.
+    fn with_factors(size: usize, factors: &[(usize, u32)]) -> Option<Self> {
+        let mut rest = size;
+        let mut radices = Vec::new();
+        for &(p, e) in factors {
+            for _ in 0..e {
+                if rest % p == 0 {
+                    rest /= p;
+                    radices.push(p);
+                }
+            }
+        }
+        if rest != 1 {
+            return None;
+        }
         // Split by the largest radix first: the deepest (most numerous) stages are the cheap ones.
         radices.sort_unstable_by(|a, b| b.cmp(a));
         let cofactor = {
@@ -130,9 +341,7 @@ impl<F: PrimeField> SmoothDomain<F> {
         // ω = g^((q−1)/n) for a g whose power has exact order n.
         let gen = (2u64..1000).map(F::from).chain([F::GENERATOR]).find_map(|g| {
             let w = g.pow(&cofactor);
-            let exact = radices
-                .iter()
-                .all(|&p| w.pow([(size / p) as u64]) != F::ONE);
+            let exact = radices.iter().all(|&p| w.pow([(size / p) as u64]) != F::ONE);
             exact.then_some(w)
         })?;
         Some(SmoothDomain {
@@ -141,46 +350,119 @@ impl<F: PrimeField> SmoothDomain<F> {
             gen,
             gen_inv: gen.inverse()?,
             size_inv: F::from(size as u64).inverse()?,
+            plans: Arc::new([OnceLock::new(), OnceLock::new()]),
         })
     }
 
-    /// Evaluations at `ω^k` (k < n) of the polynomial with coefficients `coeffs` (at most n;
-    /// padded with zeros) for the generator `w`.
-    fn transform(&self, coeffs: &[F], w: F) -> Vec<F> {
+    /// The radices (prime factors of `n`, largest first).
+    pub fn radices(&self) -> &[usize] {
+        &self.radices
+    }
+
+    /// The stages for `ω` (`inverse` false) or `ω⁻¹`: stage `i` has radix `p_i` and
+    /// `ζ_i = w^{n/p_i}`.
+    fn plan(&self, inverse: bool) -> Arc<Vec<Butterfly<F>>> {
+        self.plans[inverse as usize]
+            .get_or_init(|| {
+                let w = if inverse { self.gen_inv } else { self.gen };
+                Arc::new(
+                    self.radices
+                        .iter()
+                        .map(|&p| {
+                            Butterfly::new(p, w.pow([(self.size / p) as u64]))
+                                .expect("a domain is only made of radices with a plan")
+                        })
+                        .collect(),
+                )
+            })
+            .clone()
+    }
+
+    /// Evaluations at `w^k` (k < n) of the polynomial with coefficients `coeffs` (at most n;
+    /// padded with zeros), `w = ω` or `ω⁻¹`.
+    fn transform(&self, coeffs: &[F], inverse: bool) -> Vec<F> {
         let mut a = coeffs.to_vec();
         a.resize(self.size, F::ZERO);
-        fft_rec(&a, w, &self.radices)
+        let w = if inverse { self.gen_inv } else { self.gen };
+        let plan = self.plan(inverse);
+        let mut out = vec![F::ZERO; self.size];
+        fft_strided(&a, 0, 1, w, &plan, &self.radices, &mut out);
+        out
     }
 }
 
-/// Decimation in time: `n = p·m`; the coefficients `j ≡ r (mod p)` form `p` polynomials of
-/// size `m`, transformed with `ω^p`; `X_k = Σ_r ω^{rk}·Y_r[k mod m]`.
-fn fft_rec<F: Field>(a: &[F], w: F, radices: &[usize]) -> Vec<F> {
-    let n = a.len();
-    let Some((&p, rest)) = radices.split_first() else {
-        return a.to_vec();
+/// Decimation in time on the subsequence `input[offset + stride·i]`, `i < n = out.len()`, for
+/// the generator `w` of order `n`: with `n = p·m`, the `p` subsequences `i ≡ r (mod p)` are
+/// transformed with `w^p` into `out[r·m..(r+1)·m]` (`Y_r`), then for every column `j < m`,
+/// `X_{j+ms} = Σ_r (w^{rj}·Y_r[j])·ζ^{rs}` (`ζ = w^m`) is one DFT of length `p`.
+fn fft_strided<F: PrimeField>(
+    input: &[F],
+    offset: usize,
+    stride: usize,
+    w: F,
+    stages: &[Butterfly<F>],
+    radices: &[usize],
+    out: &mut [F],
+) {
+    let n = out.len();
+    let (Some((&p, rest)), Some((bf, rest_stages))) = (radices.split_first(), stages.split_first())
+    else {
+        out[0] = input[offset];
+        return;
     };
     let m = n / p;
-    let wp = w.pow([p as u64]);
-    let subs: Vec<Vec<F>> = (0..p)
-        .map(|r| {
-            let part: Vec<F> = a.iter().skip(r).step_by(p).copied().collect();
-            fft_rec(&part, wp, rest)
-        })
-        .collect();
-    let mut out = vec![F::ZERO; n];
-    let mut wk = F::ONE; // ω^k
-    for (k, o) in out.iter_mut().enumerate() {
-        // Horner in ω^k over r = p−1 … 0.
-        let km = k % m;
-        let mut acc = F::ZERO;
-        for sub in subs.iter().rev() {
-            acc = acc * wk + sub[km];
+    if m == 1 {
+        for (r, o) in out.iter_mut().enumerate() {
+            *o = input[offset + stride * r];
         }
-        *o = acc;
-        wk *= w;
+        bf.apply(out);
+        return;
     }
-    out
+    let wp = w.pow([p as u64]);
+    let sub = |(r, chunk): (usize, &mut [F])| {
+        fft_strided(input, offset + stride * r, stride * p, wp, rest_stages, rest, chunk)
+    };
+    let parallel = n >= PARALLEL_MIN;
+    if parallel {
+        ark_std::cfg_chunks_mut!(out, m).enumerate().for_each(sub);
+    } else {
+        out.chunks_mut(m).enumerate().for_each(sub);
+    }
+    // Columns: tmp[j·p + r] = w^{rj}·Y_r[j], transformed in place, then written back as
+    // out[s·m + j] = tmp[j·p + s].
+    let mut tmp = vec![F::ZERO; n];
+    const COLS: usize = 256;
+    let y: &[F] = out;
+    let columns = |(c, block): (usize, &mut [F])| {
+        let j0 = c * COLS;
+        let mut wj = w.pow([j0 as u64]);
+        for (dj, col) in block.chunks_mut(p).enumerate() {
+            let j = j0 + dj;
+            col[0] = y[j];
+            let mut tw = wj;
+            for r in 1..p {
+                col[r] = y[r * m + j] * tw;
+                tw *= wj;
+            }
+            bf.apply(col);
+            wj *= w;
+        }
+    };
+    if parallel {
+        ark_std::cfg_chunks_mut!(tmp, COLS * p).enumerate().for_each(columns);
+    } else {
+        tmp.chunks_mut(COLS * p).enumerate().for_each(columns);
+    }
+    let rows = |(s, row): (usize, &mut [F])| {
+        for (j, o) in row.iter_mut().enumerate() {
+            *o = tmp[j * p + s];
+        }
+    };
+    if parallel {
+        ark_std::cfg_chunks_mut!(out, m).enumerate().for_each(rows);
+    } else {
+        out.chunks_mut(m).enumerate().for_each(rows);
+    }
 }
 
 impl<F: PrimeField> Domain<F> {
@@ -265,7 +547,7 @@ impl<F: PrimeField> Domain<F> {
         match self {
             Domain::Radix2(d) => d.ifft_in_place(evals),
             Domain::Smooth(d) => {
-                let mut c = d.transform(evals, d.gen_inv);
+                let mut c = d.transform(evals, true);
                 c.iter_mut().for_each(|x| *x *= d.size_inv);
                 *evals = c;
             }
@@ -286,7 +568,7 @@ impl<F: PrimeField> Domain<F> {
                         v
                     })
                     .collect();
-                d.transform(&scaled, d.gen)
+                d.transform(&scaled, false)
             }
         }
     }
@@ -355,5 +637,39 @@ mod tests {
             assert_eq!(l_on.iter().filter(|x| !x.is_zero()).count(), 1);
             assert_eq!(l_on[2], Fq::ONE);
         }
+    }
+
+    /// A domain with the Rader radix 10177 (n = 2·10177): transforms against direct
+    /// evaluation, both inverses; and the choice of orders above the direct ones.
+    #[test]
+    fn rader_radix_of_bls12_381_base_field() {
+        let largest_direct = 2 * 9 * 11 * 23 * 47;
+        assert_eq!(Domain::<Fq>::new(largest_direct).unwrap().size(), largest_direct);
+        // Above 214,038 the orders carry 10177: 10177·33 is the smallest above 300,000.
+        let big = Domain::<Fq>::new(300_000).unwrap();
+        assert_eq!(big.size(), 10177 * 33);
+        assert_eq!(Domain::<Fq>::new(big.size()).unwrap().size(), big.size());
+        assert_eq!(Domain::<Fq>::new(4_213_278).unwrap().size(), 4_213_278);
+
+        let factors = prime_factors::<Fq>(MAX_RADER_PRIME);
+        assert!(factors.contains(&(10177, 1)), "{factors:?}");
+        let d = Domain::Smooth(SmoothDomain::<Fq>::with_factors(2 * 10177, &factors).unwrap());
+        let Domain::Smooth(sd) = &d else { unreachable!() };
+        assert_eq!(sd.radices(), &[10177, 2]);
+        let n = d.size();
+        assert_eq!(d.group_gen().pow([n as u64]), Fq::ONE);
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(4);
+        let coeffs: Vec<Fq> = (0..n).map(|_| Fq::rand(&mut rng)).collect();
+        let eval = |x: Fq| coeffs.iter().rev().fold(Fq::ZERO, |acc, c| acc * x + c);
+        let g = Fq::GENERATOR;
+        let evals = d.coset_fft(g, &coeffs);
+        for i in [0, 1, 2, 10176, 10177, 10178, n - 1] {
+            assert_eq!(evals[i], eval(g * d.element(i)), "coset evaluation {i}");
+        }
+        assert_eq!(d.coset_ifft(g, &evals), coeffs);
+        let mut on_k = d.coset_fft(Fq::ONE, &coeffs);
+        assert_eq!(on_k[5], eval(d.element(5)));
+        d.ifft_in_place(&mut on_k);
+        assert_eq!(on_k, coeffs);
     }
 }
