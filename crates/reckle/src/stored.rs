@@ -8,7 +8,7 @@
 //! and a piece is the subtree of one node at the band's top level, down to the band's bottom
 //! level: at most `2^H − 1` digests (128 KiB), bottom-up ([`Layout::offset`]). A node's hash
 //! is one piece read, a path of `ℓ − q + 1` nodes at most `⌈(m + 1)/H⌉` pieces; at `ℓ = 27`,
-//! `q = 5` the stored tree is 2,057 pieces, 256 MiB.
+//! `q = 5` the stored tree is 2,049 pieces, 256 MiB.
 //!
 //! Pieces are made bottom-up and independently: a band-0 piece from its `2^(q + h)` leaf
 //! values ([`bottom_piece`], `h` = the band's height − 1), a band-`b` piece from the roots of
