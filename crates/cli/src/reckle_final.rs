@@ -149,8 +149,12 @@ pub fn verify_final(a: VerifyFinalArgs) -> anyhow::Result<()> {
     if a.roots.len() != a.dirs.len() {
         bail!("--root: give one per directory, in the same order ({} directories, {} roots)", a.dirs.len(), a.roots.len());
     }
-    let vk = |bytes: &[u8], what: &str| {
-        pari::VerifyingKey::<Bn254>::from_bytes_pinned(bytes, &pin).with_context(|| format!("{what}: not the wrap key --wrap-vk-digest pins"))
+    let vk = |bytes: &[u8], what: &str| -> anyhow::Result<pari::VerifyingKey<Bn254>> {
+        let vk = pari::VerifyingKey::<Bn254>::from_bytes_pinned(bytes, &pin).with_context(|| format!("{what}: not the wrap key --wrap-vk-digest pins"))?;
+        if vk.num_public_inputs() != wrap::NUM_PUBLIC_INPUTS {
+            bail!("{what}: not a wrap key ({} public inputs, the wrap circuit has {})", vk.num_public_inputs(), wrap::NUM_PUBLIC_INPUTS);
+        }
+        Ok(vk)
     };
     let shared = match &a.wrap_vk {
         Some(path) => Some(vk(&std::fs::read(path).with_context(|| format!("reading {}", path.display()))?, &path.display().to_string())?),

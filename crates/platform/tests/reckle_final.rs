@@ -181,7 +181,7 @@ async fn the_aggregator_refuses_the_final_proofs_of_a_lying_wrap_worker() {
             assert_eq!(rec.state, JobState::Running, "the job waits for a wrap worker: {}", rec.message);
         };
         assert_eq!(lease.task.job_id, job);
-        let fp = FinalProof { version: WRAP_VERSION, params, public, proof: forged };
+        let fp = FinalProof { version: WRAP_VERSION, params, public, proof: forged.clone() };
         p.blobs().put(&final_scratch(&job), Bytes::from(fp.to_bytes())).await.unwrap();
         p.report(&lease, platform::kinds::reckle::DONE).await.unwrap();
         p.queue().complete(&lease).await.unwrap();
