@@ -80,7 +80,7 @@ grep -q "verify-final" "$TMP/A.fetch" || fail "the manifest names no verify-fina
 
 # 4. The verdicts.
 accept() { "$PROVER" reckle verify-final "$@" >"$TMP/v.out" 2>"$TMP/v.err" || { cat "$TMP/v.err"; fail "rejected: $*"; }; }
-reject() { if "$PROVER" reckle verify-final "$@" >"$TMP/v.out" 2>"$TMP/v.err"; then fail "accepted: $*"; fi; echo "  rejected ($(tail -1 "$TMP/v.err")): ${WHY}"; }
+reject() { if "$PROVER" reckle verify-final "$@" >"$TMP/v.out" 2>"$TMP/v.err"; then fail "accepted: $*"; fi; echo "  rejected, ${WHY}: $(grep -v 'final proofs rejected\|in one batch in' "$TMP/v.err" | tail -1)"; }
 PIN=(--wrap-vk-digest "$DIGEST")
 accept "$TMP/A" --root "$CA" "${PIN[@]}"
 echo "A accepted against C_A: $(grep -o 'in one batch in .*' "$TMP/v.err")"

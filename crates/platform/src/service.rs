@@ -105,9 +105,10 @@ pub struct ServiceConfig {
     #[arg(help_heading = "Roles", long, env = "PROVER_WORKER_KINDS", value_delimiter = ',')]
     pub kinds: Vec<String>,
     /// Serve `reckle.wrap` tasks (worker role): the wrap of a Reckle job's root proof into its
-    /// final Pari proof on BN254. The wrap proving key stays resident once loaded (about 2 GB,
-    /// measured: see docs/job-kinds.md; a wrap peaks at several GB more), so turn it on only for
-    /// workers with the memory, and count the key in --circuit-bytes. Other workers never claim
+    /// final Pari proof on BN254. The wrap proving key stays resident once loaded (about 4 GB
+    /// decoded from a 2.75 GB object; a wrap worker peaked at 11 GB: see docs/job-kinds.md), so
+    /// turn it on only for workers with 12 GiB or more, and raise --circuit-bytes by ~4 GB
+    /// there (the key is counted in it). Other workers never claim
     /// wrap tasks; with none running, a final proof waits (the `reckle.wrap` queue's depth).
     #[arg(help_heading = "Roles", long, env = "PROVER_RECKLE_WRAP_WORKER", value_parser = clap::builder::BoolishValueParser::new())]
     pub reckle_wrap_worker: bool,
