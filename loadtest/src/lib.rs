@@ -95,6 +95,7 @@ impl Template {
                     log_bucket: *log_bucket,
                     batch: idx,
                     leaves: Some(pb::reckle_batch_params::Leaves::Inline(pb::LeafValues { values })),
+                    final_proof: false,
                 })
             }
             Template::Pari { circuit, size, count, proofs_per_task, bundle_size, .. } => pb::submit_job_request::Params::PariBatch(pb::PariBatchParams {

@@ -120,6 +120,11 @@ pub struct SubmitReckle {
     /// Submitting again with the same key and parameters returns the same job.
     #[arg(long)]
     pub idempotency_key: Option<String>,
+    /// Also publish final.bin: one Pari proof on BN254 of the root proof (264 bytes, checked
+    /// with `prover reckle verify-final DIR --root HEX --wrap-vk-digest HEX`). Refused where the
+    /// platform pins no wrap key.
+    #[arg(long = "final")]
+    pub final_proof: bool,
 }
 
 #[derive(Args)]
@@ -129,6 +134,9 @@ pub struct SubmitUpdate {
     pub base: String,
     #[command(flatten)]
     pub changes: crate::reckle::ChangeFlags,
+    /// Also publish the updated job's final.bin (see `submit reckle --final`).
+    #[arg(long = "final")]
+    pub final_proof: bool,
     #[arg(long)]
     pub idempotency_key: Option<String>,
 }
@@ -238,6 +246,7 @@ pub fn submit(ep: Endpoint, cmd: SubmitCommand) -> anyhow::Result<()> {
                     log_bucket: a.log_bucket.min(log_n),
                     batch,
                     leaves: Some(leaves),
+                    final_proof: a.final_proof,
                 })),
             }
         }
@@ -291,7 +300,7 @@ pub fn submit(ep: Endpoint, cmd: SubmitCommand) -> anyhow::Result<()> {
                 .collect();
             pb::SubmitJobRequest {
                 idempotency_key: a.idempotency_key.unwrap_or_default(),
-                params: Some(pb::submit_job_request::Params::ReckleUpdate(pb::ReckleUpdateParams { base_job_id: a.base, changes })),
+                params: Some(pb::submit_job_request::Params::ReckleUpdate(pb::ReckleUpdateParams { base_job_id: a.base, changes, final_proof: a.final_proof })),
             }
         }
     };
@@ -435,6 +444,7 @@ pub fn fetch(ep: Endpoint, job: String, out: PathBuf) -> anyhow::Result<()> {
                 "vk_digest" => "vk digest",
                 "agg_vk_digest" => "aggregate key digest",
                 "final_key_digest" => "final key digest",
+                "wrap_vk_digest" => "wrap key digest (check it against the one your operator publishes)",
                 other => other,
             };
             println!("{label} = {value}");

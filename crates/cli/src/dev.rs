@@ -75,6 +75,7 @@ async fn demo(a: DevArgs, params: Params, data: std::path::PathBuf) -> anyhow::R
         log_bucket: a.log_bucket,
         batch: batch.clone(),
         leaves: Leaves::Inline(values.clone()),
+        final_proof: false,
     };
     let (job, _) = platform.submit(request, None).await?;
     // The commitment this client expects: it holds the vector, so it computes C itself and
@@ -111,7 +112,7 @@ async fn demo(a: DevArgs, params: Params, data: std::path::PathBuf) -> anyhow::R
     let index = batch[0];
     let value = rng.gen::<u64>();
     let start = std::time::Instant::now();
-    let request = JobRequest::ReckleUpdate { base_job: job.clone(), changes: vec![Change::Set { index, value }] };
+    let request = JobRequest::ReckleUpdate { base_job: job.clone(), changes: vec![Change::Set { index, value }], final_proof: false };
     let (job2, _) = platform.submit(request, None).await?;
     let rec = platform.job_store().get(&job2).await?.context("update job recorded")?;
     println!("4. set a[{index}] = {value}: update job {job2} re-proves {} nodes", rec.progress().total);

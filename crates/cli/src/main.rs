@@ -10,6 +10,7 @@ mod dev;
 mod hekaton;
 mod pari;
 mod reckle;
+mod reckle_final;
 mod serve;
 mod util;
 

@@ -38,6 +38,19 @@ pub enum ReckleCommand {
         #[arg(long)]
         no_cache: bool,
     },
+    /// Verify the final proofs (final.bin) of many job directories in one batch, each against
+    /// its --root, all against the wrap key pinned by --wrap-vk-digest.
+    VerifyFinal(crate::reckle_final::VerifyFinalArgs),
+    /// Make a wrap key offline with OS randomness (minutes, about 10 GB): vk.bin and pk.bin in
+    /// --out, and the digest to pin.
+    WrapSetup {
+        /// Output directory (must not exist, or be empty).
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Wrap keys in the platform's object store.
+    #[command(subcommand)]
+    WrapKey(crate::reckle_final::WrapKeyCommand),
 }
 
 #[derive(Args)]
@@ -97,6 +110,9 @@ pub fn run(cmd: ReckleCommand) -> anyhow::Result<()> {
     match cmd {
         ReckleCommand::Prove(a) => prove(a),
         ReckleCommand::Update(a) => update(a),
+        ReckleCommand::VerifyFinal(a) => crate::reckle_final::verify_final(a),
+        ReckleCommand::WrapSetup { out } => crate::reckle_final::wrap_setup(&out),
+        ReckleCommand::WrapKey(cmd) => crate::reckle_final::wrap_key(cmd),
         ReckleCommand::Verify { dir, root, no_cache } => {
             let expected = root
                 .map(|r| Digest::from_hex(&r).map_err(|e| anyhow::anyhow!("--root: {e}")))

@@ -158,3 +158,36 @@ fn copy_dir(from: &Path, to: &Path) {
         std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
     }
 }
+
+/// `verify-final` refuses to run without a pinned wrap key, with the public seed's key, with a
+/// key file that is not the pinned one or not a wrap key, and with a --root per directory
+/// missing. (Accepting and rejecting real final proofs needs a real wrap key, minutes and
+/// ~10 GB to make: scripts/bench-reckle-final.sh.)
+#[test]
+fn verify_final_refuses_without_the_right_pin() {
+    use ark_bn254::{Bn254, Fr};
+    use rand::SeedableRng;
+    let tmp = tempfile::tempdir().unwrap();
+    let leaves = tmp.path().join("leaves.txt");
+    std::fs::write(&leaves, "1\n2\n3\n4\n").unwrap();
+    let dir = tmp.path().join("job");
+    let o = prover(&["reckle", "prove", "--leaves-file", p(&leaves), "--batch", "1,2", "--log-bucket", "1", "--out", p(&dir)]);
+    assert!(o.status.success(), "prove failed: {}", stderr(&o));
+    let root = serde_json::from_slice::<serde_json::Value>(&std::fs::read(dir.join("statement.json")).unwrap()).unwrap()["root"].as_str().unwrap().to_string();
+    // A real BN254 Pari key of another circuit (1 public input) as the directory's wrap-vk.bin.
+    let circuit = pari::circuits::CircuitFamily::Chain { steps: 4 };
+    let (_pk, vk) = pari::generator::setup::<Bn254, _, _>(circuit.blank::<Fr>(), &mut rand_chacha::ChaCha20Rng::from_seed([3; 32])).unwrap();
+    std::fs::write(dir.join("wrap-vk.bin"), vk.to_bytes()).unwrap();
+    std::fs::write(dir.join("final.bin"), b"RKWF").unwrap();
+    let d = p(&dir);
+    assert_fails_with(&prover(&["reckle", "verify-final", d, "--root", &root]), "--wrap-vk-digest is required");
+    assert_fails_with(
+        &prover(&["reckle", "verify-final", d, "--root", &root, "--wrap-vk-digest", plonky2_r1cs::wrap::PINNED_WRAP_VK_DIGEST]),
+        "WRAP_KEY_SEED",
+    );
+    let other = "ab".repeat(64);
+    assert_fails_with(&prover(&["reckle", "verify-final", d, "--root", &root, "--wrap-vk-digest", &other]), "not the wrap key --wrap-vk-digest pins");
+    let pinned = vk.digest().to_string();
+    assert_fails_with(&prover(&["reckle", "verify-final", d, "--root", &root, "--wrap-vk-digest", &pinned]), "not a wrap key");
+    assert_fails_with(&prover(&["reckle", "verify-final", d, d, "--root", &root, "--wrap-vk-digest", &other]), "one per directory");
+}

@@ -9,7 +9,7 @@ use crate::engine::Target;
 
 /// The job-spec targets, with seeds from honest specs.
 pub fn targets() -> Vec<Target> {
-    let reckle = ReckleJobSpec { log_n: 6, log_bucket: 2, batch: vec![1, 5, 17, 63], update: None, window: Some(2) };
+    let reckle = ReckleJobSpec { log_n: 6, log_bucket: 2, batch: vec![1, 5, 17, 63], update: None, window: Some(2), wrap_vk_digest: None };
     let pari = PariJobSpec::new(pari::circuits::CircuitFamily::Chain { steps: 64 }, 3, 100, 16, 64).expect("spec");
     let hekaton = HekatonJobSpec::new(hekaton::spec::CircuitSpec::MerkleUpdate { depth: 8, updates: 2, parts: 4 }, 9).expect("spec");
     vec![

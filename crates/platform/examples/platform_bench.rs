@@ -187,7 +187,7 @@ async fn main() {
             p.circuits(reckle::Params::new(log_n, log_bucket).unwrap()).await.unwrap();
             let stop = run_roles(&p, w);
             let t = Instant::now();
-            let req = JobRequest::ReckleBatch { log_n, log_bucket, batch: idx.clone(), leaves: Leaves::Inline(values.clone()) };
+            let req = JobRequest::ReckleBatch { log_n, log_bucket, batch: idx.clone(), leaves: Leaves::Inline(values.clone()), final_proof: false };
             let (job, _) = p.submit(req, None).await.unwrap();
             let out = p.wait(&job, |_| {}).await;
             let wall = t.elapsed().as_secs_f64();

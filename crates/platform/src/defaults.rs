@@ -41,5 +41,8 @@ pub const CACHE_BYTES: u64 = 256 << 20;
 /// Bytes of Reckle circuit sets a worker or aggregator keeps built (half the worker pool's
 /// default memory limit of 8 GiB: a set is about 90 MB per level).
 pub const CIRCUIT_BYTES: u64 = 4 << 30;
+/// Whether a worker serves `reckle.wrap` tasks (off: only workers that can hold the wrap
+/// proving key, several GB resident, are started with `--reckle-wrap-worker`).
+pub const RECKLE_WRAP_WORKER: bool = false;
 /// Seconds one object-store call may take.
 pub const S3_TIMEOUT_SECS: u64 = 120;

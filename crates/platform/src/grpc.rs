@@ -188,7 +188,7 @@ fn request_from_pb(registry: &crate::Registry, tenant: &str, req: pb::SubmitJobR
                 Some(pb::reckle_batch_params::Leaves::ObjectKey(k)) => Leaves::Object(k),
                 None => return Err(Status::invalid_argument("invalid leaves: give inline values or an object_key")),
             };
-            Ok(JobRequest::ReckleBatch { log_n: p.log_n, log_bucket: p.log_bucket, batch: p.batch, leaves })
+            Ok(JobRequest::ReckleBatch { log_n: p.log_n, log_bucket: p.log_bucket, batch: p.batch, leaves, final_proof: p.final_proof })
         }
         Params::ReckleUpdate(p) => {
             let mut changes = Vec::with_capacity(p.changes.len());
@@ -201,7 +201,7 @@ fn request_from_pb(registry: &crate::Registry, tenant: &str, req: pb::SubmitJobR
                     None => return Err(Status::invalid_argument(format!("invalid changes[{i}]: empty change"))),
                 });
             }
-            Ok(JobRequest::ReckleUpdate { base_job: p.base_job_id, changes })
+            Ok(JobRequest::ReckleUpdate { base_job: p.base_job_id, changes, final_proof: p.final_proof })
         }
         Params::Noop(_) => Err(Status::unimplemented("job kind noop is not served here")),
     }

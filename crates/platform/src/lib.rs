@@ -106,6 +106,12 @@ pub struct PlatformConfig {
     pub batch_window: Duration,
     /// Quotas of each tenant (jobs submitted without a tenant, on an open API, have none).
     pub quotas: Quotas,
+    /// This process's worker role serves `reckle.wrap` tasks: it can hold the wrap proving key
+    /// resident (see [`kinds::reckle_final`]). Off: its workers never claim them.
+    pub reckle_wrap_worker: bool,
+    /// The digest (128 hex digits) of the wrap verifying key this platform makes and checks
+    /// Reckle final proofs with; `None`: jobs asking for a final proof are refused.
+    pub reckle_wrap_vk_digest: Option<String>,
 }
 
 /// Per-tenant limits, checked at submission (`RESOURCE_EXHAUSTED` naming the limit).
@@ -148,6 +154,8 @@ impl Default for PlatformConfig {
             aggregator_loops: defaults::AGGREGATOR_LOOPS,
             batch_window: Duration::from_millis(defaults::BATCH_WINDOW_MS),
             quotas: Quotas::default(),
+            reckle_wrap_worker: defaults::RECKLE_WRAP_WORKER,
+            reckle_wrap_vk_digest: None,
         }
     }
 }
@@ -167,6 +175,8 @@ pub struct Platform {
     batcher: batcher::VerifyBatcher,
     /// Blocking work started by this process's tasks ([`work`]).
     work: Arc<work::Work>,
+    /// The Reckle wrap: the proving key where loaded, verifying keys and circuit ids.
+    pub(crate) wrap: kinds::reckle_final::WrapState,
 }
 
 impl Platform {
@@ -185,6 +195,7 @@ impl Platform {
             cache: cache::ObjectCache::new(config.cache_bytes),
             batcher: batcher::VerifyBatcher::new(config.batch_window),
             work: Arc::default(),
+            wrap: Default::default(),
             config,
         })
     }

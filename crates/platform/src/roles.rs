@@ -89,7 +89,7 @@ impl Platform {
     /// Worker loop over every worker task kind, until `stop` is set; the task in hand is
     /// finished (or released after the drain timeout).
     pub async fn run_worker(self: Arc<Self>, name: String, stop: watch::Receiver<bool>) -> Result<(), PlatformError> {
-        let kinds = self.registry().served_by(Served::Worker);
+        let kinds = self.worker_kinds();
         self.serve_worker(name, kinds, stop).await
     }
 
@@ -126,11 +126,23 @@ impl Platform {
         Ok(())
     }
 
+    /// The worker task kinds this process serves by default: every one, but `reckle.wrap` only
+    /// with [`crate::PlatformConfig::reckle_wrap_worker`] (its key takes GBs resident).
+    pub fn worker_kinds(&self) -> Vec<TaskKind> {
+        let wrap = self.config.reckle_wrap_worker;
+        self.registry().served_by(Served::Worker).into_iter().filter(|t| wrap || *t != crate::kinds::reckle_final::WRAP).collect()
+    }
+
     /// Worker loop over the task kinds named in `kinds`.
     pub async fn run_worker_for(self: Arc<Self>, name: String, kinds: &[&str], stop: watch::Receiver<bool>) -> Result<(), PlatformError> {
         let mut served = Vec::new();
         for k in kinds {
             match self.registry().task(k) {
+                Some((t, _)) if t == crate::kinds::reckle_final::WRAP && !self.config.reckle_wrap_worker => {
+                    return Err(PlatformError::Config(format!(
+                        "worker task kind {k:?} needs --reckle-wrap-worker (a worker that can hold the wrap proving key)"
+                    )))
+                }
                 Some((t, _)) if t.served_by == Served::Worker => served.push(t),
                 _ => return Err(PlatformError::Config(format!("unknown worker task kind {k:?}"))),
             }

@@ -104,6 +104,20 @@ pub struct ServiceConfig {
     /// Task kinds the worker role serves (comma list; default all it knows).
     #[arg(help_heading = "Roles", long, env = "PROVER_WORKER_KINDS", value_delimiter = ',')]
     pub kinds: Vec<String>,
+    /// Serve `reckle.wrap` tasks (worker role): the wrap of a Reckle job's root proof into its
+    /// final Pari proof on BN254. The wrap proving key stays resident once loaded (about 4 GB
+    /// decoded from a 2.75 GB object; a wrap worker peaked at 11 GB: see docs/job-kinds.md), so
+    /// turn it on only for workers with 12 GiB or more, and raise --circuit-bytes by ~4 GB
+    /// there (the key is counted in it). Other workers never claim
+    /// wrap tasks; with none running, a final proof waits (the `reckle.wrap` queue's depth).
+    #[arg(help_heading = "Roles", long, env = "PROVER_RECKLE_WRAP_WORKER", value_parser = clap::builder::BoolishValueParser::new())]
+    pub reckle_wrap_worker: bool,
+    /// The digest (128 hex digits) of the Reckle wrap verifying key this platform makes and
+    /// checks final proofs with (every role): imported first with `prover reckle wrap-key
+    /// import`. Unset: jobs asking for a final proof are refused (FAILED_PRECONDITION). The key
+    /// of the public test seed is refused.
+    #[arg(help_heading = "Roles", long, env = "PROVER_RECKLE_WRAP_VK_DIGEST")]
+    pub reckle_wrap_vk_digest: Option<String>,
     /// On SIGTERM, seconds a task in hand may take to finish before its lease is released.
     #[arg(help_heading = "Roles", long, env = "PROVER_DRAIN_TIMEOUT_SECS", default_value_t = crate::defaults::DRAIN_TIMEOUT_SECS)]
     pub drain_timeout_secs: u64,
@@ -275,6 +289,11 @@ impl ServiceConfig {
             },
             ..PlatformConfig::default()
         };
+        if let Some(d) = &self.reckle_wrap_vk_digest {
+            let d = crate::kinds::reckle_final::parse_wrap_digest(d).map_err(|e| ServiceError::Config(format!("--reckle-wrap-vk-digest: {e}")))?;
+            c.reckle_wrap_vk_digest = Some(d.to_string());
+        }
+        c.reckle_wrap_worker = self.reckle_wrap_worker;
         for d in &self.task_deadlines {
             let bad = || ServiceError::Config(format!("--task-deadline {d:?}: use KIND=SECONDS"));
             let (kind, secs) = d.split_once('=').ok_or_else(bad)?;
@@ -392,7 +411,7 @@ pub async fn run(
     platform.set_drain_timeout(Duration::from_secs(cfg.drain_timeout_secs));
     let known: Vec<&'static str> = platform.registry().served_by(Served::Worker).iter().map(|t| t.name).collect();
     let worker_kinds: Vec<&'static str> = if cfg.kinds.is_empty() {
-        known.clone()
+        platform.worker_kinds().iter().map(|t| t.name).collect()
     } else {
         let mut v = Vec::new();
         for k in &cfg.kinds {

@@ -31,7 +31,7 @@ async fn outcome(p: &Platform, job: &str) -> JobOutcome {
 
 fn reckle_request() -> JobRequest {
     let values: Vec<u64> = (0..16).map(|i| i * 1000 + 7).collect();
-    JobRequest::ReckleBatch { log_n: 4, log_bucket: 2, batch: vec![1, 6, 13], leaves: Leaves::Inline(values) }
+    JobRequest::ReckleBatch { log_n: 4, log_bucket: 2, batch: vec![1, 6, 13], leaves: Leaves::Inline(values), final_proof: false }
 }
 
 /// The enqueue of the second bucket task fails once: the submission still succeeds and the job

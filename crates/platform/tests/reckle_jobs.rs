@@ -65,7 +65,7 @@ async fn published(blobs: &Arc<dyn BlobStore>, circuits: &Circuits, job: &str) -
 }
 
 fn batch_request(batch: Vec<u64>, values: &[u64]) -> JobRequest {
-    JobRequest::ReckleBatch { log_n: 4, log_bucket: 2, batch, leaves: Leaves::Inline(values.to_vec()) }
+    JobRequest::ReckleBatch { log_n: 4, log_bucket: 2, batch, leaves: Leaves::Inline(values.to_vec()), final_proof: false }
 }
 
 async fn queues_empty_of(p: &Platform, q: &Arc<dyn Queue>, job: &str) -> bool {
@@ -89,9 +89,9 @@ async fn run_jobs(real: bool) {
     let bad = [
         (batch_request(vec![16], &values), "batch"),
         (batch_request(vec![1], &values[..15]), "leaves"),
-        (JobRequest::ReckleBatch { log_n: 40, log_bucket: 2, batch: vec![1], leaves: Leaves::Inline(vec![]) }, "log_n"),
-        (JobRequest::ReckleBatch { log_n: 4, log_bucket: 2, batch: vec![1], leaves: Leaves::Object("no/such".into()) }, "leaves.object_key"),
-        (JobRequest::ReckleUpdate { base_job: "no-such-job".into(), changes: vec![Change::Add(1)] }, "base_job_id"),
+        (JobRequest::ReckleBatch { log_n: 40, log_bucket: 2, batch: vec![1], leaves: Leaves::Inline(vec![]), final_proof: false }, "log_n"),
+        (JobRequest::ReckleBatch { log_n: 4, log_bucket: 2, batch: vec![1], leaves: Leaves::Object("no/such".into()), final_proof: false }, "leaves.object_key"),
+        (JobRequest::ReckleUpdate { base_job: "no-such-job".into(), changes: vec![Change::Add(1)], final_proof: false }, "base_job_id"),
     ];
     for (req, field) in bad {
         match p.submit(req, None).await {
@@ -116,7 +116,7 @@ async fn run_jobs(real: bool) {
     assert_eq!(p.submit(batch_request(vec![1, 6, 13], &values), Some(&key)).await.unwrap(), (job.clone(), false));
     assert!(matches!(p.submit(batch_request(vec![2], &values), Some(&key)).await, Err(PlatformError::Precondition(_))));
     // An update of a job that is not done yet is refused.
-    let early = JobRequest::ReckleUpdate { base_job: job.clone(), changes: vec![Change::Add(2)] };
+    let early = JobRequest::ReckleUpdate { base_job: job.clone(), changes: vec![Change::Add(2)], final_proof: false };
     assert!(matches!(p.submit(early, None).await, Err(PlatformError::Precondition(_))));
 
     // Executors first: one of them runs the plan task that dispatches the tree task.
@@ -144,7 +144,7 @@ async fn run_jobs(real: bool) {
     // An update job: set a batch leaf and add an index whose bucket is new to T'_I. Only the
     // affected paths are proved; the result matches a from-scratch tree.
     let changes = vec![Change::Set { index: 6, value: 77 }, Change::Add(9)];
-    let (job2, _) = p.submit(JobRequest::ReckleUpdate { base_job: job.clone(), changes: changes.clone() }, None).await.unwrap();
+    let (job2, _) = p.submit(JobRequest::ReckleUpdate { base_job: job.clone(), changes: changes.clone(), final_proof: false }, None).await.unwrap();
     let planned = store.get(&job2).await.unwrap().unwrap().progress().total;
     // The re-proved paths, and the one tree task of the changed leaf's range.
     let expected = reckle::plan_update(circuits.params(), &[1, 6, 13], &changes).unwrap().reprove.len() as u64;
@@ -255,7 +255,7 @@ async fn bucket_window(real: bool) {
         // ℓ = 6, q = 2: 16 buckets of 4 leaves, one index in each.
         let values: Vec<u64> = (0..64).collect();
         let batch: Vec<u64> = (0..16).map(|b| 4 * b + 1).collect();
-        let req = JobRequest::ReckleBatch { log_n: 6, log_bucket: 2, batch, leaves: Leaves::Inline(values) };
+        let req = JobRequest::ReckleBatch { log_n: 6, log_bucket: 2, batch, leaves: Leaves::Inline(values), final_proof: false };
         let (job, _) = p.submit(req, None).await.unwrap();
         let (tx, rx) = watch::channel(false);
         tokio::spawn(p.clone().run_executor("window-executor".into(), rx));
@@ -388,7 +388,7 @@ async fn circuit_sets_stay_within_their_byte_budget_and_warm_up_stops_there() {
     // Two jobs of different shapes wait; no executor runs, so no task of theirs exists.
     let values: Vec<u64> = (0..16).collect();
     planner.submit(batch_request(vec![3], &values), None).await.unwrap();
-    let small = JobRequest::ReckleBatch { log_n: 3, log_bucket: 1, batch: vec![2], leaves: Leaves::Inline((0..8).collect()) };
+    let small = JobRequest::ReckleBatch { log_n: 3, log_bucket: 1, batch: vec![2], leaves: Leaves::Inline((0..8).collect()), final_proof: false };
     planner.submit(small, None).await.unwrap();
     let (first, second) = (Params::new(4, 2).unwrap(), Params::new(3, 1).unwrap());
     let one_set = Circuits::build(first).unwrap().heap_bytes();

@@ -128,7 +128,7 @@ async fn tenants_are_isolated(real: bool) {
     // B cannot build on A's job (an update reads its leaves and node proofs)…
     let update = pb::SubmitJobRequest {
         idempotency_key: String::new(),
-        params: Some(pb::submit_job_request::Params::ReckleUpdate(pb::ReckleUpdateParams { base_job_id: ja.clone(), changes: vec![] })),
+        params: Some(pb::submit_job_request::Params::ReckleUpdate(pb::ReckleUpdateParams { base_job_id: ja.clone(), changes: vec![], final_proof: false })),
     };
     nf(c.submit_job(req(update, kb)).await.map(drop), "update on A's job");
     // …nor point an input at A's objects (or anything outside its own upload prefix).
@@ -140,6 +140,7 @@ async fn tenants_are_isolated(real: bool) {
                 log_bucket: 2,
                 batch: vec![1],
                 leaves: Some(pb::reckle_batch_params::Leaves::ObjectKey(key.clone())),
+                final_proof: false,
             })),
         };
         let e = c.submit_job(req(batch, kb)).await.unwrap_err();
@@ -164,6 +165,7 @@ async fn tenants_are_isolated(real: bool) {
             log_bucket: 2,
             batch: vec![3],
             leaves: Some(pb::reckle_batch_params::Leaves::ObjectKey(key.into())),
+            final_proof: false,
         })),
     };
     c.submit_job(req(by_key(&up.object_key), ka)).await.unwrap();

@@ -141,6 +141,10 @@ pub struct ReckleBatch {
     /// Object key in the platform's blob store holding the leaf values (8-byte little-endian each).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leaves_object_key: Option<String>,
+    /// Also publish final.bin: one Pari proof on BN254 of the root proof, checked with
+    /// `prover reckle verify-final DIR --root HEX --wrap-vk-digest HEX`.
+    #[serde(default)]
+    pub final_proof: bool,
 }
 
 /// Re-proves a done reckle-batch job after changes (`ReckleUpdateParams`).
@@ -150,6 +154,9 @@ pub struct ReckleUpdate {
     /// Job id of the earlier, done, batch job.
     pub base_job_id: String,
     pub changes: Vec<ReckleChange>,
+    /// Also publish the updated job's final.bin (see reckleBatch.finalProof).
+    #[serde(default)]
+    pub final_proof: bool,
 }
 
 /// One change: exactly one of set, add, remove.

@@ -126,6 +126,7 @@ pub fn submit_request(spec: &ProofJobSpec, idempotency_key: &str) -> Result<pb::
                 log_bucket: p.log_bucket,
                 batch: p.batch.clone(),
                 leaves: Some(leaves),
+                final_proof: p.final_proof,
             })
         }
         JobKind::ReckleUpdate => {
@@ -141,7 +142,7 @@ pub fn submit_request(spec: &ProofJobSpec, idempotency_key: &str) -> Result<pb::
                 };
                 changes.push(pb::ReckleChange { change: Some(change) });
             }
-            Params::ReckleUpdate(pb::ReckleUpdateParams { base_job_id: p.base_job_id.clone(), changes })
+            Params::ReckleUpdate(pb::ReckleUpdateParams { base_job_id: p.base_job_id.clone(), changes, final_proof: p.final_proof })
         }
     };
     Ok(pb::SubmitJobRequest { idempotency_key: idempotency_key.to_string(), params: Some(params) })
@@ -384,7 +385,7 @@ mod tests {
     fn reckle_requests() {
         let s = ProofJobSpec {
             kind: JobKind::ReckleBatch,
-            reckle_batch: Some(ReckleBatch { log_n: 3, log_bucket: 1, batch: vec![1, 2], leaves: Some(vec![0; 8]), leaves_object_key: None }),
+            reckle_batch: Some(ReckleBatch { log_n: 3, log_bucket: 1, batch: vec![1, 2], leaves: Some(vec![0; 8]), leaves_object_key: None, final_proof: false }),
             ..Default::default()
         };
         let Some(pb::submit_job_request::Params::ReckleBatch(p)) = submit_request(&s, "k").unwrap().params else { panic!() };
@@ -402,6 +403,7 @@ mod tests {
                     ReckleChange { add: Some(4), ..Default::default() },
                     ReckleChange { remove: Some(2), ..Default::default() },
                 ],
+                final_proof: false,
             }),
             ..Default::default()
         };

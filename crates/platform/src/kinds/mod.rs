@@ -17,6 +17,7 @@ pub mod hekaton;
 pub mod noop;
 pub mod pari;
 pub mod reckle;
+pub mod reckle_final;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -75,8 +76,9 @@ pub enum Leaves {
 /// A job as submitted.
 #[derive(Clone, Debug)]
 pub enum JobRequest {
-    ReckleBatch { log_n: u32, log_bucket: u32, batch: Vec<u64>, leaves: Leaves },
-    ReckleUpdate { base_job: String, changes: Vec<::reckle::Change> },
+    /// `final_proof`: also the job's final proof (`final.bin`, see [`reckle_final`]).
+    ReckleBatch { log_n: u32, log_bucket: u32, batch: Vec<u64>, leaves: Leaves, final_proof: bool },
+    ReckleUpdate { base_job: String, changes: Vec<::reckle::Change>, final_proof: bool },
     /// `count` proofs of a built-in circuit family, instances from seeds `seed_start..`, in
     /// bundles of `bundle_size` (rounded up to whole prove tasks of `per_task` proofs).
     PariBatch { circuit: ::pari::circuits::CircuitFamily, seed_start: u64, count: u64, per_task: u64, bundle_size: u64 },

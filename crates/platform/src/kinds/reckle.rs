@@ -42,7 +42,7 @@ pub const DONE: TaskKind = TaskKind::new("reckle.done", Served::Executor, 300);
 pub const FINISH: TaskKind = TaskKind::new("reckle.finish", Served::Aggregator, 1800);
 /// Root side first when a worker's turn asks for nodes (role loops rotate which kind they ask
 /// first, so neither kind starves the other).
-const TASKS: &[TaskKind] = &[NODE, LEAF, TREE, DONE, FINISH];
+const TASKS: &[TaskKind] = &[NODE, LEAF, TREE, DONE, FINISH, super::reckle_final::WRAP];
 
 /// Largest tree a job may ask for (2^27 leaves, 1 GiB of values: the Reckle paper's `n`).
 pub const MAX_LOG_N: u32 = reckle::MAX_LOG_N;
@@ -70,6 +70,11 @@ pub struct ReckleJobSpec {
     /// them all at once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<u64>,
+    /// The final proof (issue 29, [`super::reckle_final`]): the digest of the wrap verifying key
+    /// it is made and checked with, pinned by the platform when the job was submitted; `None`:
+    /// no final proof.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wrap_vk_digest: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -196,7 +201,8 @@ impl Platform {
             return Ok(c);
         }
         let (cache, building) = (self.circuits.built.clone(), self.circuits.building.clone());
-        let budget = self.config().circuit_bytes;
+        // The wrap proving key, where this process holds one, is counted in the same budget.
+        let budget = self.config().circuit_bytes.saturating_sub(self.wrap_resident_bytes());
         tokio::spawn(async move {
             let _building = building.lock_owned().await;
             if let Some(c) = cache.lock().expect("mutex").get(&params) {
@@ -310,6 +316,9 @@ fn counts(spec: &ReckleJobSpec) -> Result<BTreeMap<&'static str, u64>, PlatformE
     if trees > 0 {
         tasks.insert(TREE.name, trees);
     }
+    if spec.wrap_vk_digest.is_some() {
+        tasks.insert(super::reckle_final::WRAP.name, 1);
+    }
     Ok(tasks)
 }
 
@@ -418,7 +427,7 @@ impl JobKind for ReckleBatch {
         TASKS
     }
     async fn validate(&self, p: &Platform, _tenant: &str, request: JobRequest) -> Result<Validated, PlatformError> {
-        let JobRequest::ReckleBatch { log_n, log_bucket, batch, leaves } = request else {
+        let JobRequest::ReckleBatch { log_n, log_bucket, batch, leaves, final_proof } = request else {
             return Err(PlatformError::Config("reckle.batch: not a batch request".into()));
         };
         if log_n > MAX_LOG_N {
@@ -429,7 +438,8 @@ impl JobKind for ReckleBatch {
             return Err(invalid("batch", format!("{} indices, at most {MAX_BATCH}", batch.len())));
         }
         reckle::plan_batch(params, &batch).map_err(|e| invalid("batch", e.to_string()))?;
-        let spec = ReckleJobSpec { log_n, log_bucket, batch, update: None, window: Some(p.config().job_window.max(1)) };
+        let wrap_vk_digest = super::reckle_final::wrap_request(p, final_proof).await?;
+        let spec = ReckleJobSpec { log_n, log_bucket, batch, update: None, window: Some(p.config().job_window.max(1)), wrap_vk_digest };
         let expected = 8 * params.num_leaves();
         match leaves {
             Leaves::Inline(values) => {
@@ -488,7 +498,7 @@ impl JobKind for ReckleUpdate {
         TASKS
     }
     async fn validate(&self, p: &Platform, _tenant: &str, request: JobRequest) -> Result<Validated, PlatformError> {
-        let JobRequest::ReckleUpdate { base_job, changes } = request else {
+        let JobRequest::ReckleUpdate { base_job, changes, final_proof } = request else {
             return Err(PlatformError::Config("reckle.update: not an update request".into()));
         };
         if changes.len() > MAX_CHANGES {
@@ -517,6 +527,7 @@ impl JobKind for ReckleUpdate {
             batch: plan.batch,
             update: Some(UpdateSpec { base_job, base_batch: base_spec.batch, changes }),
             window: Some(p.config().job_window.max(1)),
+            wrap_vk_digest: super::reckle_final::wrap_request(p, final_proof).await?,
         };
         validated(spec, Vec::new(), Vec::new())
     }
@@ -813,6 +824,9 @@ async fn work(p: &Platform, task: TaskKind, lease: &Lease) -> Result<(), Platfor
     if task == TREE {
         return tree(p, lease).await;
     }
+    if task == super::reckle_final::WRAP {
+        return super::reckle_final::wrap(p, lease).await;
+    }
     let job = &lease.task.job_id;
     if p.ended(job).await? {
         tracing::info!("job has ended; task dropped");
@@ -855,6 +869,12 @@ async fn on_done(p: &Platform, lease: &Lease) -> Result<(), PlatformError> {
     if !p.live(job).await? {
         return Ok(());
     }
+    if lease.task.task_id == super::reckle_final::WRAP_TASK_ID {
+        // The wrap's report (its payload names the root): the finish step follows.
+        p.job_store().task_done(job, super::reckle_final::WRAP.name, super::reckle_final::WRAP_TASK_ID).await?;
+        dispatch_node(p, job, id, FINISH).await?;
+        return Ok(());
+    }
     let j = job_plan(p, job).await?;
     p.job_store().task_done(job, task_kind(j.params, id).name, &id.to_string()).await?;
     // One of the first tasks done: the window slides (each task at most once, however often
@@ -863,7 +883,11 @@ async fn on_done(p: &Platform, lease: &Lease) -> Result<(), PlatformError> {
         release(p, &p.record(job).await?, &j.spec, j.params, &j.initial).await?;
     }
     if id.level == j.params.log_n {
-        dispatch_node(p, job, id, FINISH).await?;
+        if j.spec.wrap_vk_digest.is_some() {
+            p.dispatch(job, super::reckle_final::WRAP, super::reckle_final::WRAP_TASK_ID, node_payload(id)?).await?;
+        } else {
+            dispatch_node(p, job, id, FINISH).await?;
+        }
         return Ok(());
     }
     let parent = id.parent();
@@ -923,6 +947,14 @@ async fn finish(p: &Platform, lease: &Lease) -> Result<(), PlatformError> {
         // Not retried: a root proof that does not verify will not verify next time either.
         return p.fail_job(job, &format!("final verification failed: {e}")).await;
     }
+    let wrapped = match &j.spec.wrap_vk_digest {
+        None => None,
+        Some(d) => match super::reckle_final::check_final(p, job, d, circuits.root_key(), &c, &statement).await? {
+            Ok(files) => Some((d.clone(), files)),
+            // Not retried either: the bytes the wrap task wrote are what they are.
+            Err(e) => return p.fail_job(job, &format!("final proof verification failed: {e}")).await,
+        },
+    };
     publish_root_key(p, &circuits).await?;
     // Λ_I streamed into the object store one node proof at a time (each checked as it goes):
     // the aggregator's memory does not grow with |I| (a batch of 1,024 at ℓ = 27 is ~14k node
@@ -944,9 +976,16 @@ async fn finish(p: &Platform, lease: &Lease) -> Result<(), PlatformError> {
     put(files::PROOF, root.to_bytes()).await?;
     put(files::STATEMENT, serde_json::to_vec_pretty(&statement).map_err(corrupt)?).await?;
     let root_hex = serde_json::to_value(&statement).map_err(corrupt)?.get("root").and_then(|r| r.as_str()).map(str::to_string);
-    let verify = root_hex.iter().map(|c| format!("prover reckle verify {} --root {c}", crate::manifest::DIR)).collect();
+    let mut verify: Vec<String> = root_hex.iter().map(|c| format!("prover reckle verify {} --root {c}", crate::manifest::DIR)).collect();
+    let mut pins: BTreeMap<String, String> = root_hex.clone().map(|c| ("root".to_string(), c)).into_iter().collect();
+    if let Some((d, (final_bytes, vk_bytes))) = wrapped {
+        put(super::reckle_final::WRAP_VK_FILE, vk_bytes.to_vec()).await?;
+        put(super::reckle_final::FINAL_FILE, final_bytes.to_vec()).await?;
+        verify.extend(root_hex.iter().map(|c| format!("prover reckle verify-final {} --root {c} --wrap-vk-digest {d}", crate::manifest::DIR)));
+        pins.insert("wrap_vk_digest".into(), d);
+    }
     let rec = p.record(job).await?;
-    crate::manifest::Manifest::publish(p, job, &rec.kind, root_hex.map(|c| ("root".to_string(), c)).into_iter().collect(), verify).await?;
+    crate::manifest::Manifest::publish(p, job, &rec.kind, pins, verify).await?;
     ::metrics::counter!("prover_proofs_total", "kind" => "reckle.root").increment(1);
     p.end(job, crate::Ending::Done).await.map(|_| ())
 }
@@ -961,7 +1000,7 @@ mod tests {
     fn the_largest_specs_fit_the_job_store() {
         let top = (1u64 << MAX_LOG_N) - 1;
         let batch: Vec<u64> = (0..MAX_BATCH as u64).map(|i| top - i).collect();
-        let spec = ReckleJobSpec { log_n: MAX_LOG_N, log_bucket: 3, batch: batch.clone(), update: None, window: Some(u64::MAX) };
+        let spec = ReckleJobSpec { log_n: MAX_LOG_N, log_bucket: 3, batch: batch.clone(), update: None, window: Some(u64::MAX), wrap_vk_digest: None };
         let len = serde_json::to_string(&spec).unwrap().len();
         assert!(len <= jobs::MAX_SPEC_BYTES, "batch spec of {len} bytes");
         let changes: Vec<Change> = (0..MAX_CHANGES as u64).map(|i| Change::Set { index: top - i, value: u64::MAX }).collect();
@@ -973,6 +1012,7 @@ mod tests {
             batch: after,
             update: Some(UpdateSpec { base_job: "f".repeat(64), base_batch: batch, changes }),
             window: Some(u64::MAX),
+            wrap_vk_digest: None,
         };
         let len = serde_json::to_string(&update).unwrap().len();
         assert!(len <= jobs::MAX_SPEC_BYTES, "update spec of {len} bytes");
