@@ -76,6 +76,29 @@ pub struct ClientArgs {
     /// without it the system's roots are used).
     #[cfg_attr(feature = "clap", arg(long, env = "PROVER_CA", global = true))]
     pub ca: Option<std::path::PathBuf>,
+    /// Send `--token` over a plaintext (`http://`) endpoint on another host anyway. Without it
+    /// the CLI refuses: anyone on the path would read the token and act as your tenant.
+    #[cfg_attr(feature = "clap", arg(long, env = "PROVER_INSECURE", global = true))]
+    pub insecure: bool,
+}
+
+/// Refuses to send a bearer `token` in plaintext (an `http://` `url`) to a host other than this
+/// machine's loopback, unless `insecure` (`--insecure`) says the caller means it. A TLS endpoint
+/// or a call without a token passes.
+pub fn check_plaintext_token(url: &str, token: Option<&str>, insecure: bool) -> Result<(), String> {
+    if insecure || token.map_or(true, |t| t.trim().is_empty()) || url.starts_with("https://") {
+        return Ok(());
+    }
+    let uri: tonic::codegen::http::Uri = url.parse().map_err(|e| format!("invalid --endpoint {url:?}: {e}"))?;
+    let host = uri.host().unwrap_or("").trim_start_matches('[').trim_end_matches(']');
+    let loopback = host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+    if loopback {
+        return Ok(());
+    }
+    Err(format!(
+        "refusing to send --token (PROVER_TOKEN) in plaintext to {host:?}: use an https:// --endpoint \
+         (with --ca if its certificate is private), or pass --insecure (PROVER_INSECURE=true) if the path is trusted"
+    ))
 }
 
 impl ClientArgs {
@@ -90,6 +113,11 @@ impl ClientArgs {
         let bearer = Bearer::new(self.token.as_deref())?;
         let channel = endpoint(url, self.ca.as_deref())?.connect_timeout(std::time::Duration::from_secs(10)).connect_lazy();
         Ok(Self::wrap(channel, bearer))
+    }
+
+    /// [`check_plaintext_token`] for these flags: the CLI's guard before it connects.
+    pub fn check_transport(&self) -> Result<(), String> {
+        check_plaintext_token(self.url(), self.token.as_deref(), self.insecure)
     }
 
     /// A client of [`ClientArgs::url`], connected now (errors name the flag or the address).
@@ -112,4 +140,24 @@ pub mod v1 {
 
     /// Encoded `FileDescriptorSet` of the API, for gRPC server reflection.
     pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/prover_v1_descriptor.bin"));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_plaintext_token as check;
+
+    /// Issue 32: a token never leaves in plaintext for another host unless the caller says so.
+    #[test]
+    fn tokens_are_not_sent_in_plaintext_to_other_hosts() {
+        for url in ["http://planner.example.com:50051", "http://10.0.0.7:50051", "http://[2001:db8::1]:50051"] {
+            let e = check(url, Some("tok"), false).unwrap_err();
+            assert!(e.contains("--insecure") && e.contains("https://"), "{url}: {e}");
+            check(url, Some("tok"), true).unwrap();
+            check(url, None, false).unwrap();
+            check(url, Some("  "), false).unwrap();
+        }
+        for url in ["http://127.0.0.1:50051", "http://localhost:50051", "http://[::1]:50051", "https://planner.example.com"] {
+            check(url, Some("tok"), false).unwrap();
+        }
+    }
 }

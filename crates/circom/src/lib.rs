@@ -38,6 +38,9 @@ use ark_relations::gr1cs::{
 /// machine proves; a larger count in a header is a malformed or hostile file.
 pub const MAX_WIRES: u64 = 1 << 28;
 
+mod wtns_head;
+pub use wtns_head::{wtns_head, WtnsHead, WTNS_HEAD_BYTES};
+
 /// What can be wrong with a circom file or witness.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

@@ -146,6 +146,7 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 async fn connect(ep: &Endpoint) -> anyhow::Result<Client> {
+    ep.check_transport().map_err(anyhow::Error::msg)?;
     ep.connect().await.map_err(anyhow::Error::msg)
 }
 

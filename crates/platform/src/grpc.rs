@@ -11,7 +11,11 @@
 //! (indistinguishable from a job that does not exist), as a base job of an update too; idempotency
 //! keys and listings are per tenant; an `object_key` input must lie under the tenant's upload
 //! prefix `tenants/<tenant>/uploads/`. Tokens are resolved on every call, so a revoked token
-//! stops working at once. Without a token store the API is open (one anonymous tenant).
+//! stops working at once, and before the call's body is read ([`crate::grpc_auth`]). Without a
+//! token store the API is open (one anonymous tenant).
+//!
+//! WatchJob: a stream polls its job until the job ends or the client goes away, whichever comes
+//! first, and a tenant holds at most [`MAX_WATCHES_PER_TENANT`] streams at once.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -37,6 +41,44 @@ pub struct JobServiceImpl {
     platform: Arc<Platform>,
     poll: Duration,
     tokens: Option<Arc<dyn auth::TokenStore>>,
+    delegation: crate::grpc_auth::Delegation,
+    /// Open WatchJob streams per tenant.
+    watches: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+}
+
+/// Most WatchJob streams one tenant holds open at once (each polls its job's record).
+pub const MAX_WATCHES_PER_TENANT: usize = 64;
+
+/// One open WatchJob stream, counted against its tenant until dropped.
+struct WatchSlot {
+    tenant: String,
+    watches: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+}
+
+impl WatchSlot {
+    fn take(watches: &Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>, tenant: &str) -> Result<Self, Status> {
+        let mut open = watches.lock().expect("watches");
+        let n = open.entry(tenant.to_string()).or_default();
+        if *n >= MAX_WATCHES_PER_TENANT {
+            return Err(Status::resource_exhausted(format!(
+                "tenant limit reached: WatchJob streams open at once (at most {MAX_WATCHES_PER_TENANT}): close some first"
+            )));
+        }
+        *n += 1;
+        Ok(Self { tenant: tenant.to_string(), watches: watches.clone() })
+    }
+}
+
+impl Drop for WatchSlot {
+    fn drop(&mut self) {
+        let mut open = self.watches.lock().expect("watches");
+        if let Some(n) = open.get_mut(&self.tenant) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.tenant);
+            }
+        }
+    }
 }
 
 /// Where a tenant may point `object_key` inputs.
@@ -67,7 +109,7 @@ fn upload_key(tenant: &str, name: &str) -> Result<String, Status> {
 impl JobServiceImpl {
     /// An open API: no authentication, every job visible to every caller.
     pub fn new(platform: Arc<Platform>) -> Self {
-        Self { platform, poll: Duration::from_millis(100), tokens: None }
+        Self { platform, poll: Duration::from_millis(100), tokens: None, delegation: Default::default(), watches: Default::default() }
     }
 
     /// Requires a bearer token from `tokens` on every call (see the module doc).
@@ -76,17 +118,22 @@ impl JobServiceImpl {
         self
     }
 
-    /// The caller's tenant: `""` on an open API.
+    /// Lets tenant `delegator` act for other tenants (`--delegating-tenant`; see
+    /// [`crate::grpc_auth`]).
+    pub fn with_delegating_tenant(mut self, delegator: Option<String>) -> Self {
+        self.delegation = crate::grpc_auth::Delegation { delegator };
+        self
+    }
+
+    /// The caller's tenant: `""` on an open API. Served through [`JobServiceImpl::into_server`]
+    /// the token was resolved before the body was read ([`crate::grpc_auth`]); a call that
+    /// reaches the service another way (in-process) is resolved here.
     async fn tenant<T>(&self, request: &Request<T>) -> Result<String, Status> {
         let Some(tokens) = &self.tokens else { return Ok(String::new()) };
-        let denied = || Status::unauthenticated("a valid API token is required: send `authorization: Bearer <token>` (prover --token / PROVER_TOKEN)");
-        let header = request.metadata().get("authorization").ok_or_else(denied)?;
-        let secret = header.to_str().ok().and_then(auth::bearer).ok_or_else(denied)?;
-        match tokens.resolve(secret).await {
-            Ok(Some(tenant)) => Ok(tenant),
-            Ok(None) => Err(denied()),
-            Err(e) => Err(Status::unavailable(e.to_string())),
+        if let Some(crate::grpc_auth::Tenant(t)) = request.extensions().get() {
+            return Ok(t.clone());
         }
+        crate::grpc_auth::resolve(tokens.as_ref(), &self.delegation, &request.metadata().clone().into_headers()).await
     }
 
     /// Job `id` if `tenant` owns it; another tenant's job reads as unknown.
@@ -98,10 +145,13 @@ impl JobServiceImpl {
         Ok(rec)
     }
 
-    pub fn into_server(self) -> pb::job_service_server::JobServiceServer<Self> {
-        pb::job_service_server::JobServiceServer::new(self)
+    /// The service, with calls authenticated before their bodies are read.
+    pub fn into_server(self) -> crate::grpc_auth::Authenticated<pb::job_service_server::JobServiceServer<Self>> {
+        let (tokens, delegation) = (self.tokens.clone(), self.delegation.clone());
+        let server = pb::job_service_server::JobServiceServer::new(self)
             .max_decoding_message_size(MAX_MESSAGE_BYTES)
-            .max_encoding_message_size(MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(MAX_MESSAGE_BYTES);
+        crate::grpc_auth::Authenticated::new(server, tokens, delegation)
     }
 }
 
@@ -316,19 +366,12 @@ impl JobService for JobServiceImpl {
         let req = request.into_inner();
         let key = (!req.idempotency_key.is_empty()).then(|| req.idempotency_key.clone());
         let job_request = request_from_pb(self.platform.registry(), &tenant, req)?;
+        // (An object key must lie under the caller's upload prefix, with or without tenants:
+        // each kind's `validate` checks its own.)
         if !tenant.is_empty() {
-            match &job_request {
-                JobRequest::ReckleBatch { leaves: Leaves::Object(k), .. } if !k.starts_with(&upload_prefix(&tenant)) || k.contains("..") => {
-                    return Err(Status::invalid_argument(format!(
-                        "invalid leaves.object_key: {k:?} is not under your upload prefix {}",
-                        upload_prefix(&tenant)
-                    )));
-                }
-                // The update reads the base job's leaves and node proofs: it must be the caller's.
-                JobRequest::ReckleUpdate { base_job, .. } => {
-                    self.owned(&tenant, base_job).await?;
-                }
-                _ => {}
+            // The update reads the base job's leaves and node proofs: it must be the caller's.
+            if let JobRequest::ReckleUpdate { base_job, .. } = &job_request {
+                self.owned(&tenant, base_job).await?;
             }
         }
         let (job_id, created) = self.platform.submit_as(&tenant, job_request, key.as_deref()).await.map_err(status)?;
@@ -349,17 +392,23 @@ impl JobService for JobServiceImpl {
         let tenant = self.tenant(&request).await?;
         let id = request.into_inner().job_id;
         let first = self.owned(&tenant, &id).await?;
+        let slot = WatchSlot::take(&self.watches, &tenant)?;
         let (tx, rx) = tokio::sync::mpsc::channel(16);
         let platform = self.platform.clone();
         let poll = self.poll;
         tokio::spawn(async move {
+            let _slot = slot;
             let mut ended = first.state.is_terminal();
             let mut last = job_to_pb(&first);
             if tx.send(Ok(last.clone())).await.is_err() {
                 return;
             }
             while !ended {
-                tokio::time::sleep(poll).await;
+                // A client that went away ends its poller now, not when the job next changes.
+                tokio::select! {
+                    () = tokio::time::sleep(poll) => {}
+                    () = tx.closed() => return,
+                }
                 let rec = match platform.record(&id).await {
                     Ok(r) => r,
                     Err(e) => {

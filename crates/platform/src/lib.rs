@@ -29,6 +29,7 @@ pub mod cache;
 pub mod error;
 pub mod gc;
 pub mod grpc;
+pub mod grpc_auth;
 pub mod batcher;
 pub mod defaults;
 pub mod kinds;

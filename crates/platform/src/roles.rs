@@ -14,11 +14,13 @@
 //! one (Redis or S3 did not answer) first waits, still heartbeating, until both answer again, so
 //! an outage costs each task it meets one attempt.
 //!
-//! Outputs are deterministic rather than fenced: every object a task writes is a function of the
-//! job's inputs and its secret (Reckle node proofs are pure; Pari keys and proofs and Hekaton
-//! commitments, subcircuit proofs and final proofs draw their randomness from the job's secret
-//! and the task index), so a copy of a task that runs on after losing its lease, and whose put
-//! races the new holder's, writes the same bytes.
+//! Outputs are interchangeable rather than fenced: every object a task writes is either a
+//! function of the job's inputs (Reckle node proofs are pure; Hekaton's commitments draw their
+//! randomness from the job's secret and the task index), or a valid proof of the same statement
+//! under the key the task's payload names (Pari and circom proofs draw fresh randomness from the
+//! operating system), or lives under a path of its own (a setup's key pair, under its digest;
+//! only the key the setup's fenced report names is used). So a copy of a task that runs on after
+//! losing its lease, and whose put races the new holder's, leaves an object any reader accepts.
 //!
 //! A role loop never stops on a backend error: it counts it (`prover_backend_errors_total`),
 //! backs off (100 ms doubling to 10 s) and goes on; only a configuration error ends it.

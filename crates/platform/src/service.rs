@@ -66,6 +66,12 @@ pub struct ServiceConfig {
     /// operator token). Re-read at most once a second, so a token removed there stops working.
     #[arg(help_heading = "Planner API", long, env = "PROVER_TOKENS_DIR")]
     pub tokens_dir: Option<PathBuf>,
+    /// The one tenant that may act for other tenants by naming them in the `x-prover-tenant`
+    /// header (planner role): the operator, so that each namespace's ProofJobs are a tenant of
+    /// their own. Unset: no tenant may. Whoever holds this tenant's token can act as any
+    /// tenant: give it to the operator alone.
+    #[arg(help_heading = "Planner API", long, env = "PROVER_DELEGATING_TENANT")]
+    pub delegating_tenant: Option<String>,
     /// PEM certificate chain for the gRPC port (planner role): with --tls-key, the API is
     /// served over TLS only. Re-read when the files change (a renewal needs no restart).
     #[arg(help_heading = "Planner API", long, env = "PROVER_TLS_CERT", requires = "tls_key")]
@@ -463,7 +469,7 @@ pub async fn run(
                     .add_service(health)
                     .add_service(reflection)
                     .add_service(match &tokens {
-                        Some(t) => grpc::JobServiceImpl::new(p).with_tokens(t.clone()).into_server(),
+                        Some(t) => grpc::JobServiceImpl::new(p).with_tokens(t.clone()).with_delegating_tenant(cfg.delegating_tenant.clone()).into_server(),
                         None => grpc::JobServiceImpl::new(p).into_server(),
                     });
                 let shutdown = async move {

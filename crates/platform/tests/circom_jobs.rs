@@ -139,6 +139,17 @@ async fn run(real: bool, curve: &str) {
     let (other_curve, _) = example(if curve == "bn254" { "bls12381" } else { "bn254" });
     let wrong = upload(&p, &tenant, "r1cs-as-wtns", other_curve).await;
     assert_eq!(invalid_field(submit(prove(&tenant, &id, vec![wrong]), tenant.clone()).await), "witness_object_keys");
+    // Issue 32: a witness listed twice (the planner used to hold every copy: one upload listed
+    // 1,024 times), or one whose size is not what its header says, is refused by name.
+    let twice = vec![keys[0].clone(), keys[1].clone(), keys[0].clone()];
+    match submit(prove(&tenant, &id, twice), tenant.clone()).await {
+        Err(PlatformError::InvalidJob { field: "witness_object_keys", reason }) => assert!(reason.contains("[2]") && reason.contains("[0]"), "{reason}"),
+        other => panic!("a witness listed twice: {other:?}"),
+    }
+    let mut cut = witnesses[0].0.clone();
+    cut.pop();
+    let cut = upload(&p, &tenant, "cut.wtns", cut).await;
+    assert_eq!(invalid_field(submit(prove(&tenant, &id, vec![cut]), tenant.clone()).await), "witness_object_keys");
     match submit(prove(&tenant, &id, keys.clone()), other.clone()).await {
         Err(PlatformError::Config(_)) => {}
         other => panic!("a request naming another tenant than its submitter: {other:?}"),

@@ -74,6 +74,27 @@ async fn run(real: bool) {
     let expected: Vec<_> = (100..110).map(|s| CircuitFamily::Chain { steps: 8 }.instance::<ark_bls12_381::Fr>(s).1).collect();
     assert_eq!(inputs, expected);
 
+    // No trapdoor outlives the setup (issue 32): an attacker who reads every object the job left
+    // in the bucket and replays the derivation the platform once used (a ChaCha20 seed that is
+    // BLAKE2b-256 of a domain tag and a stored 32-byte secret) must not rebuild the job's
+    // verifying key, which would mean knowing its trapdoor.
+    let published_vk = p.blobs().get(&format!("{dir}vk.bin")).await.unwrap();
+    for key in p.blobs().list(&format!("jobs/{job}/")).await.unwrap() {
+        let stored = p.blobs().get(&key).await.unwrap();
+        if stored.len() != 32 {
+            continue;
+        }
+        use blake2::digest::{Update, VariableOutput};
+        let mut h = blake2::Blake2bVar::new(32).unwrap();
+        h.update(b"prover/pari.setup/v1");
+        h.update(&stored);
+        let mut seed = [0u8; 32];
+        h.finalize_variable(&mut seed).unwrap();
+        let mut rng = <rand_chacha::ChaCha20Rng as rand::SeedableRng>::from_seed(seed);
+        let (_, rebuilt) = pari::setup::<E, _, _>(CircuitFamily::Chain { steps: 8 }.blank::<ark_bls12_381::Fr>(), &mut rng).unwrap();
+        assert_ne!(rebuilt.to_bytes(), published_vk.to_vec(), "{key}, left in the bucket, rebuilds the job's keys");
+    }
+
     // A tampered published bundle is caught by the platform's verifier.
     let mut b = pari::bundle::Bundle::<E>::from_bytes(&p.blobs().get(&format!("{dir}bundle-1.bin")).await.unwrap()).unwrap();
     b.items.swap(0, 1);

@@ -104,6 +104,20 @@ async fn run_jobs(real: bool) {
         assert_eq!(store.list(0, 1000).await.unwrap().0.len(), before);
         assert!(blobs.list("jobs/").await.unwrap().is_empty());
     }
+    // Leaves named by an object outside the upload prefix (here another job's input of the right
+    // size) are refused even on an API without tenants: the job would copy them into its
+    // published `leaves.bin` for anyone to fetch (issue 32).
+    let foreign = format!("jobs/victim-{}/inputs/secret.bin", uuid::Uuid::new_v4().simple());
+    blobs.put(&foreign, bytes::Bytes::from(vec![7u8; 128])).await.unwrap();
+    let steal = JobRequest::ReckleBatch { log_n: 4, log_bucket: 2, batch: vec![1], leaves: Leaves::Object(foreign.clone()), final_proof: false };
+    match p.submit(steal, None).await {
+        Err(PlatformError::InvalidJob { field, reason }) => {
+            assert_eq!(field, "leaves.object_key");
+            assert!(reason.contains("upload prefix"), "{reason}");
+        }
+        other => panic!("leaves from another job's inputs were accepted: {other:?}"),
+    }
+    blobs.delete_prefix(&foreign).await.unwrap();
 
     // A batch job, with a worker that claims a bucket task and dies without a word: its lease
     // must expire and the task be redelivered to the live workers.

@@ -220,6 +220,11 @@ spec:
       {{- else if include "prover.tokensDir" $root }}
         - name: PROVER_TOKENS_DIR
           value: /etc/prover/tokens
+      {{- if $root.Values.operator.enabled }}
+        # The operator acts for each namespace as a tenant of its own (x-prover-tenant).
+        - name: PROVER_DELEGATING_TENANT
+          value: operator
+      {{- end }}
       {{- end }}
       {{- end }}
       {{- if ($root.Values.tracing).otlpEndpoint }}

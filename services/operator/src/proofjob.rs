@@ -1,6 +1,12 @@
 //! The ProofJob reconciler: submits the job over gRPC (once, with an idempotency key), then
 //! mirrors `GetJob` into the status until the job ends; deleting a ProofJob whose job is still
 //! running cancels it (finalizer).
+//!
+//! Each namespace is a tenant of its own: every call names the ProofJob's namespace in the
+//! `x-prover-tenant` header, which the planner honours for the operator's tenant alone
+//! (`--delegating-tenant`). So namespaces have their own quotas, idempotency keys, base jobs and
+//! circuits, and a ProofJob whose `status.jobId` was edited to another namespace's job reaches
+//! nothing there (its GetJob and CancelJob are NOT_FOUND).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,6 +20,14 @@ use tonic::Code;
 
 use crate::crd::{JobKind, Phase, ProofJob, ProofJobSpec, ProofJobStatus, TaskProgress};
 use crate::{Error, FIELD_MANAGER};
+
+/// A JobService request on behalf of `namespace`'s tenant (see the module doc).
+pub fn for_namespace<T>(message: T, namespace: &str) -> Result<tonic::Request<T>, Error> {
+    let mut r = tonic::Request::new(message);
+    let value = namespace.parse().map_err(|_| Error::Invalid(format!("namespace {namespace:?} is not a valid header value")))?;
+    r.metadata_mut().insert("x-prover-tenant", value);
+    Ok(r)
+}
 
 /// Finalizer that holds a deleted ProofJob until its running job is cancelled.
 pub const FINALIZER: &str = "prover.dev/cancel-job";
@@ -209,7 +223,7 @@ async fn apply(pj: &ProofJob, api: &Api<ProofJob>, ctx: &JobContext) -> Result<A
                     new.phase = Phase::Failed;
                     new.message = Some(message);
                 }
-                Ok((req, key)) => match ctx.jobs.clone().submit_job(req).await {
+                Ok((req, key)) => match ctx.jobs.clone().submit_job(for_namespace(req, &ns)?).await {
                     Ok(resp) => {
                         let resp = resp.into_inner();
                         tracing::info!(proofjob = %name, job_id = %resp.job_id, created = resp.created, "submitted");
@@ -238,7 +252,7 @@ async fn apply(pj: &ProofJob, api: &Api<ProofJob>, ctx: &JobContext) -> Result<A
                 },
             }
         }
-        Some(job_id) => match ctx.jobs.clone().get_job(pb::GetJobRequest { job_id: job_id.clone() }).await {
+        Some(job_id) => match ctx.jobs.clone().get_job(for_namespace(pb::GetJobRequest { job_id: job_id.clone() }, &pj.namespace().unwrap_or_default())?).await {
             Ok(job) => mirror(&mut new, &job.into_inner()),
             Err(s) if s.code() == Code::NotFound => {
                 new.phase = Phase::Failed;
@@ -276,7 +290,7 @@ async fn cleanup(pj: &ProofJob, ctx: &JobContext) -> Result<Action, Error> {
     let (Some(job_id), false) = (&status.job_id, status.phase.is_terminal()) else {
         return Ok(Action::await_change());
     };
-    match ctx.jobs.clone().cancel_job(pb::CancelJobRequest { job_id: job_id.clone() }).await {
+    match ctx.jobs.clone().cancel_job(for_namespace(pb::CancelJobRequest { job_id: job_id.clone() }, &pj.namespace().unwrap_or_default())?).await {
         Ok(job) => {
             let job = job.into_inner();
             tracing::info!(proofjob = %pj.name_any(), %job_id, state = job.state, "ProofJob deleted: job cancelled");

@@ -186,7 +186,7 @@ async fn proofjob_is_submitted_mirrored_and_failed_on_invalid_spec() {
     let tokens = tempfile::tempdir().unwrap();
     let token = auth::generate("operator", 0).unwrap().secret;
     std::fs::write(tokens.path().join("operator"), &token).unwrap();
-    let auth_flags = ["--require-auth", "--tokens-dir", tokens.path().to_str().unwrap()];
+    let auth_flags = ["--require-auth", "--tokens-dir", tokens.path().to_str().unwrap(), "--delegating-tenant", "operator"];
     let endpoint = start_platform_with(free_port(), &[Role::Planner, Role::Executor, Role::Aggregator, Role::Worker], dir.path(), stop_rx.clone(), &auth_flags).await;
     let denied = job_client(&endpoint).list_jobs(api::v1::ListJobsRequest::default()).await.expect_err("no token, no answer");
     assert_eq!(denied.code(), tonic::Code::Unauthenticated, "{denied:?}");
@@ -219,9 +219,14 @@ async fn proofjob_is_submitted_mirrored_and_failed_on_invalid_spec() {
     assert!(!st.tasks.is_empty() && st.tasks.iter().all(|t| t.done == t.total && t.total > 0), "{:?}", st.tasks);
     assert_eq!(st.observed_generation, done.metadata.generation);
     assert!(done.finalizers().iter().any(|f| f == proofjob::FINALIZER), "finalizer added");
-    // The platform agrees, and the job is the operator tenant's.
-    let job = job_client_as(&endpoint, Some(&token)).get_job(api::v1::GetJobRequest { job_id: job_id.clone() }).await.unwrap().into_inner();
+    // The platform agrees, and the job is the namespace's tenant's (issue 32): the operator
+    // reaches it only by acting for that namespace, not as its own tenant.
+    assert!(job_id.starts_with(&format!("{ns}.")), "{job_id}");
+    let for_ns = |job_id: &str| proofjob::for_namespace(api::v1::GetJobRequest { job_id: job_id.into() }, &ns).unwrap();
+    let job = job_client_as(&endpoint, Some(&token)).get_job(for_ns(&job_id)).await.unwrap().into_inner();
     assert_eq!(job.state, api::v1::JobState::Done as i32);
+    let e = job_client_as(&endpoint, Some(&token)).get_job(api::v1::GetJobRequest { job_id: job_id.clone() }).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::NotFound, "the operator's own tenant reached a namespace's job: {e:?}");
 
     let failed = eventually(Duration::from_secs(60), "ProofJob bad Failed", move || async move {
         let pj = jobs.get("bad").await.unwrap();
@@ -246,7 +251,7 @@ async fn proofjob_is_submitted_mirrored_and_failed_on_invalid_spec() {
         (jobs.get_opt("tiny").await.unwrap().is_none().then_some(()), String::new())
     })
     .await;
-    let job = job_client_as(&endpoint, Some(&token)).get_job(api::v1::GetJobRequest { job_id }).await.unwrap().into_inner();
+    let job = job_client_as(&endpoint, Some(&token)).get_job(for_ns(&job_id)).await.unwrap().into_inner();
     assert_eq!(job.state, api::v1::JobState::Done as i32, "a done job stays done");
 
     let _ = stop_tx.send(true);

@@ -3,8 +3,8 @@
 //! * `circuit.register`: a user's `.r1cs` (uploaded) becomes a **registered circuit**. Its id is
 //!   the file's digest ([`circom::digest`]); its prime names the curve (BN254 for circom's
 //!   default `--prime bn128`, or BLS12-381). One `circuit.setup` task (a worker) runs the Pari
-//!   setup, with randomness from the job's secret (so a redelivered setup writes the same keys),
-//!   and stores `[tenants/<t>/]circuits/<id>/{circuit.r1cs, keys/<vk digest>/{pk,vk}.bin}`, then
+//!   setup, with randomness from the operating system that is kept nowhere (no stored object
+//!   rebuilds the key or its trapdoor; proofs' randomness is drawn the same way), and stores `[tenants/<t>/]circuits/<id>/{circuit.r1cs, keys/<vk digest>/{pk,vk}.bin}`, then
 //!   `circuit.json` last: a circuit exists once `circuit.json` does, and it names the key pair.
 //!   Keys live under their own digest, so two registrations racing (each with its own setup)
 //!   both leave valid key pairs and jobs keep the one they were submitted against.
@@ -35,7 +35,7 @@ use ::pari::{KeyDigest, ProvingKey, VerifyingKey};
 use queue::Lease;
 use rand::SeedableRng;
 
-use super::pari::{dispatch, job_seed, pari_err, read_proofs, task_id, task_of, Steps};
+use super::pari::{dispatch, pari_err, read_proofs, task_id, task_of, Steps};
 use super::{JobKind, JobRequest, Served, TaskKind, Validated};
 use crate::error::{corrupt, invalid};
 use crate::{layout, Platform, PlatformError};
@@ -59,9 +59,6 @@ pub const DEFAULT_PER_TASK: u64 = 4;
 
 const R1CS: &str = "circuit.r1cs";
 const CIRCUIT_JSON: &str = "circuit.json";
-/// The job's secret (32 random bytes, drawn at submission): the setup's or the proofs'
-/// randomness derives from it, so a redelivered task writes the same bytes.
-const SECRET: &str = "circom-secret.bin";
 
 /// The curve whose scalar field is a circuit's prime.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -449,7 +446,7 @@ impl JobKind for CircuitRegister {
             spec: serde_json::to_string(&spec).map_err(corrupt)?,
             inputs: vec![(R1CS.to_string(), bytes)],
             tasks: BTreeMap::from([(SETUP.name, 1)]),
-            secrets: vec![(SECRET.to_string(), Bytes::from(rand::random::<[u8; 32]>().to_vec()))],
+            secrets: Vec::new(),
             copies: Vec::new(),
         })
     }
@@ -472,10 +469,9 @@ impl JobKind for CircuitRegister {
                 if circom::digest(&r1cs) != spec.circuit_id {
                     return Err(corrupt(format!("{R1CS}: not the circuit {} the job registers", spec.circuit_id)));
                 }
-                let seed = job_seed(&p.blobs().get(&layout::input(job, SECRET)).await?, b"prover/circuit.setup/v1", None)?;
                 let curve = spec.curve;
                 let bytes = r1cs.clone();
-                let (shape, pk, vk) = crate::work::blocking(move |_| on_curve!(curve, E => setup::<E>(curve, &bytes, seed))).await??;
+                let (shape, pk, vk) = crate::work::blocking(move |_| on_curve!(curve, E => setup::<E>(curve, &bytes))).await??;
                 let vk_digest = KeyDigest::of_bytes(&vk).to_string();
                 let id = &spec.circuit_id;
                 p.blobs().put(&layout::circuit_file(tenant, id, R1CS), r1cs).await?;
@@ -527,9 +523,12 @@ impl JobKind for CircuitRegister {
 }
 
 /// The setup of a circom circuit: its shape and the key pair's bytes.
-fn setup<E: Pairing>(curve: Curve, r1cs: &[u8], seed: [u8; 32]) -> Result<(Shape, Vec<u8>, Vec<u8>), PlatformError> {
+/// Its randomness comes from the operating system and is kept nowhere: nothing stored rebuilds
+/// the key (its trapdoor dies with this call). Keys live under their own digest, so a
+/// redelivered setup that makes another pair harms nothing (see the module doc).
+fn setup<E: Pairing>(curve: Curve, r1cs: &[u8]) -> Result<(Shape, Vec<u8>, Vec<u8>), PlatformError> {
     let r = circom::R1cs::<E::ScalarField>::from_bytes(r1cs).map_err(|e| corrupt(format!("{R1CS}: {e}")))?;
-    let mut rng = rand_chacha::ChaCha20Rng::from_seed(seed);
+    let mut rng = rand_chacha::ChaCha20Rng::from_entropy();
     let (pk, vk) = ::pari::setup::<E, _, _>(circom::CircomCircuit { r1cs: &r, witness: None }, &mut rng).map_err(pari_err)?;
     Ok((shape_of(curve, &r), pk.to_bytes(), vk.to_bytes()))
 }
@@ -570,30 +569,43 @@ impl JobKind for PariCircom {
             window: p.config().job_window.max(1),
         };
         spec.check()?;
-        // Each witness: the tenant's, and a `.wtns` of this circuit's field and wire count (its
-        // constraints are checked by the prove task, which has the circuit decoded anyway).
-        let mut inputs = Vec::with_capacity(witnesses.len());
+        // Each witness: the tenant's, listed once, and a `.wtns` of this circuit's field and
+        // wire count, judged by its head and size alone (a ranged read): the object store copies
+        // it into the job's inputs, so the planner never holds witnesses, however many a job
+        // lists. Its values and constraints are checked by the prove task, which reads it whole.
+        let mut seen = std::collections::HashMap::with_capacity(witnesses.len());
+        let mut copies = Vec::with_capacity(witnesses.len());
         for (i, key) in witnesses.iter().enumerate() {
             check_upload("witness_object_keys", &tenant, key)?;
-            let bytes = get_upload(p, "witness_object_keys", key).await?;
-            let wires = on_curve!(info.curve, E => circom::read_wtns::<<E as Pairing>::ScalarField>(&bytes).map(|w| w.len()))
-                .map_err(|e| invalid("witness_object_keys", format!("[{i}] {key:?}: {e}")))?;
-            if wires as u64 != info.wires {
-                return Err(invalid("witness_object_keys", format!("[{i}] {key:?}: {wires} wires, the circuit has {}", info.wires)));
+            if let Some(j) = seen.insert(key.as_str(), i) {
+                return Err(invalid("witness_object_keys", format!("[{i}] {key:?} is listed already as [{j}]: list each witness once")));
             }
-            inputs.push((witness_input(i as u64), bytes));
+            let size = match p.blobs().size(key).await {
+                Err(blobstore::BlobError::NotFound(_)) => return Err(invalid("witness_object_keys", format!("[{i}] {key:?}: no such upload"))),
+                r => r?,
+            };
+            let head = p.blobs().get_range(key, 0, size.min(circom::WTNS_HEAD_BYTES as u64)).await?;
+            let bad = |e: String| invalid("witness_object_keys", format!("[{i}] {key:?}: {e}"));
+            let head = on_curve!(info.curve, E => circom::wtns_head::<<E as Pairing>::ScalarField>(&head)).map_err(|e| bad(e.to_string()))?;
+            if head.file_len != size {
+                return Err(bad(format!("{size} bytes, but its header makes a file of {}", head.file_len)));
+            }
+            if head.wires != info.wires {
+                return Err(bad(format!("{} wires, the circuit has {}", head.wires, info.wires)));
+            }
+            copies.push(super::InputCopy { name: witness_input(i as u64), from: key.clone(), size, field: "witness_object_keys" });
         }
         Ok(Validated {
             spec: serde_json::to_string(&spec).map_err(corrupt)?,
-            inputs,
+            inputs: Vec::new(),
             tasks: BTreeMap::from([(PROVE.name, spec.prove_tasks()), (BUNDLE.name, spec.prove_tasks().div_ceil(spec.tasks_per_bundle))]),
-            secrets: vec![(SECRET.to_string(), Bytes::from(rand::random::<[u8; 32]>().to_vec()))],
-            copies: Vec::new(),
+            secrets: Vec::new(),
+            copies,
         })
     }
 
     async fn plan(&self, p: &Platform, job: &JobRecord) -> Result<(), PlatformError> {
-        CircomJobSpec::of(job)?.steps().start(p, job).await
+        CircomJobSpec::of(job)?.steps().start(p, job, None).await
     }
 
     /// Worker: prove task `i` (its witnesses, one proof each).
@@ -610,10 +622,9 @@ impl JobKind for PariCircom {
         for i in spec.witnesses_of(t.index) {
             wtns.push((i, p.blobs().get(&layout::input(job, &witness_input(i))).await?));
         }
-        let seed = job_seed(&p.blobs().get(&layout::input(job, SECRET)).await?, b"prover/circom.prove/v1", Some(t.index))?;
         let outcome = on_curve!(spec.curve, E => {
             let circuit = prover_circuit::<E>(p, tenant, &spec).await?;
-            crate::work::blocking(move |cancel| prove_list::<E>(&circuit, &wtns, seed, cancel)).await??
+            crate::work::blocking(move |cancel| prove_list::<E>(&circuit, &wtns, cancel)).await??
         });
         match outcome {
             Ok((list, n)) => {
@@ -689,9 +700,9 @@ async fn prover_circuit<E: Pairing>(p: &Platform, tenant: &str, spec: &CircomJob
 /// The proofs of one prove task (a [`ProofList`]'s bytes and its length), or why a witness
 /// cannot be proved (it names the witness and the first constraint it breaks).
 #[allow(clippy::type_complexity)]
-fn prove_list<E: Pairing>(c: &ProverCircuit<E>, wtns: &[(u64, Bytes)], seed: [u8; 32], cancel: &crate::work::Cancel) -> Result<Result<(Vec<u8>, u64), String>, PlatformError> {
+fn prove_list<E: Pairing>(c: &ProverCircuit<E>, wtns: &[(u64, Bytes)], cancel: &crate::work::Cancel) -> Result<Result<(Vec<u8>, u64), String>, PlatformError> {
     let (r, pk) = (&c.r1cs, &c.pk);
-    let mut rng = rand_chacha::ChaCha20Rng::from_seed(seed);
+    let mut rng = rand_chacha::ChaCha20Rng::from_entropy();
     let mut items = Vec::with_capacity(wtns.len());
     for (i, bytes) in wtns {
         cancel.check()?;

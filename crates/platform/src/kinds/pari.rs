@@ -8,12 +8,19 @@
 //! executor releases the prove tasks after the setup, a bundle once its prove tasks are done,
 //! and marks the job done when every bundle is published.
 //!
-//! Objects: `jobs/<id>/pari/{pk.bin,vk.bin}`, `jobs/<id>/pari/proofs/<i>.bin`, and the outputs
-//! `jobs/<id>/proof/{circuit.json,vk.bin,bundle-<k>.bin}` (`prover pari verify-bundles DIR`
-//! checks them offline). A setup task that finds both keys already written (a redelivery after
-//! a report) keeps them, so proofs already made stay valid under the job's keys; writing `vk.bin`
-//! last makes "both exist" mean "the setup finished". A bundle that does not verify fails the
-//! job with the bad seeds.
+//! Objects: `jobs/<id>/pari/keys/<vk digest>/{pk.bin,vk.bin}`, `jobs/<id>/pari/proofs/<i>.bin`,
+//! and the outputs `jobs/<id>/proof/{circuit.json,vk.bin,bundle-<k>.bin}` (`prover pari
+//! verify-bundles DIR` checks them offline). A bundle that does not verify fails the job with
+//! the bad seeds.
+//!
+//! **No trapdoor at rest.** The setup draws its randomness from the operating system and keeps
+//! none of it: nothing stored anywhere rebuilds the keys. A redelivered setup therefore makes
+//! *another* key pair, so keys are stored under their verifying key's digest, and which pair the
+//! job uses is the one its setup *report* names: that report is enqueued by the same atomic step
+//! that completes the task, once (a delivery that lost its lease cannot complete), and its key
+//! digest then travels in every prove and bundle task's payload. A pair a lost delivery left
+//! behind is never read and goes with the job's scratch. Proofs draw their randomness from the
+//! operating system too, so no stored object reveals what a proof hides.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -177,58 +184,41 @@ impl PariJobSpec {
     }
 }
 
-/// A task's step and index, which is also its id (`<step>-<index>`).
+/// A task's step and index, which is also its id (`<step>-<index>`), and (for `pari.batch`,
+/// from the setup's report on) the hex digest of the verifying key of the job's key pair.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct PariTask {
     pub step: String,
     pub index: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
 }
 
 pub(crate) fn task_id(step: &str, index: u64) -> String {
     format!("{step}-{index}")
 }
 
-/// The job's setup secret: 32 random bytes under `jobs/<id>/inputs/`, drawn at submission.
-pub const SETUP_SECRET: &str = "pari-setup-secret.bin";
-
-/// The ChaCha20 seed of a job's setup: BLAKE2b-256 of a domain tag and the job's secret.
-fn setup_seed(secret: &[u8]) -> Result<[u8; 32], PlatformError> {
-    job_seed(secret, b"prover/pari.setup/v1", None)
-}
-
-/// The randomness of prove task `index` (every proof of its list draws from one stream): a
-/// redelivered or duplicated prove task writes byte-identical proofs, so whichever copy's
-/// object a bundle reads, it is the same.
-fn prove_seed(secret: &[u8], index: u64) -> Result<[u8; 32], PlatformError> {
-    job_seed(secret, b"prover/pari.prove/v1", Some(index))
-}
-
-/// BLAKE2b-256 of a domain tag, the task index (if any) and the job's 32-byte secret.
-pub(crate) fn job_seed(secret: &[u8], tag: &[u8], index: Option<u64>) -> Result<[u8; 32], PlatformError> {
-    use blake2::digest::{Update, VariableOutput};
-    if secret.len() != 32 {
-        return Err(corrupt(format!("{SETUP_SECRET}: {} bytes, expected 32", secret.len())));
+/// Where a `pari.batch` job's key file `name` is: under the digest its tasks name, or (a task
+/// without one, dispatched before keys were stored by digest) the job's former fixed place.
+fn key_path(job: &str, key: Option<&str>, name: &str) -> Result<String, PlatformError> {
+    match key {
+        Some(d) => {
+            d.parse::<::pari::KeyDigest>().map_err(|e| corrupt(format!("task payload: key {d:?}: {e}")))?;
+            Ok(layout::pari_key_at(job, d, name))
+        }
+        None => Ok(layout::pari_key(job, name)),
     }
-    let mut h = blake2::Blake2bVar::new(32).map_err(corrupt)?;
-    h.update(tag);
-    if let Some(i) = index {
-        h.update(&i.to_le_bytes());
-    }
-    h.update(secret);
-    let mut seed = [0u8; 32];
-    h.finalize_variable(&mut seed).map_err(corrupt)?;
-    Ok(seed)
 }
 
-/// The proofs of one prove task: instances `seeds` of `circuit`, randomness from `seed`.
+/// The proofs of one prove task: instances `seeds` of `circuit`, randomness from the operating
+/// system.
 fn prove_list(
     pk: &ProvingKey<Bls12_381>,
     circuit: CircuitFamily,
     seeds: std::ops::Range<u64>,
-    seed: [u8; 32],
     cancel: &crate::work::Cancel,
 ) -> Result<ProofList<Bls12_381>, PlatformError> {
-    let mut rng = rand_chacha::ChaCha20Rng::from_seed(seed);
+    let mut rng = rand_chacha::ChaCha20Rng::from_entropy();
     let mut items = Vec::with_capacity(seeds.end.saturating_sub(seeds.start) as usize);
     for s in seeds {
         cancel.check()?;
@@ -247,7 +237,12 @@ pub(crate) fn task_of(lease: &Lease) -> Result<PariTask, PlatformError> {
 }
 
 pub(crate) async fn dispatch(p: &Platform, job: &str, kind: TaskKind, step: &str, index: u64) -> Result<bool, PlatformError> {
-    let payload = serde_json::to_string(&PariTask { step: step.into(), index }).map_err(corrupt)?;
+    dispatch_keyed(p, job, kind, step, index, None).await
+}
+
+/// [`dispatch`] of a task that names the job's key pair (its verifying key's digest).
+async fn dispatch_keyed(p: &Platform, job: &str, kind: TaskKind, step: &str, index: u64, key: Option<&str>) -> Result<bool, PlatformError> {
+    let payload = serde_json::to_string(&PariTask { step: step.into(), index, key: key.map(str::to_string) }).map_err(corrupt)?;
     p.dispatch(job, kind, &task_id(step, index), payload).await
 }
 
@@ -267,15 +262,16 @@ impl Steps {
         super::Window { step: "prove", n: self.prove_tasks, cap: Some(self.window) }
     }
 
-    /// Releases the prove tasks the job's share allows (see [`super::Window`]).
-    async fn release(&self, p: &Platform, rec: &JobRecord) -> Result<(), PlatformError> {
+    /// Releases the prove tasks the job's share allows (see [`super::Window`]), naming `key`.
+    async fn release(&self, p: &Platform, rec: &JobRecord, key: Option<&str>) -> Result<(), PlatformError> {
         let done = rec.tasks.get(self.prove.name).map_or(0, |c| c.done);
-        self.window().slide(p, rec, done, |i| async move { dispatch(p, &rec.id, self.prove, "prove", i).await.map(|_| ()) }).await
+        self.window().slide(p, rec, done, |i| async move { dispatch_keyed(p, &rec.id, self.prove, "prove", i, key).await.map(|_| ()) }).await
     }
 
-    /// The first window of prove tasks (a rerun dispatches nothing twice).
-    pub async fn start(&self, p: &Platform, rec: &JobRecord) -> Result<(), PlatformError> {
-        self.release(p, rec).await
+    /// The first window of prove tasks (a rerun dispatches nothing twice), naming the job's key
+    /// pair `key` if its keys are its own (`pari.batch`).
+    pub async fn start(&self, p: &Platform, rec: &JobRecord, key: Option<&str>) -> Result<(), PlatformError> {
+        self.release(p, rec, key).await
     }
 
     /// The executor, on the report of a prove or bundle task.
@@ -283,14 +279,14 @@ impl Steps {
         let store = p.job_store();
         if t.step == "prove" {
             store.task_done(job, self.prove.name, &task_id("prove", t.index)).await?;
-            self.release(p, &p.record(job).await?).await?;
+            self.release(p, &p.record(job).await?, t.key.as_deref()).await?;
             let k = t.index / self.tasks_per_bundle;
             for i in self.bundle_tasks(k) {
                 if !store.is_done(job, &task_id("prove", i)).await? {
                     return Ok(());
                 }
             }
-            dispatch(p, job, self.bundle, "bundle", k).await?;
+            dispatch_keyed(p, job, self.bundle, "bundle", k, t.key.as_deref()).await?;
         } else {
             store.task_done(job, self.bundle.name, &task_id("bundle", t.index)).await?;
             let rec = p.record(job).await?;
@@ -377,7 +373,7 @@ impl JobKind for PariBatch {
             spec: serde_json::to_string(&spec).map_err(corrupt)?,
             inputs: Vec::new(),
             tasks: BTreeMap::from([(SETUP.name, 1), (PROVE.name, spec.prove_tasks()), (BUNDLE.name, spec.bundles())]),
-            secrets: vec![(SETUP_SECRET.to_string(), Bytes::from(rand::random::<[u8; 32]>().to_vec()))],
+            secrets: Vec::new(),
             copies: Vec::new(),
         })
     }
@@ -392,32 +388,28 @@ impl JobKind for PariBatch {
         let Some(spec) = live_spec(p, job).await? else { return Ok(()) };
         let t = task_of(lease)?;
         if task == SETUP {
-            let (pk_key, vk_key) = (layout::pari_key(job, "pk.bin"), layout::pari_key(job, "vk.bin"));
-            if p.blobs().exists(&vk_key).await? && p.blobs().exists(&pk_key).await? {
-                tracing::info!("keys already made by an earlier delivery: kept");
-                return p.report(lease, DONE).await;
-            }
-            // The setup's randomness comes from the job's secret (drawn at submission, stored
-            // once), so a redelivered or concurrent setup writes byte-identical keys: a job has
-            // one key pair whatever happens to its setup task.
-            let seed = setup_seed(&p.blobs().get(&layout::input(job, SETUP_SECRET)).await?)?;
+            // Randomness from the operating system, kept nowhere (see the module doc): this
+            // delivery's key pair, stored under its digest; the report names it.
             let circuit = spec.circuit;
             let (pk, vk) = crate::work::blocking(move |_| {
-                let mut rng = rand_chacha::ChaCha20Rng::from_seed(seed);
+                let mut rng = rand_chacha::ChaCha20Rng::from_entropy();
                 ::pari::setup::<Bls12_381, _, _>(circuit.blank::<Fr>(), &mut rng)
             })
             .await?
             .map_err(pari_err)?;
-            p.blobs().put(&pk_key, Bytes::from(pk.to_bytes())).await?;
-            p.blobs().put(&vk_key, Bytes::from(vk.to_bytes())).await?;
+            let vk = vk.to_bytes();
+            let digest = ::pari::KeyDigest::of_bytes(&vk).to_string();
+            p.blobs().put(&layout::pari_key_at(job, &digest, "pk.bin"), Bytes::from(pk.to_bytes())).await?;
+            p.blobs().put(&layout::pari_key_at(job, &digest, "vk.bin"), Bytes::from(vk)).await?;
+            let report = PariTask { step: t.step, index: t.index, key: Some(digest) };
+            return p.report_with(lease, DONE, serde_json::to_string(&report).map_err(corrupt)?).await;
         } else {
             if t.index >= spec.prove_tasks() {
                 return Err(PlatformError::Corrupt(format!("prove task {} out of range", t.index)));
             }
-            let pk = ProvingKey::<Bls12_381>::from_bytes(&p.blobs().get(&layout::pari_key(job, "pk.bin")).await?).map_err(pari_err)?;
+            let pk = ProvingKey::<Bls12_381>::from_bytes(&p.blobs().get(&key_path(job, t.key.as_deref(), "pk.bin")?).await?).map_err(pari_err)?;
             let (circuit, seeds) = (spec.circuit, spec.seeds(t.index));
-            let seed = prove_seed(&p.blobs().get(&layout::input(job, SETUP_SECRET)).await?, t.index)?;
-            let list = crate::work::blocking(move |cancel| prove_list(&pk, circuit, seeds, seed, cancel)).await??;
+            let list = crate::work::blocking(move |cancel| prove_list(&pk, circuit, seeds, cancel)).await??;
             ::metrics::counter!("prover_proofs_total", "kind" => "pari.proof").increment(list.items.len() as u64);
             p.blobs().put(&layout::pari_proofs(job, t.index), Bytes::from(list.to_bytes())).await?;
         }
@@ -439,7 +431,8 @@ impl JobKind for PariBatch {
                 store.task_done(job, SETUP.name, &task_id("setup", 0)).await?;
                 // The first window of prove tasks; each report releases what the job's share
                 // allows (dispatches are at most once per task id, so a rerun adds nothing).
-                spec.steps().start(p, &rec).await?;
+                let key = t.key.as_deref().ok_or_else(|| corrupt("the setup's report names no key"))?;
+                spec.steps().start(p, &rec, Some(key)).await?;
             }
             "prove" | "bundle" => {
                 spec.steps().on_done(p, job, &t).await?;
@@ -454,7 +447,14 @@ impl JobKind for PariBatch {
         let job = &lease.task.job_id;
         let Some(spec) = live_spec(p, job).await? else { return Ok(()) };
         let t = task_of(lease)?;
-        let vk_bytes = p.blobs().get(&layout::pari_key(job, "vk.bin")).await?;
+        let vk_bytes = p.blobs().get(&key_path(job, t.key.as_deref(), "vk.bin")?).await?;
+        // A key file replaced in the store cannot put the bundle under another key: its digest
+        // must be the one the job's setup reported.
+        if let Some(d) = t.key.as_deref() {
+            if ::pari::KeyDigest::of_bytes(&vk_bytes).to_string() != d {
+                return Err(corrupt(format!("vk.bin under {d} has another digest")));
+            }
+        }
         let vk = VerifyingKey::<Bls12_381>::from_bytes(&vk_bytes).map_err(pari_err)?;
         let (bundle, bad) = gather_bundle(p, job, spec.bundle_tasks(t.index), vk).await?;
         if !bad.is_empty() {
@@ -463,7 +463,7 @@ impl JobKind for PariBatch {
             return p.fail_job(job, &format!("bundle {}: proofs for seeds {seeds:?} do not verify", t.index)).await;
         }
         // The digest a verifier pins (`prover pari verify-bundles --vk-digest`): it names the
-        // one key pair this job's setup made (see `setup_seed`).
+        // one key pair this job's setup reported (see the module doc).
         let circuit = serde_json::json!({
             "curve": "bls12-381",
             "circuit": spec.circuit,
@@ -565,32 +565,17 @@ mod tests {
         }
     }
 
-    /// A redelivered (or concurrent) setup task must leave one key pair: two setups from the
-    /// same job secret write byte-identical keys, and another job's secret gives other keys.
+    /// Tasks dispatched before keys were stored by digest carry no key and still decode; a
+    /// payload's key must be a digest (it names an object path).
     #[test]
-    fn setup_from_the_job_secret_is_deterministic() {
-        let circuit = CircuitFamily::Chain { steps: 8 };
-        let keys = |secret: [u8; 32]| {
-            let mut rng = rand_chacha::ChaCha20Rng::from_seed(setup_seed(&secret).unwrap());
-            let (pk, vk) = ::pari::setup::<Bls12_381, _, _>(circuit.blank::<Fr>(), &mut rng).unwrap();
-            (pk.to_bytes(), vk.to_bytes())
-        };
-        let first = keys([7; 32]);
-        assert_eq!(keys([7; 32]), first, "a second setup of the same job made another key");
-        assert_ne!(keys([8; 32]).1, first.1, "two jobs share a key");
-        assert!(setup_seed(&[7; 31]).is_err(), "a damaged secret must be refused");
-    }
-
-    /// A redelivered (or duplicated) prove task writes the same bytes: outputs are
-    /// deterministic in the job's secret and the task index, and differ between tasks.
-    #[test]
-    fn prove_tasks_are_deterministic() {
-        let circuit = CircuitFamily::Chain { steps: 8 };
-        let mut rng = rand_chacha::ChaCha20Rng::from_seed(setup_seed(&[7; 32]).unwrap());
-        let (pk, _) = ::pari::setup::<Bls12_381, _, _>(circuit.blank::<Fr>(), &mut rng).unwrap();
-        let list = |index: u64| prove_list(&pk, circuit, 0..2, prove_seed(&[7; 32], index).unwrap(), &Default::default()).unwrap().to_bytes();
-        assert_eq!(list(0), list(0), "a rerun of a prove task wrote other proofs");
-        assert_ne!(list(0), list(1), "two prove tasks share their randomness");
-        assert_ne!(prove_seed(&[7; 32], 0).unwrap(), setup_seed(&[7; 32]).unwrap());
+    fn task_payloads_name_the_key_pair() {
+        let old: PariTask = serde_json::from_str(r#"{"step":"prove","index":3}"#).unwrap();
+        assert!(old.key.is_none());
+        assert_eq!(key_path("j", None, "pk.bin").unwrap(), layout::pari_key("j", "pk.bin"));
+        let d = ::pari::KeyDigest([5; 64]).to_string();
+        let t = PariTask { step: "prove".into(), index: 3, key: Some(d.clone()) };
+        let back: PariTask = serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
+        assert_eq!(key_path("j", back.key.as_deref(), "vk.bin").unwrap(), layout::pari_key_at("j", &d, "vk.bin"));
+        assert!(key_path("j", Some("../../other-job"), "pk.bin").is_err(), "a key that is not a digest names another path");
     }
 }

@@ -426,7 +426,7 @@ impl JobKind for ReckleBatch {
     fn task_kinds(&self) -> &'static [TaskKind] {
         TASKS
     }
-    async fn validate(&self, p: &Platform, _tenant: &str, request: JobRequest) -> Result<Validated, PlatformError> {
+    async fn validate(&self, p: &Platform, tenant: &str, request: JobRequest) -> Result<Validated, PlatformError> {
         let JobRequest::ReckleBatch { log_n, log_bucket, batch, leaves, final_proof } = request else {
             return Err(PlatformError::Config("reckle.batch: not a batch request".into()));
         };
@@ -451,6 +451,13 @@ impl JobKind for ReckleBatch {
             // Up to 1 GiB: checked by its size and copied by the object store, never read here.
             Leaves::Object(key) => {
                 blobstore::check_key(&key).map_err(|e| invalid("leaves.object_key", e.to_string()))?;
+                // Only uploads, whether or not the API has tenants: an object key anywhere else
+                // would copy another job's inputs (say, a stored secret) into this job's
+                // published `leaves.bin`.
+                let root = layout::uploads_root(tenant);
+                if !key.starts_with(&root) || key.contains("..") {
+                    return Err(invalid("leaves.object_key", format!("{key:?} is not under your upload prefix {root} (upload it with UploadInput / prover upload)")));
+                }
                 let size = match p.blobs().size(&key).await {
                     Err(BlobError::NotFound(_)) => return Err(invalid("leaves.object_key", format!("no object {key:?}"))),
                     r => r?,
