@@ -911,6 +911,37 @@ mod tests {
         }
     }
 
+    /// [`rows_bound`] bounds the synthesised wrap circuit's SR1CS rows (what sizes its Pari
+    /// domain) for both circuit families, and [`max_wrapped_subcircuits`] inverts it.
+    #[test]
+    fn the_row_bound_bounds_the_wrap() {
+        use crate::spec::CircuitSpec;
+        use ark_bls12_381::{Bls12_381, Fq};
+        for spec in [
+            CircuitSpec::Synthetic { subcircuits: 1, steps: 4, wires: 2 },
+            CircuitSpec::Synthetic { subcircuits: 3, steps: 4, wires: 2 },
+            CircuitSpec::MerkleUpdate { depth: 4, updates: 1, parts: 2 },
+        ] {
+            let circuit = spec.build::<Fr<Config>>(1).unwrap();
+            let (_, vk) = crate::workflow::setup::<Bls12_381, _, _>(&circuit, &mut rand_chacha::ChaCha20Rng::seed_from_u64(1)).unwrap();
+            let rows = pari::r1cs::synthesize_setup::<Fq, _>(WrapCircuit::<Config>::blank(&vk).unwrap()).unwrap().num_rows();
+            let bound = rows_bound(spec.num_subcircuits(), vk.vks.len(), spec.num_public_inputs());
+            eprintln!("{spec:?}: {rows} rows, bound {bound}");
+            assert!(rows <= bound, "{spec:?}: {rows} rows > bound {bound}");
+        }
+        for inputs in [1, 2] {
+            let m = max_wrapped_subcircuits(inputs, 2_000_000_000);
+            assert!(rows_bound(m, m, inputs) <= 2_000_000_000 && rows_bound(m + 1, m + 1, inputs) > 2_000_000_000);
+        }
+        assert_eq!(max_wrapped_subcircuits(1, 1000), 0);
+    }
+
+    /// BW6-767's largest Pari domain: `2·3²·11·23·47·10177` (see `pari::domain`).
+    #[test]
+    fn the_largest_domain_is_bw6_767s() {
+        assert_eq!(largest_domain::<ark_bw6_767::BW6_767>(), 2 * 9 * 11 * 23 * 47 * 10177);
+    }
+
     #[test]
     fn g1_clearing_bls12_381() {
         g1_clearing_maps_the_curve_into_g1::<Config>();
