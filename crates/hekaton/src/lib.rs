@@ -54,14 +54,6 @@
 //! linear) BW6-767 has only coarser 10177-multiples up to 2.18·10⁹; the aggregate's wrap
 //! (`O(log k)`, not built yet) is meant to stay below that.
 //!
-//! Which `k` can be wrapped: [`wrap::rows_bound`] bounds the wrap circuit's SR1CS rows from
-//! `k`, the number of key shapes and `|x|` alone (before any key exists), and
-//! [`wrap::largest_domain`] finds the outer curve's largest Pari domain (BW6-767:
-//! `214,038·10177 ≈ 2.18·10⁹` points); [`wrap::max_wrapped_subcircuits`] is the largest `k`
-//! whose bound fits it (about 36,000 subcircuits, far above the 1,024 a
-//! [`spec::CircuitSpec`] may have). `examples/wrap_rows.rs` prints the bound beside the
-//! synthesised rows.
-//!
 //! Keys: the wrap circuit changed with [`wrap::alloc_g1`], so final keys are version 2
 //! (`HKFK\x02`, digest tag `hekaton/final-key/v3`); a version-1 key is refused on read.
 //!
