@@ -6,6 +6,12 @@
 # aggregation time, and each role's peak resident memory (VmHWM).
 #
 #   scripts/bench-hekaton.sh [k] [steps] [wires] [workers]     (default: 64 1024 16 2)
+#   HEKATON_FINAL=1 scripts/bench-hekaton.sh 4 64 4 2             (a --final job: the wrap too)
+#
+# With HEKATON_FINAL=1 the job asks for the final proof: the workers (which serve every kind,
+# hekaton.wrap included) also make the wrap keys (in the setup task) and the wrap, and the
+# table adds the wrap setup's and the wrap's CPU time, final.bin's size and the time
+# `prover hekaton verify-final` takes.
 #
 # Needs redis-server and minio on PATH (scripts/test.d/10-services.sh installs them) and the
 # `prover` binary: $PROVER_BIN, or the test profile's build in $CARGO_TARGET_DIR/debug.
@@ -45,11 +51,13 @@ done
 
 EP="http://127.0.0.1:$GRPC"
 start=$(date +%s.%N)
-JOB=$("$PROVER" submit hekaton --circuit synthetic --subcircuits "$K" --steps "$STEPS" --wires "$WIRES" --seed 1 --endpoint "$EP")
+FINAL=()
+[ "${HEKATON_FINAL:-0}" = 1 ] && FINAL=(--final)
+JOB=$("$PROVER" submit hekaton --circuit synthetic --subcircuits "$K" --steps "$STEPS" --wires "$WIRES" --seed 1 "${FINAL[@]}" --endpoint "$EP")
 "$PROVER" watch "$JOB" --endpoint "$EP" >/dev/null || { "$PROVER" status "$JOB" --endpoint "$EP"; tail -20 "$TMP"/aggregator.log; exit 1; }
 end=$(date +%s.%N)
 FETCHED=$("$PROVER" fetch "$JOB" --out "$TMP/proof" --endpoint "$EP")
-CMD=$(echo "$FETCHED" | sed -n 's/^verify with: prover //p')
+CMD=$(echo "$FETCHED" | sed -n 's/^verify with: prover //p' | sed -n 1p)
 # shellcheck disable=SC2086  # the command's words
 "$PROVER" $CMD >"$TMP/verify.out" 2>"$TMP/verify.err" || { cat "$TMP/verify.err"; exit 1; }
 agg=$(curl -sf "http://127.0.0.1:${METRICS[aggregator]}/metrics" | sed -n 's/^prover_hekaton_cpu_seconds_sum{step="aggregate"} \(.*\)/\1/p')
@@ -66,3 +74,20 @@ printf '\n| %s | %.1f s | %s s | %s bytes | %s | %s MiB | %s MiB | %s MiB |' "$K
   "$(hwm "${PID[planner]}")" "$(hwm "${PID[executor]}")" "$(hwm "${PID[aggregator]}")"
 for i in $(seq 0 $((WORKERS - 1))); do printf ' %s MiB |' "$(hwm "${PID[worker-$i]}")"; done
 printf '\n'
+if [ "${#FINAL[@]}" -gt 0 ]; then
+  FCMD=$(echo "$FETCHED" | sed -n 's/^verify with: prover //p' | grep verify-final)
+  # shellcheck disable=SC2086  # the command's words
+  "$PROVER" $FCMD >"$TMP/final.out" 2>"$TMP/final.err" || { cat "$TMP/final.err"; exit 1; }
+  # The wrap setup and the wrap ran on whichever workers took them: sum over the workers.
+  cpu() {
+    local total=0 v
+    for i in $(seq 0 $((WORKERS - 1))); do
+      v=$(curl -sf "http://127.0.0.1:${METRICS[worker-$i]}/metrics" | sed -n "s/^prover_hekaton_cpu_seconds_sum{step=\"$1\"} \(.*\)/\1/p")
+      total=$(awk "BEGIN {print $total + ${v:-0}}")
+    done
+    echo "$total"
+  }
+  printf '| k | wrap setup (worker) | wrap (worker) | final.bin | verify-final |\n|---|---|---|---|---|\n'
+  printf '| %s | %s s | %s s | %s bytes | %s |\n' "$K" "$(cpu "wrap setup")" "$(cpu wrap)" "$(stat -c %s "$TMP/proof/final.bin")" \
+    "$(sed -n 's/^checked in //p' "$TMP/final.err" | head -1)"
+fi

@@ -52,9 +52,9 @@ pub struct SubmitHekaton {
     /// Seed of the circuit's inputs.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Also publish final.bin, one Pari proof on BW6-767 of the whole Hekaton proof (at most 3
-    /// subcircuits; proof.bin then holds the k subcircuit proofs, the form the wrap verifies,
-    /// not the aggregate); check it with `prover hekaton verify-final DIR --key-digest HEX`.
+    /// Also publish final.bin, one Pari proof on BW6-767 of the whole Hekaton proof (any k,
+    /// made by a hekaton.wrap worker; proof.bin then holds the k subcircuit proofs, the form the
+    /// wrap verifies, not the aggregate); check it with `prover hekaton verify-final DIR --key-digest HEX`.
     #[arg(long = "final")]
     pub final_proof: bool,
     #[arg(long)]

@@ -196,35 +196,50 @@ async fn redis_s3_hekaton_job() {
     run(true).await;
 }
 
-/// The depth-1 wrap on the platform (issue 15 part 3): a one-subcircuit job asks for the final
-/// proof; the aggregator publishes `final.bin` and `final-key.bin`, which verify offline
-/// against the final key's digest and refuse another `x` or another root. A job too large to
-/// wrap is refused naming the field. (Key reuse and batches of final proofs: the CLI test.)
+/// The depth-1 wrap on the platform (issue 15 part 3, issue 35): every k the platform accepts
+/// may ask for the final proof; a one-subcircuit job does, its wrap runs as a `hekaton.wrap`
+/// worker task under the wrap key its setup made (stored by digest, no `wrap-current`
+/// pointer), and the aggregator publishes `final.bin` and `final-key.bin`, which verify offline
+/// against the final key's digest and refuse another `x` or another root, and through
+/// `VerifyProof`. Then a lying wrap worker (this test) hands the aggregator another job's final
+/// proof, a moved root, garbage, nothing, and a payload naming another final key: each job
+/// fails with the reason and publishes no `final.bin`.
 async fn run_wrapped(real: bool) {
     use ark_bw6_767::BW6_767;
     use hekaton::wrap::{verify_final, FinalKey, FinalProof};
+    use platform::kinds::hekaton::HekatonJobSpec;
+    use platform::kinds::hekaton_wrap::{final_scratch, wrap_key_file, WRAP};
     type Inner = ark_bls12_381::Config;
     let cfg = QueueConfig { visibility_timeout: Duration::from_secs(5), ..QueueConfig::default() };
     // A Redis database of its own: `run` (visibility 2 s) would reclaim this test's leases.
     let Some((q, blobs, jobs, _dir)) = common::backends_in_db(real, cfg, 10).await else { return };
     let p = Platform::new(q, blobs, jobs);
-    let too_big = JobRequest::Hekaton { circuit: SPEC, seed: 1, final_proof: true };
-    assert!(matches!(p.submit(too_big, None).await, Err(PlatformError::InvalidJob { field: "final_proof", .. })));
+    // No fixed cap on k any more: the largest circuits the platform accepts can be wrapped.
+    for circuit in [SPEC, CircuitSpec::Synthetic { subcircuits: hekaton::spec::MAX_SUBCIRCUITS, steps: 4, wires: 1 }, CircuitSpec::MerkleUpdate { depth: 4, updates: 256, parts: 4 }] {
+        HekatonJobSpec::new(circuit, 1).unwrap().with_final_proof(true).unwrap();
+    }
 
     const ONE: CircuitSpec = CircuitSpec::Synthetic { subcircuits: 1, steps: 4, wires: 2 };
     let (stop, rx) = watch::channel(false);
     tokio::spawn(p.clone().run_executor("ex".into(), rx.clone()));
     tokio::spawn(p.clone().run_aggregator("ag".into(), rx.clone()));
     spawn_workers(&p, &["hekaton.setup", "hekaton.challenge", "hekaton.commit", "hekaton.subproof"], 1, &rx);
+    // The wrap worker, stopped before the lies.
+    let (stop_wrap, rx_wrap) = watch::channel(false);
+    let wrapper = tokio::spawn(p.clone().run_worker_for("wrapper".into(), &["hekaton.wrap"], rx_wrap));
     let seed = rand::random::<u32>() as u64;
     let (job, _) = p.submit(JobRequest::Hekaton { circuit: ONE, seed, final_proof: true }, None).await.unwrap();
+    assert_eq!(p.job_store().get(&job).await.unwrap().unwrap().tasks[WRAP.name].total, 1);
     let outcome = tokio::time::timeout(Duration::from_secs(900), p.wait(&job, |_| {})).await.unwrap();
     assert_eq!(outcome, JobOutcome::Done, "{:?}", p.job_store().get(&job).await.unwrap().map(|r| r.message));
+    let _ = stop_wrap.send(true);
+    wrapper.await.unwrap().unwrap();
     // A wrapped job publishes the k proofs (the form the wrap circuit verifies), no aggregate.
     assert!(p.blobs().get(&format!("jobs/{job}/proof/agg-vk.bin")).await.is_err(), "a wrapped job published an aggregate key");
     let k_proofs: HekatonProof<Bls12_381> = hekaton::mirage::from_bytes(&published(&p, &job, "proof.bin").await).unwrap();
     let key = FinalKey::<BW6_767>::from_bytes(&published(&p, &job, "final-key.bin").await).unwrap();
-    let fin = FinalProof::<Fr, BW6_767>::from_bytes(&published(&p, &job, "final.bin").await).unwrap();
+    let final_bytes = published(&p, &job, "final.bin").await;
+    let fin = FinalProof::<Fr, BW6_767>::from_bytes(&final_bytes).unwrap();
     let public: Vec<String> = serde_json::from_slice(&published(&p, &job, "public.json").await).unwrap();
     let x: Vec<Fr> = public.iter().map(|v| v.parse().unwrap()).collect();
     // The final key names the job's Hekaton key; a verifier pins the final key's digest.
@@ -234,6 +249,12 @@ async fn run_wrapped(real: bool) {
     let circuit: serde_json::Value = serde_json::from_slice(&published(&p, &job, "circuit.json").await).unwrap();
     let pinned: VkDigest = circuit["final_key_digest"].as_str().expect("circuit.json names the final key").parse().unwrap();
     key.check_digest(&pinned).unwrap();
+    let manifest = platform::manifest::Manifest::from_bytes(&published(&p, &job, "manifest.json").await).unwrap();
+    assert_eq!(manifest.pins.get("final_key_digest"), Some(&pinned.to_string()), "{manifest:?}");
+    // Stored by digest, complete, and no pointer object.
+    let (sd, vd) = (ONE.digest(), vk.digest().unwrap().to_string());
+    assert!(p.blobs().exists(&wrap_key_file(&sd, &vd, &pinned.to_string(), "final-key.bin")).await.unwrap());
+    assert!(!p.blobs().exists(&platform::layout::hekaton_key(&sd, &vd, "wrap-current")).await.unwrap());
     let pvk = key.wrap_vk.prepare().unwrap();
     verify_final::<Inner, BW6_767>(&key, &pvk, &x, &fin).unwrap();
     // Lies: another x, another root.
@@ -243,8 +264,49 @@ async fn run_wrapped(real: bool) {
     let mut moved = fin.clone();
     moved.root += Fr::from(1u64);
     assert!(verify_final::<Inner, BW6_767>(&key, &pvk, &x, &moved).is_err());
+    // VerifyProof checks the final proof too.
+    let svc = platform::grpc::JobServiceImpl::new(p.clone());
+    let target = Some(pb::verify_proof_request::Target::JobId(job.clone()));
+    let r = svc.verify_proof(tonic::Request::new(pb::VerifyProofRequest { target, expected_vk_digest: vd.clone(), ..Default::default() })).await.unwrap().into_inner();
+    assert!(r.valid && r.checked_against.contains(&pinned.to_string()), "{r:?}");
+
+    // A lying wrap worker: this test claims each job's wrap task and hands the aggregator what
+    // it likes. Every job fails with the reason and publishes no final proof.
+    let garbage = b"HKFP\x01not a proof".to_vec();
+    let lies: [(&str, Option<Vec<u8>>, bool); 5] = [
+        ("does not verify", Some(final_bytes.clone()), false), // another job's (valid) final proof
+        ("does not verify", Some(FinalProof::to_bytes(&moved).unwrap()), false),
+        ("final proof", Some(garbage), false),
+        ("left no final proof", None, false),
+        ("other keys", Some(final_bytes.clone()), true), // a payload naming another final key
+    ];
+    for (reason, bytes, other_key) in lies {
+        let (liar_job, _) = p.submit(JobRequest::Hekaton { circuit: ONE, seed: seed + 1, final_proof: true }, None).await.unwrap();
+        let lease = claim(&p, &liar_job, WRAP.name).await;
+        if let Some(b) = bytes {
+            p.blobs().put(&final_scratch(&liar_job), bytes::Bytes::from(b)).await.unwrap();
+        }
+        let mut payload: serde_json::Value = serde_json::from_str(&lease.task.payload).unwrap();
+        assert_eq!(payload["wrap"], serde_json::Value::String(pinned.to_string()), "the second job reuses the stored wrap key");
+        if other_key {
+            payload["wrap"] = VkDigest([9; 32]).to_string().into();
+        }
+        p.report_with(&lease, platform::kinds::hekaton::DONE, payload.to_string()).await.unwrap();
+        p.queue().complete(&lease).await.unwrap();
+        match tokio::time::timeout(Duration::from_secs(600), p.wait(&liar_job, |_| {})).await.unwrap() {
+            JobOutcome::Failed(m) => assert!(m.contains(reason), "{reason}: {m}"),
+            other => panic!("{reason}: expected the job to fail, got {other:?}"),
+        }
+        assert!(!p.blobs().exists(&platform::layout::proof_file(&liar_job, "final.bin")).await.unwrap(), "{reason}: a final proof was published");
+        p.blobs().delete_prefix(&format!("jobs/{liar_job}/")).await.unwrap();
+    }
     let _ = stop.send(true);
     p.blobs().delete_prefix(&format!("jobs/{job}/")).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn embedded_wrapped_hekaton_job() {
+    run_wrapped(false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

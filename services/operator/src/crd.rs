@@ -92,8 +92,8 @@ pub struct Hekaton {
     /// Seed of the circuit's inputs.
     #[serde(default)]
     pub seed: u64,
-    /// Also publish final.bin: one Pari proof on BW6-767 of the whole Hekaton proof (at most 3
-    /// subcircuits), checked with `prover hekaton verify-final DIR --key-digest HEX`.
+    /// Also publish final.bin: one Pari proof on BW6-767 of the whole Hekaton proof (made by a
+    /// hekaton.wrap worker), checked with `prover hekaton verify-final DIR --key-digest HEX`.
     #[serde(default)]
     pub final_proof: bool,
 }
