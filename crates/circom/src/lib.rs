@@ -25,8 +25,11 @@
 //! # Bad input
 //!
 //! Decoding never panics and never allocates more than the file's own length justifies: every
-//! count is checked against the bytes that remain before anything is reserved, and the wire
-//! count is capped at [`MAX_WIRES`]. A witness that does not satisfy the constraints is refused
+//! count is checked against the bytes that remain before anything is reserved. The header's
+//! wire count (`nWires`), which decides what a setup allocates (a column, a group element per
+//! wire), is bounded by the file's content: at most [`MAX_UNUSED_WIRES`] wires besides `w_0`
+//! may appear in no constraint (unused inputs, say), so a file of a few bytes cannot declare
+//! millions of wires; and it is capped at [`MAX_WIRES`] whatever the file holds. A witness that does not satisfy the constraints is refused
 //! by [`R1cs::check_witness`], naming the first failing constraint.
 
 use ark_ff::{BigInteger, PrimeField};
@@ -34,9 +37,16 @@ use ark_relations::gr1cs::{
     ConstraintSynthesizer, ConstraintSystemRef, LinearCombination, SynthesisError, Variable,
 };
 
-/// Largest wire count accepted (2^28): a circuit this size is already far beyond what one
-/// machine proves; a larger count in a header is a malformed or hostile file.
-pub const MAX_WIRES: u64 = 1 << 28;
+/// Largest wire count accepted (2^24, four times the platform's constraint cap of 2^22): a
+/// Pari setup allocates some 340 bytes per wire (three scalars, a projective and an affine
+/// point), so 2^24 wires already need about 6 GB; a larger count in a header is a malformed
+/// or hostile file.
+pub const MAX_WIRES: u64 = 1 << 24;
+
+/// Most wires (besides the constant `w_0`) that may appear in no constraint: unused inputs or
+/// outputs, signals only ever assigned with `<--`. An honest circuit has few; the bound keeps
+/// `nWires` within what the constraints (so the file's length) justify.
+pub const MAX_UNUSED_WIRES: u64 = 1 << 16;
 
 mod wtns_head;
 pub use wtns_head::{wtns_head, WtnsHead, WTNS_HEAD_BYTES};
@@ -303,7 +313,7 @@ impl<F: PrimeField> R1cs<F> {
         if u64::from(num_wires) > MAX_WIRES {
             return Err(Error::Unsupported {
                 file: FILE,
-                reason: format!("{num_wires} wires (at most {MAX_WIRES})"),
+                reason: format!("nWires {num_wires}: more wires than the {MAX_WIRES} accepted"),
             });
         }
         let declared = 1 + u64::from(num_pub_out) + u64::from(num_pub_in) + u64::from(num_prv_in);
@@ -359,6 +369,27 @@ impl<F: PrimeField> R1cs<F> {
                 format!("{} bytes after constraint {num_constraints}", c.remaining()),
             ));
         }
+        // nWires against the wires the constraints use (a list as long as their terms, so no
+        // longer than the file justifies), before anything is allocated per wire.
+        let mut used: Vec<u32> = constraints
+            .iter()
+            .flat_map(|c| c.a.iter().chain(&c.b).chain(&c.c).map(|(w, _)| *w))
+            .filter(|&w| w != 0)
+            .collect();
+        used.sort_unstable();
+        used.dedup();
+        let unused = u64::from(num_wires) - 1 - used.len() as u64;
+        if unused > MAX_UNUSED_WIRES {
+            return Err(malformed(
+                FILE,
+                format!(
+                    "nWires {num_wires}: the constraints use only {} wires besides the constant, which would leave {unused} wires \
+                     in no constraint (at most {MAX_UNUSED_WIRES})",
+                    used.len()
+                ),
+            ));
+        }
+        drop(used);
 
         let wire_labels = match one_section(FILE, &secs, 3, "wire-to-label")? {
             None => None,

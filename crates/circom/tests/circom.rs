@@ -186,3 +186,45 @@ fn damaged_files_are_errors_not_panics() {
     custom.extend(0u64.to_le_bytes());
     assert!(matches!(R1cs::<F>::from_bytes(&custom), Err(Error::Unsupported { .. })));
 }
+
+/// Issue 32 item 4: a ~110-byte file declaring 2^28 wires used to pass and make a setup
+/// allocate tens of GB. `nWires` is now bounded by the wires the constraints use (plus
+/// `MAX_UNUSED_WIRES`) and by `MAX_WIRES`, refused at decoding, naming the field. Nothing here
+/// is allocated per declared wire: the files have no wire-to-label section.
+#[test]
+fn wire_counts_beyond_what_the_constraints_use_are_refused() {
+    type F = ark_bn254::Fr;
+    const MAX_UNUSED_WIRES: u64 = 1 << 16;
+    let one = F::one();
+    // w0 · w0 = w0, and nothing else.
+    let tiny = |num_wires: u32, num_prv_in: u32| R1cs::<F> {
+        num_wires,
+        num_pub_out: 0,
+        num_pub_in: 0,
+        num_prv_in,
+        num_labels: 0,
+        constraints: vec![Constraint { a: vec![(0, one)], b: vec![(0, one)], c: vec![(0, one)] }],
+        wire_labels: None,
+    };
+    let bytes = tiny(1 << 28, 0).to_bytes();
+    assert!(bytes.len() < 256, "{} bytes", bytes.len());
+    let err = R1cs::<F>::from_bytes(&bytes).unwrap_err().to_string();
+    assert!(err.contains("nWires 268435456"), "{err}");
+    // Below MAX_WIRES, but far more than the one constraint justifies, even when the header
+    // declares them all private inputs.
+    for (wires, prv) in [(1 << 20, 0), (1 << 20, (1 << 20) - 1), (MAX_UNUSED_WIRES as u32 + 2, 0)] {
+        let err = R1cs::<F>::from_bytes(&tiny(wires, prv).to_bytes()).unwrap_err().to_string();
+        assert!(err.contains(&format!("nWires {wires}")) && err.contains("in no constraint"), "{err}");
+    }
+    // Up to MAX_UNUSED_WIRES unused wires are accepted (unused inputs are legal circom).
+    let r = R1cs::<F>::from_bytes(&tiny(MAX_UNUSED_WIRES as u32 + 1, 5).to_bytes()).unwrap();
+    assert_eq!(r.num_wires as u64, MAX_UNUSED_WIRES + 1);
+    // circom's own files pass: their wires all appear in constraints, or nearly.
+    for file in [BN254_R1CS] {
+        let r = R1cs::<F>::from_bytes(file).unwrap();
+        let mut used: Vec<u32> = r.constraints.iter().flat_map(|c| c.a.iter().chain(&c.b).chain(&c.c).map(|(w, _)| *w)).collect();
+        used.sort_unstable();
+        used.dedup();
+        assert!(r.num_wires as usize - used.len() <= 4, "{} wires, {} used", r.num_wires, used.len());
+    }
+}

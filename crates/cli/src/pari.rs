@@ -14,7 +14,6 @@
 //! JSON on stdout instead.
 
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 
 use anyhow::{bail, Context};
 use ark_crypto_primitives::sponge::Absorb;
@@ -26,7 +25,7 @@ use pari::{KeyDigest, PreparedVerifyingKey, Proof, ProvingKey, VerifyingKey};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
-use crate::util::{secs, timed, write_dir_atomically};
+use crate::util::{canonical_field, secs, timed, write_dir_atomically};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -85,12 +84,21 @@ pub enum PariCommand {
     /// verification_key.json from DIR's vk.bin, and proof-<name>.json with public-<name>.json
     /// for each entry of DIR's bundles and each --proof directory.
     ExportSnarkjs(ExportArgs),
-    /// Verify the bundles of a Pari job fetched from the platform (`vk.bin`, `bundle-*.bin`):
+    /// Verify the bundles of a Pari job fetched from the platform (`vk.bin`, `bundle-<k>.bin`):
     /// every entry of every bundle, one batch verification per bundle; names every bad entry.
+    /// Where the job publishes statements (`public-<k>.json`, a circom job), each must be what
+    /// its bundle proves (canonical values, the same witness numbers); a bundle missing from
+    /// 0..N (N: --bundles, else the manifest's list, else the largest index found) or beyond it
+    /// is named by index.
     VerifyBundles {
         dir: PathBuf,
         #[command(flatten)]
         pin: Pin,
+        /// The number of bundles the job made (bundle-0.bin … bundle-<N-1>.bin): pins the
+        /// count, so that a removed last bundle is noticed. Without it the count comes from
+        /// manifest.json (what the server says) or from the files found, and the command says so.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        bundles: Option<u64>,
         /// Also print each verified entry's public inputs (for a circom circuit its public
         /// signals, circom's order), one line per entry: `bundle-K.bin#I: v, v, …`.
         #[arg(long)]
@@ -240,9 +248,9 @@ pub fn run(cmd: PariCommand) -> anyhow::Result<()> {
             Curve::Bls12_381 => export_snarkjs::<ark_bls12_381::Bls12_381>(&a),
             Curve::Bn254 => export_snarkjs::<ark_bn254::Bn254>(&a),
         },
-        PariCommand::VerifyBundles { dir, pin, json, public } => match bundles_curve(&dir)? {
-            Curve::Bls12_381 => verify_bundles::<ark_bls12_381::Bls12_381>(&dir, pin, json, public),
-            Curve::Bn254 => verify_bundles::<ark_bn254::Bn254>(&dir, pin, json, public),
+        PariCommand::VerifyBundles { dir, pin, bundles, json, public } => match bundles_curve(&dir)? {
+            Curve::Bls12_381 => verify_bundles::<ark_bls12_381::Bls12_381>(&dir, pin, bundles, json, public),
+            Curve::Bn254 => verify_bundles::<ark_bn254::Bn254>(&dir, pin, bundles, json, public),
         },
         PariCommand::BatchVerify { keys, pin, json, proofs } => match read_circuit(&keys)?.curve {
             Curve::Bls12_381 => batch_verify::<ark_bls12_381::Bls12_381>(&keys, pin, json, &proofs),
@@ -460,13 +468,12 @@ fn read_entry<E: Pairing>(dir: &Path) -> Entry<E> {
         .map_err(|e| BadReason::UnparsablePublicInput(format!("cannot read public.json: {e}")))?;
     let public: Vec<String> = serde_json::from_slice(&public_bytes)
         .map_err(|e| BadReason::UnparsablePublicInput(format!("public.json: {e}")))?;
+    // Canonical values only: one spelling per field element, so that the statement a proof
+    // verifies under is exactly the text it is published as (`util::canonical_field`).
     let x = public
         .iter()
         .enumerate()
-        .map(|(i, s)| {
-            E::ScalarField::from_str(s)
-                .map_err(|_| BadReason::UnparsablePublicInput(format!("public.json entry {i} is not a field element")))
-        })
+        .map(|(i, s)| canonical_field::<E::ScalarField>(s).map_err(|m| BadReason::UnparsablePublicInput(format!("public.json entry {i}: {m}"))))
         .collect::<Result<Vec<_>, _>>()?;
     Ok((x, proof))
 }
@@ -474,14 +481,16 @@ fn read_entry<E: Pairing>(dir: &Path) -> Entry<E> {
 fn verify_one<E: Pairing>(keys: &Path, pin: Pin, dir: &Path) -> anyhow::Result<()> {
     let key = Key::<E>::load(keys.join("vk.bin"), &pin)?;
     println!("{}", key.describe());
-    let report = pari::batch::verify_entries(&key.pvk, &[read_entry::<E>(dir)], &mut ChaCha20Rng::from_entropy());
+    let entry = read_entry::<E>(dir);
+    let report = pari::batch::verify_entries(&key.pvk, std::slice::from_ref(&entry), &mut ChaCha20Rng::from_entropy());
     if let Some(bad) = report.bad.first() {
         bail!("{}: {}", dir.display(), bad.reason);
     }
     println!("verified");
     if read_circuit(keys)?.circom.is_some() {
-        let public = std::fs::read(dir.join("public.json")).with_context(|| format!("{}: public.json", dir.display()))?;
-        let public: Vec<String> = serde_json::from_slice(&public).with_context(|| format!("{}: public.json", dir.display()))?;
+        // The values the proof was checked against (canonical, so also the file's text).
+        let (x, _) = entry.as_ref().expect("a verified entry parsed");
+        let public: Vec<String> = x.iter().map(|v| v.to_string()).collect();
         println!("public signals (outputs, then public inputs): {}", public.join(", "));
     }
     Ok(())
@@ -535,33 +544,188 @@ fn batch_verify<E: Pairing>(keys: &Path, pin: Pin, json: bool, dirs: &[PathBuf])
     finish(&key, json, report.total, bad, serde_json::Value::Null)
 }
 
-fn verify_bundles<E: Pairing>(dir: &Path, pin: Pin, json: bool, public: bool) -> anyhow::Result<()> {
+/// The index `k` of a `<prefix>k<suffix>` file name, written canonically (`bundle-0.bin`, not
+/// `bundle-00.bin`); `None` for another name.
+fn indexed(name: &str, prefix: &str, suffix: &str) -> Option<u64> {
+    let k = name.strip_prefix(prefix)?.strip_suffix(suffix)?;
+    let canonical = !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()) && (k == "0" || !k.starts_with('0'));
+    canonical.then(|| k.parse().ok()).flatten()
+}
+
+/// The statements `public-<k>.json` publishes for bundle `k`: `[{"witness": n, "public": [v, …]}, …]`
+/// (the platform's format), each value a canonical decimal field element.
+fn read_published<F: ark_ff::PrimeField>(path: &Path) -> Result<Vec<(u64, Vec<F>)>, String> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Published {
+        witness: u64,
+        public: Vec<String>,
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
+    let entries: Vec<Published> = serde_json::from_slice(&bytes).map_err(|e| format!("not the platform's format: {e}"))?;
+    entries
+        .into_iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let x = e
+                .public
+                .iter()
+                .enumerate()
+                .map(|(j, v)| canonical_field::<F>(v).map_err(|m| format!("entry {i} (witness {}), public value {j}: {m}", e.witness)))
+                .collect::<Result<Vec<F>, String>>()?;
+            Ok((e.witness, x))
+        })
+        .collect()
+}
+
+/// How many bundles the directory must hold, and who says so.
+enum Expected {
+    /// `--bundles N`.
+    Pinned(u64),
+    /// The indices `manifest.json` lists (the server's word).
+    Manifest(std::collections::BTreeSet<u64>),
+    /// Neither: `0..=` the largest index found.
+    Found,
+}
+
+fn verify_bundles<E: Pairing>(dir: &Path, pin: Pin, bundles: Option<u64>, json: bool, public: bool) -> anyhow::Result<()> {
+    use std::collections::{BTreeMap, BTreeSet};
     let key = Key::<E>::load(dir.join("vk.bin"), &pin)?;
-    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
+    let mut bad = Vec::new();
+    // What the directory holds: bundle-<k>.bin and public-<k>.json by index; other names that
+    // look like either are named as bad.
+    let (mut found, mut published) = (BTreeMap::<u64, PathBuf>::new(), BTreeMap::<u64, PathBuf>::new());
+    let mut listing: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("{}: cannot list", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("bundle-") && n.ends_with(".bin")))
         .collect();
-    names.sort();
-    anyhow::ensure!(!names.is_empty(), "{}: no bundle-*.bin files", dir.display());
+    listing.sort();
+    for path in listing {
+        let Some(name) = path.file_name().and_then(|n| n.to_str()).map(str::to_string) else { continue };
+        if let Some(k) = indexed(&name, "bundle-", ".bin") {
+            found.insert(k, path);
+        } else if let Some(k) = indexed(&name, "public-", ".json") {
+            published.insert(k, path);
+        } else if (name.starts_with("bundle-") && name.ends_with(".bin")) || (name.starts_with("public-") && name.ends_with(".json")) {
+            bad.push(Named { entry: path.display().to_string(), kind: "unexpected-file", reason: "not a bundle-<k>.bin or public-<k>.json name (k decimal, no leading zero)".into() });
+        }
+    }
+    anyhow::ensure!(!found.is_empty() || bundles.is_some(), "{}: no bundle-*.bin files", dir.display());
+    let manifest = dir.join(platform::manifest::MANIFEST);
+    let expected = match bundles {
+        Some(n) => Expected::Pinned(n),
+        None if manifest.exists() => {
+            let m = std::fs::read(&manifest).map_err(|e| e.to_string()).and_then(|b| platform::manifest::Manifest::from_bytes(&b));
+            match m {
+                Ok(m) => Expected::Manifest(m.files.iter().filter_map(|n| indexed(n, "bundle-", ".bin")).collect()),
+                Err(reason) => {
+                    bad.push(Named { entry: manifest.display().to_string(), kind: "unusable-manifest", reason });
+                    Expected::Found
+                }
+            }
+        }
+        None => Expected::Found,
+    };
+    let wanted: BTreeSet<u64> = match &expected {
+        Expected::Pinned(n) => (0..*n).collect(),
+        Expected::Manifest(set) => set.clone(),
+        Expected::Found => (0..=found.keys().chain(published.keys()).copied().max().unwrap_or(0)).collect(),
+    };
+    // Statements are published for every bundle or none (a built-in family's job, a `prover
+    // bundle` directory): one public-<k>.json present means each bundle needs its own.
+    let statements = !published.is_empty();
+    let bundle_path = |k: u64| dir.join(format!("bundle-{k}.bin"));
+    let public_path = |k: u64| dir.join(format!("public-{k}.json"));
+    for &k in wanted.iter().filter(|k| !found.contains_key(*k)) {
+        let why = match &expected {
+            Expected::Pinned(n) => format!("missing: --bundles {n} expects bundles 0 to {}", n - 1),
+            Expected::Manifest(_) => "missing: manifest.json lists it".to_string(),
+            Expected::Found if published.contains_key(&k) => format!("missing: public-{k}.json publishes its statements"),
+            Expected::Found => "missing: the bundles found are numbered past it".to_string(),
+        };
+        bad.push(Named { entry: bundle_path(k).display().to_string(), kind: "missing-bundle", reason: why });
+    }
+    for (_, path) in found.iter().filter(|(k, _)| !wanted.contains(*k)) {
+        let why = match &expected {
+            Expected::Pinned(n) => format!("extra: --bundles {n} expects bundles 0 to {}", n.saturating_sub(1)),
+            _ => "extra: manifest.json does not list it".to_string(),
+        };
+        bad.push(Named { entry: path.display().to_string(), kind: "extra-bundle", reason: why });
+    }
+    for (_, path) in published.iter().filter(|(k, _)| !wanted.contains(*k) && !found.contains_key(*k)) {
+        bad.push(Named { entry: path.display().to_string(), kind: "extra-statements", reason: "statements of a bundle that is not expected".into() });
+    }
+
     let mut rng = ChaCha20Rng::from_entropy();
-    let (mut total, mut bad, mut per_bundle, start) = (0, Vec::new(), Vec::new(), std::time::Instant::now());
-    for path in &names {
+    let (mut verified, mut per_bundle, start) = (0usize, Vec::new(), std::time::Instant::now());
+    // The witness number of the next bundle's first entry, while every earlier bundle's size is known.
+    let mut next_witness = Some(0u64);
+    let indices: BTreeSet<u64> = wanted.iter().chain(found.keys()).copied().collect();
+    for k in indices {
+        let Some(path) = found.get(&k) else {
+            // A missing bundle (named above): its published entries still take witness numbers.
+            next_witness = next_witness.zip(read_published::<E::ScalarField>(&public_path(k)).ok()).map(|(w, s)| w + s.len() as u64);
+            continue;
+        };
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        // The published statements of this bundle, when statements are published.
+        let stated = if statements {
+            match read_published::<E::ScalarField>(&public_path(k)) {
+                Ok(s) => Some(s),
+                Err(reason) => {
+                    let reason = if public_path(k).exists() { reason } else { "missing: the other bundles' statements are published".to_string() };
+                    bad.push(Named { entry: public_path(k).display().to_string(), kind: "bad-statements", reason });
+                    None
+                }
+            }
+        } else {
+            None
+        };
         // A bundle whose own structure is damaged (or made for another key) counts as one bad
         // entry; otherwise each of its entries is checked and named.
-        let report = std::fs::read(path)
-            .map_err(|e| format!("cannot read: {e}"))
-            .and_then(|bytes| {
-                let r = pari::bundle::Bundle::<E>::verify_bytes_report(&bytes, &key.pvk, &mut rng).map_err(|e| e.to_string())?;
-                Ok((r, bytes))
-            });
+        let report = std::fs::read(path).map_err(|e| format!("cannot read: {e}")).and_then(|bytes| {
+            let r = pari::bundle::Bundle::<E>::verify_bytes_report(&bytes, &key.pvk, &mut rng).map_err(|e| e.to_string())?;
+            let (_, entries) = pari::bundle::Bundle::<E>::parse_entries(&bytes).map_err(|e| e.to_string())?;
+            Ok((r, entries))
+        });
         match report {
-            Ok((r, bytes)) => {
+            Ok((r, entries)) => {
+                let proof_bad: BTreeSet<usize> = r.bad.iter().map(|b| b.index).collect();
+                bad.extend(r.bad.iter().map(|b| named(format!("{}#{}", path.display(), b.index), &b.reason)));
+                let mut statement_bad = 0;
+                if let Some(stated) = &stated {
+                    if stated.len() != entries.len() {
+                        bad.push(Named {
+                            entry: public_path(k).display().to_string(),
+                            kind: "statement-mismatch",
+                            reason: format!("{} entries, {name} holds {}", stated.len(), entries.len()),
+                        });
+                    }
+                    for (i, (entry, (witness, x))) in entries.iter().zip(stated).enumerate() {
+                        let Ok((proved, _)) = entry else { continue };
+                        let mut why = Vec::new();
+                        if proved != x {
+                            let proved: Vec<String> = proved.iter().map(|v| v.to_string()).collect();
+                            let x: Vec<String> = x.iter().map(|v| v.to_string()).collect();
+                            why.push(format!("publishes [{}], {name}#{i} proves [{}]", x.join(", "), proved.join(", ")));
+                        }
+                        if let Some(w) = next_witness.map(|w| w + i as u64).filter(|w| w != witness) {
+                            why.push(format!("names witness {witness}, entry {i} of {name} is witness {w}"));
+                        }
+                        if !why.is_empty() && !proof_bad.contains(&i) {
+                            statement_bad += 1;
+                            bad.push(Named {
+                                entry: format!("{}#{i}", public_path(k).display()),
+                                kind: "statement-mismatch",
+                                reason: why.join("; "),
+                            });
+                        }
+                    }
+                }
                 // Public inputs only of a bundle whose every entry verified.
                 if public && r.bad.is_empty() {
-                    if let Ok(b) = pari::bundle::Bundle::<E>::from_bytes(&bytes) {
-                        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                        for (i, (x, _)) in b.items.iter().enumerate() {
+                    for (i, entry) in entries.iter().enumerate() {
+                        if let Ok((x, _)) = entry {
                             let x: Vec<String> = x.iter().map(|v| v.to_string()).collect();
                             if json {
                                 eprintln!("{name}#{i}: {}", x.join(", "));
@@ -571,17 +735,42 @@ fn verify_bundles<E: Pairing>(dir: &Path, pin: Pin, json: bool, public: bool) ->
                         }
                     }
                 }
-                total += r.total;
+                verified += r.verified() - statement_bad;
+                next_witness = next_witness.map(|w| w + entries.len() as u64);
                 per_bundle.push(serde_json::json!({ "bundle": path.display().to_string(), "entries": r.total, "bad": r.bad.len() }));
-                bad.extend(r.bad.iter().map(|b| named(format!("{}#{}", path.display(), b.index), &b.reason)));
             }
             Err(reason) => {
-                total += 1;
+                next_witness = stated.as_ref().and_then(|s| next_witness.map(|w| w + s.len() as u64));
                 per_bundle.push(serde_json::json!({ "bundle": path.display().to_string(), "error": reason }));
                 bad.push(Named { entry: path.display().to_string(), kind: "unusable-bundle", reason });
             }
         }
     }
-    eprintln!("checked {} bundle(s) in {}", names.len(), secs(start.elapsed()));
-    finish(&key, json, total, bad, serde_json::json!({ "bundles": per_bundle }))
+    eprintln!("checked {} bundle(s) in {}", found.len(), secs(start.elapsed()));
+    let count = match &expected {
+        Expected::Pinned(n) => format!("bundles: {n} expected (--bundles), {} found", found.len()),
+        Expected::Manifest(set) => format!(
+            "bundles: {} expected as manifest.json lists them (the server's word: pass --bundles N to pin the count), {} found",
+            set.len(),
+            found.len()
+        ),
+        Expected::Found => format!(
+            "bundles: {} found, numbered 0 to {}; the count is NOT PINNED (a last bundle removed with its statements goes unnoticed): \
+             pass --bundles N, the number of bundles your job made",
+            found.len(),
+            wanted.len() - 1
+        ),
+    };
+    if json {
+        eprintln!("{count}");
+    } else {
+        println!("{count}");
+    }
+    let details = serde_json::json!({
+        "bundles": per_bundle,
+        "bundles_expected": wanted.len(),
+        "bundles_pinned": matches!(expected, Expected::Pinned(_)),
+        "statements_checked": statements,
+    });
+    finish(&key, json, verified + bad.len(), bad, details)
 }

@@ -99,10 +99,10 @@ fn import(dir: &Path, backend: &platform::service::BackendArgs) -> anyhow::Resul
     let digest = vk.digest().to_string();
     parse_wrap_digest(&digest).map_err(|e| anyhow::anyhow!("vk.bin: {e}"))?;
     let pk_bytes = Bytes::from(read(dir, "pk.bin")?);
-    let pk_digest = pari::KeyDigest::of_bytes(&pk_bytes);
     {
-        // Shape checks (the points are the setup's own, made on this machine).
-        let pk = pari::ProvingKey::<Bn254>::from_bytes_with_digest(&pk_bytes, &pk_digest).context("pk.bin")?;
+        // Every point and the shape checked (the directory may have travelled since the setup
+        // wrote it); workers check again when they load it, trusting nothing stored beside it.
+        let pk = pari::ProvingKey::<Bn254>::from_bytes_checked(&pk_bytes).context("pk.bin")?;
         if pk.vk != vk {
             bail!("pk.bin is not the proving key of vk.bin");
         }
@@ -122,7 +122,6 @@ fn import(dir: &Path, backend: &platform::service::BackendArgs) -> anyhow::Resul
         // Content addressed by the verifying key's digest; vk.bin last, so its presence means
         // the key is complete. A concurrent import of the same key writes the same bytes.
         p.blobs().put(&wrap_key_file(&digest, "pk.bin"), pk_bytes).await?;
-        p.blobs().put(&wrap_key_file(&digest, "pk.digest"), Bytes::from(pk_digest.to_string())).await?;
         p.blobs().put(&vk_key, Bytes::from(vk.to_bytes())).await?;
         println!("imported wrap key {digest}");
         println!("pin it on every role: --reckle-wrap-vk-digest {digest} (PROVER_RECKLE_WRAP_VK_DIGEST)");

@@ -266,3 +266,163 @@ fn circom_circuits_are_set_up_proved_and_verified() {
         "bls12381",
     );
 }
+
+/// `r + d` and `r − d` for the BLS12-381 scalar field's modulus r, in decimal.
+fn r_plus(d: &ark_bls12_381::Fr) -> (String, String, String) {
+    use ark_ff::{BigInteger, PrimeField};
+    let r = ark_bls12_381::Fr::MODULUS;
+    let d = d.into_bigint();
+    let (mut plus, mut minus) = (r, r);
+    assert!(!plus.add_with_carry(&d));
+    assert!(!minus.sub_with_borrow(&d));
+    (r.to_string(), plus.to_string(), minus.to_string())
+}
+
+/// Issue 32 item 6 (statement aliasing): `public.json` values must be canonical decimal field
+/// elements. `r + v`, `-(r - v)`, `0v`, `+v` and `r` itself name field elements too (v, v, v,
+/// v and 0 modulo r), but a proof must verify under one spelling of its statement only; each
+/// other is refused, naming the value and the entry, by every command that reads proof
+/// directories.
+#[test]
+fn non_canonical_public_inputs_are_refused_naming_the_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    let keys = tmp.path().join("keys");
+    let digest = setup("chain", 100, 4, &keys);
+    let proof = tmp.path().join("proof");
+    prove(&keys, 9, &proof);
+    let (x, _) = read_proof(&proof);
+    let v = x[0].to_string();
+    let verify = |dir: &Path| prover(&["pari", "verify", "--keys", p(&keys), "--vk-digest", &digest, p(dir)]);
+    let o = ok(verify(&proof));
+    assert!(out(&o).contains("verified"), "{}", out(&o));
+    let (r, r_plus_v, r_minus_v) = r_plus(&x[0]);
+    for (k, alias) in [r_plus_v, format!("-{r_minus_v}"), format!("0{v}"), format!("+{v}"), r].into_iter().enumerate() {
+        let dir = tmp.path().join(format!("alias-{k}"));
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::copy(proof.join("proof.bin"), dir.join("proof.bin")).unwrap();
+        std::fs::write(dir.join("public.json"), serde_json::to_vec(&[&alias]).unwrap()).unwrap();
+        let o = failed(verify(&dir), "not a canonical decimal field element");
+        let text = err(&o);
+        assert!(text.contains(&format!("public.json entry 0: \"{alias}\"")), "names the entry and the value: {text}");
+        assert!(!out(&o).contains("verified"), "{}", out(&o));
+        let o = failed(prover(&["pari", "batch-verify", "--keys", p(&keys), "--vk-digest", &digest, p(&proof), p(&dir)]), "1 of 2 bad");
+        assert!(out(&o).contains(&format!("bad: {}: unparsable public input: public.json entry 0: \"{alias}\"", p(&dir))), "{}", out(&o));
+        failed(
+            prover(&["pari", "export-snarkjs", p(&keys), "--proof", p(&dir), "--out", p(&tmp.path().join(format!("json-{k}")))]),
+            &alias,
+        );
+    }
+}
+
+/// A fetched circom-style job directory: the key, `bundle-<k>.bin` and `public-<k>.json` (the
+/// platform's format: `[{"witness": n, "public": [...]}]`) for bundles of `per` proofs.
+fn job_dir(keys: &Path, proofs: &[(Vec<ark_bls12_381::Fr>, Proof<E>)], per: usize, dir: &Path) {
+    let vk = VerifyingKey::<E>::from_bytes(&std::fs::read(keys.join("vk.bin")).unwrap()).unwrap();
+    std::fs::create_dir(dir).unwrap();
+    for f in ["circuit.json", "vk.bin"] {
+        std::fs::copy(keys.join(f), dir.join(f)).unwrap();
+    }
+    for (k, chunk) in proofs.chunks(per).enumerate() {
+        std::fs::write(dir.join(format!("bundle-{k}.bin")), pari::bundle::Bundle::new(&vk, chunk.to_vec()).to_bytes()).unwrap();
+        let public: Vec<serde_json::Value> = chunk
+            .iter()
+            .enumerate()
+            .map(|(i, (x, _))| serde_json::json!({ "witness": k * per + i, "public": x.iter().map(|v| v.to_string()).collect::<Vec<_>>() }))
+            .collect();
+        std::fs::write(dir.join(format!("public-{k}.json")), serde_json::to_vec_pretty(&public).unwrap()).unwrap();
+    }
+}
+
+/// Issue 32 item 6 (`verify-bundles`): the published statements `public-<k>.json` must be what
+/// the bundles prove, and a missing or extra bundle is named by index.
+#[test]
+fn verify_bundles_checks_the_published_statements_and_every_bundle() {
+    let tmp = tempfile::tempdir().unwrap();
+    let keys = tmp.path().join("keys");
+    let digest = setup("chain", 100, 5, &keys);
+    let proofs: Vec<_> = (0..5)
+        .map(|k| {
+            let d = tmp.path().join(format!("p{k}"));
+            prove(&keys, 20 + k, &d);
+            read_proof(&d)
+        })
+        .collect();
+    let n = std::sync::atomic::AtomicUsize::new(0);
+    let fresh = || {
+        let dir = tmp.path().join(format!("job{}", n.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
+        job_dir(&keys, &proofs, 2, &dir);
+        dir
+    };
+    let check = |dir: &Path, extra: &[&str]| {
+        let mut args = vec!["pari", "verify-bundles", p(dir), "--vk-digest", &digest];
+        args.extend(extra);
+        prover(&args)
+    };
+    // The honest directory: three bundles (2, 2, 1 proofs).
+    let good = fresh();
+    let o = ok(check(&good, &[]));
+    assert!(out(&o).contains("5 verified, 0 bad") && out(&o).contains("NOT PINNED"), "{}", out(&o));
+    let o = ok(check(&good, &["--bundles", "3"]));
+    assert!(out(&o).contains("5 verified, 0 bad") && out(&o).contains("3 expected (--bundles)"), "{}", out(&o));
+
+    // A tampered statement: entry 1 of public-0.json claims another proof's public input.
+    let dir = fresh();
+    let other = proofs[4].0[0].to_string();
+    let text = std::fs::read_to_string(dir.join("public-0.json")).unwrap();
+    let mine = proofs[1].0[0].to_string();
+    std::fs::write(dir.join("public-0.json"), text.replace(&mine, &other)).unwrap();
+    let o = failed(check(&dir, &[]), "1 of 5 bad");
+    assert!(out(&o).contains(&format!("bad: {}#1: publishes [{other}]", p(&dir.join("public-0.json")))), "{}", out(&o));
+    // A non-canonical spelling of the right value (r + v) is refused too, naming it.
+    let dir = fresh();
+    let (_, r_plus_v, _) = r_plus(&proofs[2].0[0]);
+    let text = std::fs::read_to_string(dir.join("public-1.json")).unwrap();
+    std::fs::write(dir.join("public-1.json"), text.replace(&proofs[2].0[0].to_string(), &r_plus_v)).unwrap();
+    let o = failed(check(&dir, &[]), "not a canonical decimal field element");
+    assert!(out(&o).contains(&format!("bad: {}: entry 0 (witness 2), public value 0: \"{r_plus_v}\"", p(&dir.join("public-1.json")))), "{}", out(&o));
+    // Witness numbers swapped between two entries.
+    let dir = fresh();
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("public-1.json")).unwrap()).unwrap();
+    v[0]["witness"] = 3.into();
+    v[1]["witness"] = 2.into();
+    std::fs::write(dir.join("public-1.json"), serde_json::to_vec(&v).unwrap()).unwrap();
+    let o = failed(check(&dir, &[]), "2 of 5 bad");
+    assert!(out(&o).contains("names witness 3, entry 0 of bundle-1.bin is witness 2"), "{}", out(&o));
+    // public-2.json deleted while the others are published.
+    let dir = fresh();
+    std::fs::remove_file(dir.join("public-2.json")).unwrap();
+    let o = failed(check(&dir, &[]), "1 of");
+    assert!(out(&o).contains(&format!("bad: {}: missing", p(&dir.join("public-2.json")))), "{}", out(&o));
+
+    // A deleted bundle: named by index, with or without --bundles.
+    let dir = fresh();
+    std::fs::remove_file(dir.join("bundle-1.bin")).unwrap();
+    for extra in [&[][..], &["--bundles", "3"][..]] {
+        let o = failed(check(&dir, extra), "1 of 4 bad");
+        assert!(out(&o).contains(&format!("bad: {}: missing", p(&dir.join("bundle-1.bin")))), "{}", out(&o));
+    }
+    // The last bundle deleted with its statements: only a pinned count (or the manifest) notices.
+    let dir = fresh();
+    std::fs::remove_file(dir.join("bundle-2.bin")).unwrap();
+    std::fs::remove_file(dir.join("public-2.json")).unwrap();
+    let o = ok(check(&dir, &[]));
+    assert!(out(&o).contains("4 verified, 0 bad") && out(&o).contains("NOT PINNED"), "{}", out(&o));
+    let o = failed(check(&dir, &["--bundles", "3"]), "1 of 5 bad");
+    assert!(out(&o).contains(&format!("bad: {}: missing: --bundles 3", p(&dir.join("bundle-2.bin")))), "{}", out(&o));
+    let manifest = serde_json::json!({
+        "version": 1, "job": "j", "kind": "pari.circom", "pins": {}, "verify": [],
+        "files": ["bundle-0.bin", "bundle-1.bin", "bundle-2.bin", "circuit.json", "public-0.json", "public-1.json", "public-2.json", "vk.bin"],
+    });
+    std::fs::write(dir.join("manifest.json"), serde_json::to_vec(&manifest).unwrap()).unwrap();
+    let o = failed(check(&dir, &[]), "1 of 5 bad");
+    assert!(out(&o).contains(&format!("bad: {}: missing: manifest.json lists it", p(&dir.join("bundle-2.bin")))), "{}", out(&o));
+    // An extra bundle beyond the pinned count.
+    let dir = fresh();
+    let o = failed(check(&dir, &["--bundles", "2"]), "bad");
+    assert!(out(&o).contains(&format!("bad: {}: extra: --bundles 2", p(&dir.join("bundle-2.bin")))), "{}", out(&o));
+    // In JSON, the kinds.
+    let o = failed(check(&dir, &["--bundles", "2", "--json"]), "bad");
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let kinds: Vec<&str> = report["bad"].as_array().unwrap().iter().map(|b| b["kind"].as_str().unwrap()).collect();
+    assert!(kinds.contains(&"extra-bundle"), "{report}");
+}

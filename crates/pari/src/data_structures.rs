@@ -380,6 +380,22 @@ impl<E: Pairing> ProvingKey<E> {
         Ok(pk)
     }
 
+    /// Loads a proving key from bytes nobody vouched for: either encoding (`PRPK` compressed,
+    /// `PRPU` uncompressed, the form without a square root per point), the shape checks and
+    /// every point checked, as [`ProvingKey::from_bytes`] does. For a key read from a store
+    /// that holds no digest its reader controls (a digest kept beside the key vouches for
+    /// nothing against whoever can write there).
+    pub fn from_bytes_checked(bytes: &[u8]) -> Result<Self, Error> {
+        let pk: Self = if bytes.starts_with(b"PRPU") {
+            decode_mode(b"PRPU", "proving key", bytes, Compress::No, Validate::No)?
+        } else {
+            decode_with(b"PRPK", "proving key", bytes, Validate::No)?
+        };
+        pk.check_shape()?;
+        pk.check_points()?;
+        Ok(pk)
+    }
+
     /// Every point of the key is on the curve and in the prime-order subgroup.
     fn check_points(&self) -> Result<(), Error> {
         points_valid(

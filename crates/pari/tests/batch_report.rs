@@ -163,4 +163,18 @@ fn key_digests_print_parse_and_pin() {
     let cut = cut.to_bytes_uncompressed();
     let err = ProvingKey::<Bls>::from_bytes_with_digest(&cut, &KeyDigest::of_bytes(&cut)).unwrap_err();
     assert!(err.to_string().contains("row count"), "{err}");
+
+    // Without a digest anyone but the bytes' supplier controls, every point is checked, in
+    // either encoding: a point moved off the curve is refused by `from_bytes_checked`, though
+    // its own digest (say, stored beside it) lets `from_bytes_with_digest` load it.
+    assert_eq!(ProvingKey::<Bls>::from_bytes_checked(&bytes).unwrap(), pk);
+    assert_eq!(ProvingKey::<Bls>::from_bytes_checked(&raw).unwrap(), pk);
+    let mut point = Vec::new();
+    ark_serialize::CanonicalSerialize::serialize_uncompressed(&pk.sigma[0], &mut point).unwrap();
+    let at = find(&raw, &point);
+    let mut off = raw.clone();
+    off[at] ^= 1;
+    assert!(ProvingKey::<Bls>::from_bytes_with_digest(&off, &KeyDigest::of_bytes(&off)).is_ok());
+    let err = ProvingKey::<Bls>::from_bytes_checked(&off).unwrap_err();
+    assert!(err.to_string().contains("proving key"), "{err}");
 }

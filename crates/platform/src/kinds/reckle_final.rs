@@ -24,7 +24,8 @@
 //!   wrap verifying key as `wrap-vk.bin` and `wrap_vk_digest` in the manifest's pins.
 //!
 //! Keys live under `reckle/keys/wrap/v<WRAP_VERSION>/<vk digest>/`: `pk.bin` (the proving key,
-//! uncompressed, ~GBs), `pk.digest` (its BLAKE2b-512, recorded when it was checked), `vk.bin`
+//! uncompressed, ~GBs; a wrap worker validates every point when it loads it, and requires its
+//! verifying key to hash to the pinned digest: no digest stored beside the key is trusted), `vk.bin`
 //! (written last: its presence means the key is complete). They are made offline
 //! (`prover reckle wrap-setup`) and imported (`prover reckle wrap-key import`); the platform never
 //! makes or chooses a wrap key itself: the one it uses is the one its operator pins (see
@@ -180,18 +181,18 @@ async fn prover(p: &Platform, digest: &str) -> Result<Arc<WrapProver>, PlatformE
     }
     *slot = None;
     p.wrap.resident.store(0, Ordering::Relaxed);
+    // `digest` is the pinned --reckle-wrap-vk-digest the job recorded at submission. The
+    // proving key is checked against it from its own loaded bytes (its verifying key must hash
+    // to it), and every point is validated: nothing stored beside the key (a `pk.digest` an
+    // older import wrote) is trusted, since whoever can write the bucket can write both.
     let expected = parse_wrap_digest(digest).map_err(|e| corrupt(format!("wrap key digest: {e}")))?;
-    let pk_digest: pari::KeyDigest = String::from_utf8_lossy(&get_key_object(p, digest, "pk.digest").await?)
-        .trim()
-        .parse()
-        .map_err(|e: pari::Error| corrupt(format!("{}: {e}", wrap_key_file(digest, "pk.digest"))))?;
     let bytes = get_key_object(p, digest, "pk.bin").await?;
     let stored = bytes.len() as u64;
     let started = std::time::Instant::now();
     let name = wrap_key_file(digest, "pk.bin");
     let (pk, shrink, resident) = crate::work::blocking(move |cancel| -> Result<(pari::ProvingKey<Bn254>, ShrinkCircuit, u64), PlatformError> {
         let before = rss_bytes();
-        let pk = pari::ProvingKey::<Bn254>::from_bytes_with_digest(&bytes, &pk_digest).map_err(|e| corrupt(format!("{name}: {e}")))?;
+        let pk = pari::ProvingKey::<Bn254>::from_bytes_checked(&bytes).map_err(|e| corrupt(format!("{name}: {e}")))?;
         drop(bytes);
         let after = rss_bytes();
         if pk.vk.digest() != expected {
