@@ -269,8 +269,16 @@ pub trait JobKind: Send + Sync + 'static {
         let _ = (p, active);
         Ok(())
     }
-    /// Object prefixes of a job's intermediate data (deleted on cancellation).
+    /// Object prefixes of a job's intermediate data: deleted when the job ends, with its
+    /// `inputs/` (see [`crate::lifecycle`]).
     fn scratch_prefixes(&self, job: &str) -> Vec<String>;
+    /// What a done job keeps of its intermediate data and inputs because later jobs read it
+    /// (object keys, or prefixes ending in '/'): the rest goes when the job ends. Default:
+    /// nothing. Each kind that keeps something says why in [`crate::lifecycle`]'s table.
+    fn kept_when_done(&self, job: &str) -> Vec<String> {
+        let _ = job;
+        Vec::new()
+    }
     /// `VerifyProof` on a done job of this kind: checks the job's published outputs against
     /// what the caller pins (nothing found beside a proof decides on its own whether it
     /// verifies). `Ok(Ok(what it checked against))` when they verify, `Ok(Err(why not))` when
