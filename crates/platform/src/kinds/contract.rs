@@ -166,7 +166,7 @@ pub trait Kind: Send + Sync + Sized + 'static {
     }
     /// `VerifyProof` on a done job (see [`JobKind::verify_outputs`]).
     async fn verify_outputs(&self, p: &Platform, job: &Job<Self>, pins: Pins<'_>) -> Result<Result<String, String>, PlatformError>;
-    /// Object prefixes of a job's intermediate data (deleted on cancellation).
+    /// Object prefixes of a job's intermediate data (deleted with its inputs when the job ends).
     fn scratch_prefixes(job: &str) -> Vec<String> {
         let _ = job;
         Vec::new()

@@ -6,7 +6,7 @@
 //! ([`JobKind::plan`], on an executor), what a worker does for each of its task kinds
 //! ([`JobKind::work`]), what the executor does with a report ([`JobKind::on_done`]), what the
 //! aggregator does to finish ([`JobKind::finish`]), and which object prefixes hold its
-//! intermediate data ([`JobKind::scratch_prefixes`], deleted on cancellation).
+//! intermediate data ([`JobKind::scratch_prefixes`], deleted with its inputs when the job ends, see [`crate::lifecycle`]).
 //!
 //! Adding a kind: a file here implementing [`JobKind`], one line in [`Registry::builtin`], its
 //! [`JobRequest`] variant and its proto message (converted in `grpc.rs`).
