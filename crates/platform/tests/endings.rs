@@ -1,7 +1,7 @@
 //! Endings that complete, and no destructive step on an ambiguous reply: a clean-up cut after
 //! the terminal transition is finished by a later call or by the reconciler (waiting tasks
 //! purged, inputs deleted, the retention taken with the transition); a create whose reply is
-//! lost keeps the job's inputs; a dead-lettered task still fails its job with 10,050 dead
+//! lost keeps the job's inputs; a dead-lettered task still fails its job with 10,099 dead
 //! letters in the queue. Real backends (Redis, MinIO) and the in-process ones, wrapped by the
 //! fault injectors of `common::faults`.
 
@@ -150,10 +150,13 @@ async fn redis_s3_an_ambiguous_create_keeps_the_inputs() {
     an_ambiguous_create_keeps_the_inputs(true, 14).await;
 }
 
-/// 10,050 dead letters fill the plan kind's dead-letter queue past its cap (10,000, trimmed),
-/// and the reconciler has read them. Then a plan task's lease expires on its last attempt and
-/// is buried: the reconciler's next round still fails its job, with the reason. Before, it
-/// skipped a count of entries from the start of the capped stream, which held the new one.
+/// 10,099 dead letters fill the plan kind's dead-letter queue past its cap, and the reconciler
+/// has read them. Then a plan task's lease expires on its last attempt and is buried: its
+/// `XADD … MAXLEN ~ 10000` trims a whole stream node (100 entries; measured: 10,050 entries
+/// are not trimmed at all, 10,099 + 1 leave 10,000), so the queue is shorter than before with
+/// the new entry at its end. The reconciler's next round still fails the job, with the reason.
+/// Before, it skipped a count of entries (10,099) from the start of the stream, which now held
+/// the new one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_dead_letter_past_the_cap_still_fails_its_job() {
     let cfg = QueueConfig { visibility_timeout: Duration::from_millis(300), max_attempts: 1, ..QueueConfig::default() };
@@ -161,12 +164,13 @@ async fn a_dead_letter_past_the_cap_still_fails_its_job() {
     let Some((q, blobs, store, _dir)) = common::backends_in_db(true, cfg, 11).await else { return };
     let p = Platform::new(q.clone(), blobs, store.clone());
     // Out of attempts before their first delivery: one claim buries them all.
-    for i in 0..10_050 {
+    q.clear_dead_letters("plan").await.unwrap(); // an earlier run's
+    for i in 0..10_099 {
         q.enqueue("plan", TaskMessage { failures: 1, ..TaskMessage::new(format!("gone-{i}"), "plan", "") }).await.unwrap();
     }
     assert!(q.claim("plan", "filler", Duration::ZERO).await.unwrap().is_none());
     let buried = q.stats("plan").await.unwrap();
-    assert!(buried.dead >= 9_900 && buried.dead_lettered >= 10_050, "{buried:?}");
+    assert_eq!(buried.dead, 10_099, "not trimmed yet: {buried:?}");
     let mut st = ReconcileState::default();
     assert!(p.reconcile_once(&mut st).await.unwrap().failed.is_empty(), "their jobs are long gone");
 
@@ -187,6 +191,7 @@ async fn a_dead_letter_past_the_cap_still_fails_its_job() {
         q.stats("plan").await.unwrap().dead_lettered > buried.dead_lettered
     })
     .await;
+    assert_eq!(q.stats("plan").await.unwrap().dead, 10_000, "the bury trimmed the queue below what the reconciler saw");
     let r = p.reconcile_once(&mut st).await.unwrap();
     assert_eq!(r.failed, vec![job.clone()]);
     let rec = store.get(&job).await.unwrap().unwrap();
