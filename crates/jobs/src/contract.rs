@@ -302,3 +302,63 @@ pub async fn release_marks_and_tenant_activity(s: &dyn JobStore, p: &str) {
     assert_eq!(s.release_mark(&id, "prove").await.unwrap(), 0, "a deleted job's mark survived");
     s.delete(&id).await.unwrap();
 }
+
+/// Every ending lists the job as ended and not cleaned, in the same step as the move, until its
+/// clean-up is marked done; an ending found a second time changes nothing; `end` takes only a
+/// terminal state; a deleted job leaves the list.
+pub async fn endings_stay_listed_until_cleaned(s: &dyn JobStore, p: &str) {
+    let (a, b, c) = (format!("{p}-a"), format!("{p}-b"), format!("{p}-c"));
+    for id in [&a, &b, &c] {
+        s.create(&record(id), None).await.unwrap();
+        assert!(!s.is_unclean(id).await.unwrap(), "a job that has not ended");
+    }
+    let hour = std::time::Duration::from_secs(3600);
+    assert!(matches!(s.end(&c, JobState::Running, "", hour).await, Err(JobError::Invalid { field: "state", .. })));
+    assert!(s.end(&a, JobState::Done, "", hour).await.unwrap());
+    assert!(!s.end(&a, JobState::Failed, "late", hour).await.unwrap(), "an ended job ends once");
+    assert_eq!(s.get(&a).await.unwrap().unwrap().state, JobState::Done);
+    s.transition(&b, JobState::Running, "").await.unwrap();
+    assert!(!s.is_unclean(&b).await.unwrap());
+    // A plain transition to a terminal state is an ending too.
+    assert!(s.transition(&b, JobState::Cancelled, "by user").await.unwrap());
+    assert!(s.is_unclean(&a).await.unwrap() && s.is_unclean(&b).await.unwrap());
+    assert!(!s.is_unclean(&c).await.unwrap());
+    let mine = |v: Vec<(String, u64)>| v.into_iter().map(|(id, _)| id).filter(|id| id.starts_with(p)).collect::<Vec<_>>();
+    let listed = mine(s.unclean(u64::MAX).await.unwrap());
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    assert!(listed.contains(&a) && listed.contains(&b));
+    s.mark_cleaned(&a).await.unwrap();
+    assert!(!s.is_unclean(&a).await.unwrap());
+    assert_eq!(mine(s.unclean(u64::MAX).await.unwrap()), vec![b.clone()]);
+    s.mark_cleaned(&a).await.unwrap(); // idempotent
+    s.delete(&b).await.unwrap();
+    assert!(!s.is_unclean(&b).await.unwrap(), "a deleted job is not left to clean");
+    assert!(mine(s.unclean(u64::MAX).await.unwrap()).is_empty());
+}
+
+/// `end` gives the record, its task state (a set made by a late report included) and its
+/// idempotency key their retention in the same step: they expire without any further call, and
+/// the job leaves the unclean list with its record.
+pub async fn an_ending_takes_its_retention(s: &dyn JobStore, p: &str) {
+    let id = format!("{p}-x");
+    let key = format!("{p}-key");
+    s.create(&record(&id), Some((&key, "fp"))).await.unwrap();
+    s.task_done(&id, "leaf", "a").await.unwrap();
+    assert!(s.end(&id, JobState::Failed, "boom", std::time::Duration::from_secs(2)).await.unwrap());
+    // A report that arrives after the ending.
+    s.task_done(&id, "leaf", "late").await.unwrap();
+    s.mark_released(&id, "late").await.unwrap();
+    assert!(s.get(&id).await.unwrap().is_some(), "still there until the retention runs out");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while s.get(&id).await.unwrap().is_some() {
+        assert!(std::time::Instant::now() < deadline, "the record never expired");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    for t in ["a", "late"] {
+        assert!(!s.is_done(&id, t).await.unwrap(), "done set of {t}");
+    }
+    assert!(!s.is_released(&id, "late").await.unwrap(), "a released set made after the ending expires too");
+    assert!(!s.unclean(u64::MAX).await.unwrap().iter().any(|(j, _)| *j == id), "an expired job is not listed");
+    assert!(!s.is_unclean(&id).await.unwrap());
+    assert_eq!(s.create(&record(&format!("{p}-y")), Some((&key, "other"))).await.unwrap(), Created::New, "the key expired");
+}

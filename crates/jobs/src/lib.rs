@@ -23,8 +23,15 @@
 //! request. The same key with the same fingerprint returns the existing job; the same key with
 //! another fingerprint is [`JobError::IdempotencyConflict`].
 //!
-//! Retention: [`JobStore::expire`] gives a finished job's record, task state and idempotency key
-//! a time to live; listings skip (and forget) jobs that have expired.
+//! Retention: [`JobStore::end`] moves a job to a terminal state and gives its record, task state
+//! and idempotency key their time to live in the same atomic step ([`JobStore::expire`] sets it
+//! apart); listings skip (and forget) jobs that have expired.
+//!
+//! Endings that complete: every move to a terminal state also records the job in the
+//! **ended, not cleaned** list ([`JobStore::unclean`]), in the same atomic step, until
+//! [`JobStore::mark_cleaned`]. The platform's clean-up after an ending (purging waiting tasks,
+//! deleting objects) is keyed on it, so a clean-up cut by an error or a crash is finished by a
+//! later call or the reconciler instead of never.
 //!
 //! Jobs that have not ended are listed by [`JobStore::list_active`] (oldest first): the
 //! reconciler's work list, kept in step with the state by the same atomic steps.
@@ -35,7 +42,8 @@
 //! (sorted set of ids by creation time, for listing), `prover:jobs:active` (the same for jobs
 //! not in a terminal state), `prover:jobs:tenant:{tenant}` (the same for one tenant's jobs),
 //! `prover:jobs:tenant-active:{tenant}` (one tenant's jobs not in a terminal state: its quota),
-//! `prover:idem:{key}` or, for a tenant's job, `prover:idem:{tenant} {key}` (`{id} {fingerprint}`).
+//! `prover:idem:{key}` or, for a tenant's job, `prover:idem:{tenant} {key}` (`{id} {fingerprint}`),
+//! `prover:jobs:unclean` (sorted set of ended jobs not yet cleaned up, by the time they ended).
 
 use std::collections::BTreeMap;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -47,7 +55,7 @@ mod memory;
 mod redis_store;
 
 pub use memory::MemoryJobStore;
-pub use redis_store::RedisJobStore;
+pub use redis_store::{RedisJobStore, DEFAULT_REDIS_TIMEOUT_SECS};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -239,6 +247,14 @@ pub fn check_idempotency_key(key: &str) -> Result<(), JobError> {
     Ok(())
 }
 
+/// [`JobStore::end`] takes only a terminal state.
+pub(crate) fn check_ending(to: JobState) -> Result<(), JobError> {
+    if !to.is_terminal() {
+        return Err(JobError::Invalid { field: "state", reason: format!("{:?} is not an ending (done, failed or cancelled)", to.as_str()) });
+    }
+    Ok(())
+}
+
 pub fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
@@ -293,7 +309,23 @@ pub trait JobStore: Send + Sync {
     async fn list_tenant(&self, tenant: &str, offset: u64, limit: u64) -> Result<(Vec<JobRecord>, Option<u64>), JobError>;
     /// Moves a job to `to` with `message`. Returns false (and changes nothing) if the job is
     /// already in a terminal state.
+    /// A move to a terminal state also lists the job as ended and not cleaned
+    /// ([`JobStore::unclean`]), in the same atomic step.
     async fn transition(&self, id: &str, to: JobState, message: &str) -> Result<bool, JobError>;
+    /// Ends a job: [`JobStore::transition`] to the terminal state `to`, and, in the same atomic
+    /// step, the retention `ttl` of its record, task state and idempotency key (as
+    /// [`JobStore::expire`]). Returns false (and changes nothing) if the job had already ended.
+    /// [`JobError::Invalid`] (field `state`) for a `to` that is not terminal.
+    async fn end(&self, id: &str, to: JobState, message: &str, ttl: std::time::Duration) -> Result<bool, JobError>;
+    /// Up to `limit` jobs that have ended and whose clean-up is not yet marked done
+    /// ([`JobStore::mark_cleaned`]), as `(id, ended ms)`, longest ended first. A listed job whose
+    /// record has expired or was deleted is dropped from the list on the way (nothing is left
+    /// to say which kind it was; its objects are `gc`'s).
+    async fn unclean(&self, limit: u64) -> Result<Vec<(String, u64)>, JobError>;
+    /// Whether `id` has ended and its clean-up is not yet marked done.
+    async fn is_unclean(&self, id: &str) -> Result<bool, JobError>;
+    /// Marks the clean-up after `id`'s ending done: it leaves [`JobStore::unclean`].
+    async fn mark_cleaned(&self, id: &str) -> Result<(), JobError>;
     /// Marks `task` of `kind` done; true if this call did it.
     async fn task_done(&self, id: &str, kind: &str, task: &str) -> Result<bool, JobError>;
     async fn is_done(&self, id: &str, task: &str) -> Result<bool, JobError>;
@@ -315,8 +347,7 @@ pub trait JobStore: Send + Sync {
     /// Lets the job's record, task state and idempotency key expire after `ttl` (retention of
     /// a job that has ended); until then everything reads as before.
     async fn expire(&self, id: &str, ttl: std::time::Duration) -> Result<(), JobError>;
-    /// Removes the job, its task state and its idempotency key (a planner undoing a job whose
-    /// inputs could not be stored).
+    /// Removes the job, its task state and its idempotency key, and its place in every list.
     async fn delete(&self, id: &str) -> Result<(), JobError>;
 }
 

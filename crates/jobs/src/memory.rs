@@ -19,6 +19,8 @@ struct Inner {
     expires: HashMap<String, std::time::Instant>,
     /// Tasks planned per (tenant, clock hour).
     work: HashMap<(String, u64), u64>,
+    /// Jobs ended and not cleaned up, with the time they ended (ms).
+    unclean: HashMap<String, u64>,
 }
 
 impl Inner {
@@ -39,6 +41,27 @@ impl Inner {
         self.marks.remove(id);
         self.idem.retain(|_, (j, _)| j != id);
         self.expires.remove(id);
+        self.unclean.remove(id);
+    }
+
+    /// Moves `id` to `to` (see [`JobStore::transition`]); with a `ttl`, the retention too.
+    fn transition(&mut self, id: &str, to: JobState, message: &str, ttl: Option<std::time::Duration>) -> Result<bool, JobError> {
+        self.sweep();
+        let rec = self.jobs.get_mut(id).ok_or_else(|| JobError::NotFound(id.into()))?;
+        if !rec.state.can_move(to) {
+            return Ok(false);
+        }
+        let now = now_ms();
+        rec.state = to;
+        rec.message = message.into();
+        rec.updated_ms = now;
+        if to.is_terminal() {
+            self.unclean.insert(id.to_string(), now);
+            if let Some(ttl) = ttl {
+                self.expires.insert(id.to_string(), std::time::Instant::now() + ttl);
+            }
+        }
+        Ok(true)
     }
 }
 
@@ -133,15 +156,32 @@ impl JobStore for MemoryJobStore {
     }
 
     async fn transition(&self, id: &str, to: JobState, message: &str) -> Result<bool, JobError> {
+        self.lock().transition(id, to, message, None)
+    }
+
+    async fn end(&self, id: &str, to: JobState, message: &str, ttl: std::time::Duration) -> Result<bool, JobError> {
+        crate::check_ending(to)?;
+        self.lock().transition(id, to, message, Some(ttl))
+    }
+
+    async fn unclean(&self, limit: u64) -> Result<Vec<(String, u64)>, JobError> {
         let mut g = self.lock();
-        let rec = g.jobs.get_mut(id).ok_or_else(|| JobError::NotFound(id.into()))?;
-        if !rec.state.can_move(to) {
-            return Ok(false);
-        }
-        rec.state = to;
-        rec.message = message.into();
-        rec.updated_ms = now_ms();
-        Ok(true)
+        g.sweep();
+        let mut v: Vec<(String, u64)> = g.unclean.iter().map(|(id, ms)| (id.clone(), *ms)).collect();
+        v.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
+        v.truncate(limit.min(usize::MAX as u64) as usize);
+        Ok(v)
+    }
+
+    async fn is_unclean(&self, id: &str) -> Result<bool, JobError> {
+        let mut g = self.lock();
+        g.sweep();
+        Ok(g.unclean.contains_key(id))
+    }
+
+    async fn mark_cleaned(&self, id: &str) -> Result<(), JobError> {
+        self.lock().unclean.remove(id);
+        Ok(())
     }
 
     async fn task_done(&self, id: &str, kind: &str, task: &str) -> Result<bool, JobError> {

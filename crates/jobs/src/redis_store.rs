@@ -11,6 +11,13 @@ use crate::{budget_hour, check_idempotency_key, check_record, tenant_idempotency
 
 const JOBS: &str = "prover:jobs";
 const ACTIVE: &str = "prover:jobs:active";
+/// Jobs that ended and whose clean-up is not marked done, by the time they ended.
+const UNCLEAN: &str = "prover:jobs:unclean";
+
+/// Seconds a Redis command may take to answer by default (the services' `--redis-timeout-secs`):
+/// several seconds, so a large reply or a short server pause (an AOF fsync, a fork) is waited
+/// out instead of turning writes ambiguous.
+pub const DEFAULT_REDIS_TIMEOUT_SECS: u64 = 10;
 
 fn job_key(id: &str) -> String {
     format!("prover:job:{id}")
@@ -68,9 +75,14 @@ if ARGV[1] == '1' then redis.call('SET', KEYS[3], ARGV[3] .. ' ' .. ARGV[2]) end
 return {'new', ''}
 "#;
 
-/// KEYS: job hash, active zset, and the tenant's active zset when the job has a tenant. ARGV:
-/// state, message, now, id. -1: no job, 0: not a move [`JobState::can_move`] allows, 1: moved.
-/// `MOVES` is replaced by the table, generated from [`JobState::can_move`] (see [`transition_script`]).
+/// KEYS: job hash, active zset, unclean zset, done set, released set, then the idempotency key
+/// and the tenant's active zset when the job has them (read before, see
+/// [`RedisJobStore::transition_with`]). ARGV: state, message, now, id, retention ms (0: none),
+/// whether an idempotency key is given, whether the tenant's zset is given. -1: no job, 0: not
+/// a move [`JobState::can_move`] allows, 1: moved. A move to a terminal state lists the job as
+/// unclean and, with a retention, gives the record, its sets and its idempotency key their TTL,
+/// all in this one step. `MOVES` is replaced by the table, generated from
+/// [`JobState::can_move`] (see [`transition_script`]).
 const TRANSITION: &str = r#"
 local s = redis.call('HGET', KEYS[1], 'state')
 if not s then return -1 end
@@ -79,7 +91,23 @@ if not moves[s .. '>' .. ARGV[1]] then return 0 end
 redis.call('HSET', KEYS[1], 'state', ARGV[1], 'message', ARGV[2], 'updated_ms', ARGV[3])
 if ARGV[1] == 'done' or ARGV[1] == 'failed' or ARGV[1] == 'cancelled' then
   redis.call('ZREM', KEYS[2], ARGV[4])
-  if KEYS[3] then redis.call('ZREM', KEYS[3], ARGV[4]) end
+  redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
+  local t = 6
+  local idem = nil
+  if ARGV[6] == '1' then
+    idem = KEYS[6]
+    t = 7
+  end
+  if ARGV[7] == '1' then redis.call('ZREM', KEYS[t], ARGV[4]) end
+  if tonumber(ARGV[5]) > 0 then
+    redis.call('PEXPIRE', KEYS[1], ARGV[5])
+    redis.call('PEXPIRE', KEYS[4], ARGV[5])
+    redis.call('PEXPIRE', KEYS[5], ARGV[5])
+    if idem then
+      local v = redis.call('GET', idem)
+      if v and string.sub(v, 1, #ARGV[4] + 1) == ARGV[4] .. ' ' then redis.call('PEXPIRE', idem, ARGV[5]) end
+    end
+  end
 end
 return 1
 "#;
@@ -97,10 +125,13 @@ fn transition_script() -> String {
     TRANSITION.replace("{MOVES}", &format!("{{{moves}}}"))
 }
 
-/// KEYS: job hash, set. ARGV: member, counter field ('' for none), now.
+/// KEYS: job hash, set. ARGV: member, counter field ('' for none), now. A set made after the
+/// job's retention was set (a late report of an ended job) expires with the record.
 const ADD_TASK: &str = r#"
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 0 end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
 if ARGV[2] ~= '' then
   redis.call('HINCRBY', KEYS[1], ARGV[2], 1)
   redis.call('HSET', KEYS[1], 'updated_ms', ARGV[3])
@@ -147,6 +178,10 @@ return 1
 
 pub struct RedisJobStore {
     conn: ConnectionManager,
+    /// Reads whose replies grow with the data (listings: one `HGETALL` with its spec per job)
+    /// go on a connection of their own, so a large reply never holds up the small commands
+    /// queued behind it on `conn` (transitions, reports).
+    bulk: ConnectionManager,
     create: Script,
     transition: Script,
     add_task: Script,
@@ -164,8 +199,21 @@ impl RedisJobStore {
     /// [`RedisJobStore::connect`]; with `assume_noeviction`, a server that refuses `CONFIG GET`
     /// (managed Redis) is accepted without the check, as the queue's `connect_with` does.
     pub async fn connect_with(url: &str, assume_noeviction: bool) -> Result<Self, JobError> {
+        Self::connect_opts(url, assume_noeviction, std::time::Duration::from_secs(DEFAULT_REDIS_TIMEOUT_SECS)).await
+    }
+
+    /// [`RedisJobStore::connect_with`], with every command's answer (and each connection
+    /// attempt) waited for up to `response_timeout` (redis-rs's own default is 500 ms).
+    pub async fn connect_opts(url: &str, assume_noeviction: bool, response_timeout: std::time::Duration) -> Result<Self, JobError> {
+        if response_timeout.is_zero() {
+            return Err(JobError::Invalid { field: "redis_timeout", reason: "must be more than zero".into() });
+        }
         let client = redis::Client::open(url).map_err(err)?;
-        let mut conn = ConnectionManager::new(client).await.map_err(err)?;
+        let config = redis::aio::ConnectionManagerConfig::new()
+            .set_response_timeout(Some(response_timeout))
+            .set_connection_timeout(Some(response_timeout));
+        let mut conn = ConnectionManager::new_with_config(client.clone(), config.clone()).await.map_err(err)?;
+        let bulk = ConnectionManager::new_with_config(client, config).await.map_err(err)?;
         let answer: redis::RedisResult<Vec<String>> =
             redis::cmd("CONFIG").arg("GET").arg("maxmemory-policy").query_async(&mut conn).await;
         let policy = match answer {
@@ -187,6 +235,7 @@ impl RedisJobStore {
         }
         Ok(Self {
             conn,
+            bulk,
             create: Script::new(CREATE),
             transition: Script::new(&transition_script()),
             add_task: Script::new(ADD_TASK),
@@ -214,7 +263,7 @@ impl RedisJobStore {
     /// A page of the jobs in sorted set `index`, newest first; ids whose record expired are
     /// dropped from the index on the way.
     async fn list_index(&self, index: &str, offset: u64, limit: u64) -> Result<(Vec<JobRecord>, Option<u64>), JobError> {
-        let mut conn = self.conn.clone();
+        let mut conn = self.bulk.clone();
         if limit == 0 {
             return Ok((Vec::new(), None));
         }
@@ -222,7 +271,7 @@ impl RedisJobStore {
         let total: u64 = conn.zcard(index).await.map_err(err)?;
         let mut out = Vec::with_capacity(ids.len());
         for id in &ids {
-            match self.get(id).await? {
+            match self.get_on(&self.bulk, id).await? {
                 Some(r) => out.push(r),
                 // Expired: forget it here too.
                 None => {
@@ -232,6 +281,45 @@ impl RedisJobStore {
         }
         let next = offset + ids.len() as u64;
         Ok((out, (next < total).then_some(next)))
+    }
+
+    /// The record of `id`, read on `conn`.
+    async fn get_on(&self, conn: &ConnectionManager, id: &str) -> Result<Option<JobRecord>, JobError> {
+        if crate::check_id(id).is_err() {
+            return Ok(None);
+        }
+        let h: HashMap<String, String> = conn.clone().hgetall(job_key(id)).await.map_err(err)?;
+        Self::parse(id, h)
+    }
+
+    /// [`JobStore::transition`], with the retention `ttl_ms` (0: none) of an ending.
+    async fn transition_with(&self, id: &str, to: JobState, message: &str, ttl_ms: u64) -> Result<bool, JobError> {
+        // Every key the script touches is named in KEYS: the idempotency key and the tenant,
+        // fixed at creation, are read first.
+        let (idem, tenant): (Option<String>, Option<String>) =
+            redis::cmd("HMGET").arg(job_key(id)).arg("idem").arg("tenant").query_async(&mut self.conn.clone()).await.map_err(err)?;
+        let idem = idem.filter(|k| !k.is_empty());
+        let tenant = tenant.filter(|t| !t.is_empty());
+        let mut call = self.transition.key(job_key(id));
+        call.key(ACTIVE).key(UNCLEAN).key(done_key(id)).key(released_key(id));
+        if let Some(k) = &idem {
+            call.key(idem_key(k));
+        }
+        if let Some(t) = &tenant {
+            call.key(tenant_active_key(t));
+        }
+        let r: i64 = call
+            .arg(to.as_str())
+            .arg(message)
+            .arg(now_ms())
+            .arg(id)
+            .arg(ttl_ms)
+            .arg(if idem.is_some() { "1" } else { "0" })
+            .arg(if tenant.is_some() { "1" } else { "0" })
+            .invoke_async(&mut self.conn.clone())
+            .await
+            .map_err(err)?;
+        found(id, r)
     }
 
     fn parse(id: &str, h: HashMap<String, String>) -> Result<Option<JobRecord>, JobError> {
@@ -328,11 +416,7 @@ impl JobStore for RedisJobStore {
     }
 
     async fn get(&self, id: &str) -> Result<Option<JobRecord>, JobError> {
-        if crate::check_id(id).is_err() {
-            return Ok(None);
-        }
-        let h: HashMap<String, String> = self.conn.clone().hgetall(job_key(id)).await.map_err(err)?;
-        Self::parse(id, h)
+        self.get_on(&self.conn, id).await
     }
 
     async fn list(&self, offset: u64, limit: u64) -> Result<(Vec<JobRecord>, Option<u64>), JobError> {
@@ -345,15 +429,42 @@ impl JobStore for RedisJobStore {
 
 
     async fn transition(&self, id: &str, to: JobState, message: &str) -> Result<bool, JobError> {
-        // Every key the script touches is named in KEYS: the tenant (fixed at creation) first.
-        let tenant: Option<String> = self.conn.clone().hget(job_key(id), "tenant").await.map_err(err)?;
-        let mut call = self.transition.key(job_key(id));
-        call.key(ACTIVE);
-        if let Some(t) = tenant.filter(|t| !t.is_empty()) {
-            call.key(tenant_active_key(&t));
+        self.transition_with(id, to, message, 0).await
+    }
+
+    async fn end(&self, id: &str, to: JobState, message: &str, ttl: std::time::Duration) -> Result<bool, JobError> {
+        crate::check_ending(to)?;
+        self.transition_with(id, to, message, (ttl.as_millis().min(i64::MAX as u128) as u64).max(1)).await
+    }
+
+    async fn unclean(&self, limit: u64) -> Result<Vec<(String, u64)>, JobError> {
+        if limit == 0 {
+            return Ok(Vec::new());
         }
-        let r: i64 = call.arg(to.as_str()).arg(message).arg(now_ms()).arg(id).invoke_async(&mut self.conn.clone()).await.map_err(err)?;
-        found(id, r)
+        let mut conn = self.bulk.clone();
+        let listed: Vec<(String, f64)> = conn.zrange_withscores(UNCLEAN, 0, (limit - 1).min(isize::MAX as u64) as isize).await.map_err(err)?;
+        let mut out = Vec::with_capacity(listed.len());
+        for (id, ms) in listed {
+            let exists: bool = conn.exists(job_key(&id)).await.map_err(err)?;
+            if exists {
+                out.push((id, ms as u64));
+            } else {
+                // Expired or deleted: nothing left to say what it was.
+                let _: i64 = conn.zrem(UNCLEAN, &id).await.map_err(err)?;
+            }
+        }
+        Ok(out)
+    }
+
+    async fn is_unclean(&self, id: &str) -> Result<bool, JobError> {
+        let (score, exists): (Option<f64>, bool) =
+            redis::pipe().zscore(UNCLEAN, id).exists(job_key(id)).query_async(&mut self.conn.clone()).await.map_err(err)?;
+        Ok(score.is_some() && exists)
+    }
+
+    async fn mark_cleaned(&self, id: &str) -> Result<(), JobError> {
+        let _: i64 = self.conn.clone().zrem(UNCLEAN, id).await.map_err(err)?;
+        Ok(())
     }
 
     async fn task_done(&self, id: &str, kind: &str, task: &str) -> Result<bool, JobError> {
@@ -397,15 +508,15 @@ impl JobStore for RedisJobStore {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let ids: Vec<String> = self.conn.clone().zrange(ACTIVE, 0, (limit - 1) as isize).await.map_err(err)?;
+        let ids: Vec<String> = self.bulk.clone().zrange(ACTIVE, 0, (limit - 1) as isize).await.map_err(err)?;
         let mut out = Vec::with_capacity(ids.len());
         for id in &ids {
-            match self.get(id).await? {
+            match self.get_on(&self.bulk, id).await? {
                 Some(r) if !r.state.is_terminal() => out.push(r),
                 Some(_) => {}
                 // A record that expired or was deleted behind the index's back.
                 None => {
-                    let _: i64 = self.conn.clone().zrem(ACTIVE, id).await.map_err(err)?;
+                    let _: i64 = self.bulk.clone().zrem(ACTIVE, id).await.map_err(err)?;
                 }
             }
         }
@@ -445,6 +556,7 @@ impl JobStore for RedisJobStore {
             .invoke_async(&mut self.conn.clone())
             .await
             .map_err(err)?;
+        let _: i64 = self.conn.clone().zrem(UNCLEAN, id).await.map_err(err)?;
         Ok(())
     }
 }

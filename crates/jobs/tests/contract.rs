@@ -60,3 +60,5 @@ contract_case!(tenants_are_separate);
 contract_case!(tenant_active_jobs_are_limited);
 contract_case!(tenant_hourly_tasks_are_limited);
 contract_case!(release_marks_and_tenant_activity);
+contract_case!(endings_stay_listed_until_cleaned);
+contract_case!(an_ending_takes_its_retention);

@@ -44,5 +44,7 @@ pub const CIRCUIT_BYTES: u64 = 4 << 30;
 /// Whether a worker serves `reckle.wrap` tasks (off: only workers that can hold the wrap
 /// proving key, several GB resident, are started with `--reckle-wrap-worker`).
 pub const RECKLE_WRAP_WORKER: bool = false;
+/// Seconds one Redis command may take to answer (redis-rs's own default is 500 ms).
+pub const REDIS_TIMEOUT_SECS: u64 = queue::DEFAULT_REDIS_TIMEOUT_SECS;
 /// Seconds one object-store call may take.
 pub const S3_TIMEOUT_SECS: u64 = 120;

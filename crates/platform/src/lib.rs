@@ -38,6 +38,7 @@ pub mod lifecycle;
 pub mod manifest;
 pub mod metrics;
 pub mod planner;
+pub mod reconcile;
 pub mod roles;
 pub mod service;
 pub mod telemetry;
@@ -53,7 +54,7 @@ pub use kinds::{JobKind, JobRequest, Leaves, Registry, Served, TaskKind};
 pub use layout::proof_prefix;
 pub use lifecycle::Ending;
 pub use planner::JobOutcome;
-pub use roles::{ReconcileState, Reconciled};
+pub use reconcile::{ReconcileState, Reconciled};
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

@@ -70,6 +70,7 @@ pub async fn sample_queues(queue: Arc<dyn Queue>, kinds: Vec<&'static str>, ever
                     metrics::gauge!("prover_queue_running", "kind" => k.clone()).set(s.running as f64);
                     metrics::gauge!("prover_queue_delayed", "kind" => k.clone()).set(s.delayed as f64);
                     metrics::gauge!("prover_queue_dead", "kind" => k.clone()).set(s.dead as f64);
+                    metrics::counter!("prover_tasks_dead_lettered_total", "kind" => k.clone()).absolute(s.dead_lettered);
                     metrics::gauge!("prover_queue_oldest_age_seconds", "kind" => k)
                         .set(s.oldest_age.map(|d| d.as_secs_f64()).unwrap_or(0.0));
                 }

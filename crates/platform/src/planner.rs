@@ -4,8 +4,12 @@
 //! nothing is written for a refused request), stores the inputs under `jobs/<id>/inputs/`,
 //! records the job (state `queued`, with its planned task counts and the idempotency key) and
 //! enqueues one `plan` task, then returns. Each step is safe to cut: inputs without a record
-//! are unreferenced objects; a record whose plan task was never enqueued is found by the
-//! reconciler ([`crate::roles`]) and its plan task enqueued again.
+//! are unreferenced objects (`prover admin gc` collects them); a record whose plan task was never
+//! enqueued is found by the reconciler ([`crate::reconcile`]) and its plan task enqueued again.
+//! Inputs are deleted only after a definite refusal of the record (a limit, an idempotency
+//! conflict): a backend error on the create is ambiguous (the record may exist, its reply lost),
+//! so the record is read back: if it exists the submission goes on as recorded, otherwise the
+//! inputs are left to gc.
 //!
 //! The `plan` task runs on an executor: it calls the kind's [`crate::kinds::JobKind::plan`],
 //! which dispatches the first tasks with [`Platform::dispatch`] (the queue's enqueue-once, keyed
@@ -112,8 +116,25 @@ impl Platform {
         }
         let mut rec = JobRecord::new(&job, kind_name, v.spec).with_tenant(tenant);
         rec.tasks = v.tasks.iter().map(|(k, n)| (k.to_string(), TaskCounts { total: *n, done: 0 })).collect();
-        let created = match self.job_store().create_limited(&rec, idempotency_key.map(|k| (k, fingerprint.as_str())), jobs::Limits { max_active: quotas.max_active_jobs, max_tasks_per_hour: quotas.max_tasks_per_hour }).await {
+        let limits = jobs::Limits { max_active: quotas.max_active_jobs, max_tasks_per_hour: quotas.max_tasks_per_hour };
+        let created = match self.job_store().create_limited(&rec, idempotency_key.map(|k| (k, fingerprint.as_str())), limits).await {
             Ok(c) => c,
+            // A backend error is ambiguous: the record may have been written and only the
+            // reply lost. Read it back before deleting anything.
+            Err(e @ jobs::JobError::Backend(_)) => match self.job_store().get(&job).await {
+                // Recorded after all: the job is the platform's, inputs and all.
+                Ok(Some(_)) => {
+                    tracing::warn!(job = %job, error = %e, "job recorded although its create answered with an error");
+                    Created::New
+                }
+                // Not recorded, or no answer either: the inputs are left to `prover admin gc`
+                // (orphans past its grace period), never deleted on a guess.
+                Ok(None) | Err(_) => {
+                    tracing::warn!(job = %job, error = %e, "job not recorded; its inputs are left to gc");
+                    return Err(e.into());
+                }
+            },
+            // A definite refusal (a limit, a conflict, an invalid record): nothing was written.
             Err(e) => {
                 let _ = self.blobs().delete_prefix(&layout::job_prefix(&job)).await;
                 return Err(e.into());

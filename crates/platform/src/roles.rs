@@ -25,25 +25,18 @@
 //! A role loop never stops on a backend error: it counts it (`prover_backend_errors_total`),
 //! backs off (100 ms doubling to 10 s) and goes on; only a configuration error ends it.
 //!
-//! The **reconciler** ([`Platform::reconcile_once`], every `reconcile_every` on each executor;
-//! leader-free, since everything it does is idempotent): fails the job of every dead-lettered
-//! task with the task's reason (a lease that expired on its last attempt included), and looks at
-//! the jobs that have not ended: one with nothing queued, running or delayed and no progress
-//! for `reconcile_grace`, seen so on two rounds in a row, is re-driven (a `queued` job: its plan
-//! task is enqueued again) or failed with the reason (a `running` job: its tasks were lost).
+//! Beside the executor runs the **reconciler** ([`crate::reconcile`]).
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use jobs::{JobRecord, JobState};
+use jobs::JobRecord;
 use queue::{FailOutcome, Lease, QueueError};
 use tokio::sync::{oneshot, watch};
 use tracing::Instrument;
 
 use crate::kinds::{JobKind, Served, TaskKind, PLAN};
-use crate::planner::plan_message;
 use crate::{Platform, PlatformError};
 
 /// An object key that is never written: `exists` on it asks the object store whether it
@@ -69,22 +62,6 @@ enum End {
     Lost(String),
     Deadline(Duration),
     Drained,
-}
-
-/// What the reconciler remembers between rounds.
-#[derive(Default)]
-pub struct ReconcileState {
-    /// Dead letters already handled, per task kind.
-    dead_seen: HashMap<&'static str, usize>,
-    /// Jobs that looked stalled last round, with their `updated_ms` then.
-    suspects: HashMap<String, u64>,
-}
-
-/// What one reconciler round did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Reconciled {
-    pub failed: Vec<String>,
-    pub redriven: Vec<String>,
 }
 
 impl Platform {
@@ -438,93 +415,17 @@ impl Platform {
         Ok(self.job_store().get(job).await?.is_none_or(|r| r.state.is_terminal()))
     }
 
-    /// For a report: true if the job is still running. For a cancelled job the intermediate
-    /// objects are deleted again (a worker may have written one after the cancellation's
-    /// clean-up).
+    /// For a report: true if the job is still running. For an ended job the intermediate
+    /// objects and inputs are deleted again (a worker may have written one after the ending's
+    /// clean-up: see [`crate::lifecycle`]).
     pub(crate) async fn live(&self, job: &str) -> Result<bool, PlatformError> {
         match self.job_store().get(job).await? {
             None => Ok(false),
-            Some(r) if r.state == JobState::Cancelled => {
-                self.delete_scratch(&r.kind, job).await?;
+            Some(r) if r.state.is_terminal() => {
+                self.delete_ended_objects(&r).await?;
                 Ok(false)
             }
-            Some(r) => Ok(!r.state.is_terminal()),
+            Some(_) => Ok(true),
         }
-    }
-
-    async fn run_reconciler(self: Arc<Self>, mut stop: watch::Receiver<bool>) {
-        let mut state = ReconcileState::default();
-        while !*stop.borrow() {
-            if let Err(e) = self.reconcile_once(&mut state).await {
-                ::metrics::counter!("prover_backend_errors_total", "role" => "reconciler").increment(1);
-                tracing::warn!(error = %e, "reconciler round failed");
-            }
-            tokio::select! {
-                _ = tokio::time::sleep(self.config.reconcile_every) => {}
-                _ = stop.changed() => {}
-            }
-        }
-    }
-
-    /// One reconciler round (see the module doc).
-    pub async fn reconcile_once(&self, st: &mut ReconcileState) -> Result<Reconciled, PlatformError> {
-        let mut done = Reconciled::default();
-        for t in self.registry().task_kinds() {
-            let dead = self.queue().dead_letters(t.name).await?;
-            let seen = st.dead_seen.entry(t.name).or_default();
-            for (m, reason) in dead.iter().skip(*seen) {
-                if !self.ended(&m.job_id).await? {
-                    self.fail_job(&m.job_id, &format!("task {} ({}) dead-lettered: {reason}", m.task_id, t.name)).await?;
-                    done.failed.push(m.job_id.clone());
-                }
-            }
-            *seen = dead.len();
-        }
-        let now = jobs::now_ms();
-        let grace = self.config.reconcile_grace.as_millis() as u64;
-        let active = self.job_store().list_active(self.config.reconcile_batch).await?;
-        // Per job kind: the oldest job not ended, and how long one is expected to take (the
-        // ProverJobOverdue alert compares the two).
-        for k in self.registry().job_kinds() {
-            let oldest = active.iter().filter(|r| r.kind == k.name()).map(|r| now.saturating_sub(r.created_ms)).max().unwrap_or(0);
-            ::metrics::gauge!("prover_oldest_active_job_age_seconds", "kind" => k.name()).set(oldest as f64 / 1e3);
-            let expected = self.config.expected.get(k.name()).map(|d| d.as_secs()).unwrap_or_else(|| k.expected_secs());
-            ::metrics::gauge!("prover_job_expected_seconds", "kind" => k.name()).set(expected as f64);
-        }
-        let mut suspects = HashMap::new();
-        for rec in active {
-            if now.saturating_sub(rec.updated_ms) < grace || self.registry().job_kind(&rec.kind).is_none() {
-                continue;
-            }
-            let mut outstanding = 0;
-            for t in self.registry().task_kinds_of(&rec.kind) {
-                outstanding += self.queue().job_tasks(t.name, &rec.id).await?;
-                if outstanding > 0 {
-                    break;
-                }
-            }
-            if outstanding > 0 {
-                continue;
-            }
-            if st.suspects.get(&rec.id) != Some(&rec.updated_ms) {
-                // Seen idle once: act only if it is still so next round (a task moving from
-                // one queue to the next may have been missed by this round's look).
-                suspects.insert(rec.id.clone(), rec.updated_ms);
-                continue;
-            }
-            if rec.state == JobState::Queued {
-                tracing::warn!(job = %rec.id, "no plan task: enqueued again");
-                ::metrics::counter!("prover_jobs_redriven_total", "kind" => rec.kind.clone()).increment(1);
-                self.queue().enqueue(PLAN.name, plan_message(&rec.id)).await?;
-                done.redriven.push(rec.id);
-            } else {
-                let idle = Duration::from_millis(now.saturating_sub(rec.updated_ms));
-                let reason = format!("stalled: no task queued, running or delayed and no progress for {} s", idle.as_secs());
-                self.fail_job(&rec.id, &reason).await?;
-                done.failed.push(rec.id);
-            }
-        }
-        st.suspects = suspects;
-        Ok(done)
     }
 }

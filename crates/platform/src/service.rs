@@ -208,6 +208,12 @@ pub struct BackendArgs {
     /// Seconds one object-store operation may take before it fails (and is retried).
     #[arg(long, env = "PROVER_S3_TIMEOUT_SECS", default_value_t = crate::defaults::S3_TIMEOUT_SECS)]
     pub s3_timeout_secs: u64,
+    /// Seconds one Redis command may take to answer (and one connection attempt to succeed)
+    /// before it fails; the queue and the job store each read large replies (listings, whole
+    /// streams, dead letters) on a connection of their own. Keep it at several seconds: a reply
+    /// cut short leaves the write it answered ambiguous, and Redis pauses for AOF fsyncs and forks.
+    #[arg(long, env = "PROVER_REDIS_TIMEOUT_SECS", default_value_t = crate::defaults::REDIS_TIMEOUT_SECS)]
+    pub redis_timeout_secs: u64,
     /// Accept a Redis that refuses `CONFIG GET` (managed Redis often blocks CONFIG) without
     /// checking that it never evicts keys: only for a server known to run `noeviction`.
     #[arg(long, env = "PROVER_ASSUME_NOEVICTION", value_parser = clap::builder::BoolishValueParser::new())]
@@ -377,11 +383,15 @@ pub async fn connect_backends(b: &BackendArgs, queue_config: QueueConfig, config
     let redis = b.redis.as_deref().ok_or_else(|| ServiceError::Config("--redis (PROVER_REDIS_URL) is required".into()))?;
     let endpoint = b.s3_endpoint.clone().ok_or_else(|| ServiceError::Config("--s3-endpoint (PROVER_S3_ENDPOINT) is required".into()))?;
     let env = |k: &str| std::env::var(k).map_err(|_| ServiceError::Config(format!("{k} is required for S3")));
-    let queue = RedisQueue::connect_with(redis, queue_config, b.assume_noeviction).await.map_err(|e| backend("Redis queue")(Box::new(e)))?;
+    if b.redis_timeout_secs == 0 {
+        return Err(ServiceError::Config("--redis-timeout-secs (PROVER_REDIS_TIMEOUT_SECS) must be at least 1".into()));
+    }
+    let redis_timeout = Duration::from_secs(b.redis_timeout_secs);
+    let queue = RedisQueue::connect_opts(redis, queue_config, b.assume_noeviction, redis_timeout).await.map_err(|e| backend("Redis queue")(Box::new(e)))?;
     if let Some(why) = queue.eviction_unchecked() {
         tracing::warn!(reason = why, "Redis eviction policy not checked (--assume-noeviction): an evicted key would be a lost task");
     }
-    let jobs = RedisJobStore::connect_with(redis, b.assume_noeviction).await.map_err(|e| backend("Redis job store")(Box::new(e)))?;
+    let jobs = RedisJobStore::connect_opts(redis, b.assume_noeviction, redis_timeout).await.map_err(|e| backend("Redis job store")(Box::new(e)))?;
     let s3 = S3Store::connect(S3Config {
         endpoint,
         bucket: b.bucket.clone(),

@@ -371,3 +371,40 @@ pub async fn enqueue_once_many_does_not_duplicate(q: &dyn Queue, kind: &str) {
         q.forget_job(j).await.unwrap();
     }
 }
+
+/// Dead letters are read by cursor: a page starts after the last id its reader saw, and a dead
+/// letter that arrives after older ones were cleared (or trimmed) is still seen, once. Every
+/// dead letter is counted in `dead_lettered`, a lease buried by a claim (out of attempts before
+/// it was delivered) included.
+pub async fn dead_letters_are_read_by_cursor(q: &dyn Queue, kind: &str) {
+    let max = contract_config().max_attempts;
+    let last_try = |n| TaskMessage { failures: max - 1, ..task("jd", n) };
+    for n in 1..=3 {
+        q.enqueue(kind, last_try(n)).await.unwrap();
+        let l = q.claim(kind, "w", LONG).await.unwrap().expect("delivered");
+        assert_eq!(l.attempt, max);
+        assert_eq!(q.fail(&l, &format!("boom {n}")).await.unwrap(), FailOutcome::DeadLettered);
+    }
+    // Out of attempts before its delivery: the claim buries it and hands out nothing.
+    q.enqueue(kind, TaskMessage { failures: max, ..task("jd", 4) }).await.unwrap();
+    assert!(q.claim(kind, "w", SHORT).await.unwrap().is_none());
+    let first = q.dead_letters_after(kind, None, 2).await.unwrap();
+    let ids = |v: &[crate::DeadLetter]| v.iter().map(|d| d.task.task_id.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&first), ["t1", "t2"]);
+    assert_eq!(first[0].reason, "boom 1");
+    let rest = q.dead_letters_after(kind, Some(&first[1].id), 10).await.unwrap();
+    assert_eq!(ids(&rest), ["t3", "t4"]);
+    assert!(rest[1].reason.contains("lease expired"), "{}", rest[1].reason);
+    let cursor = rest[1].id.clone();
+    assert!(q.dead_letters_after(kind, Some(&cursor), 10).await.unwrap().is_empty());
+    let s = q.stats(kind).await.unwrap();
+    assert_eq!((s.dead, s.dead_lettered), (4, 4), "{s:?}");
+    // The old ones go; a new one still comes after the cursor.
+    assert_eq!(q.clear_dead_letters(kind).await.unwrap(), 4);
+    q.enqueue(kind, last_try(5)).await.unwrap();
+    let l = q.claim(kind, "w", LONG).await.unwrap().expect("delivered");
+    assert_eq!(q.fail(&l, "boom 5").await.unwrap(), FailOutcome::DeadLettered);
+    assert_eq!(ids(&q.dead_letters_after(kind, Some(&cursor), 10).await.unwrap()), ["t5"]);
+    let s = q.stats(kind).await.unwrap();
+    assert_eq!((s.dead, s.dead_lettered), (1, 5), "a counter, not the queue's length: {s:?}");
+}

@@ -56,6 +56,12 @@ pub use redis_queue::RedisQueue;
 /// failures cannot fill Redis.
 pub const DEAD_LETTERS_KEPT: usize = 10_000;
 
+/// Seconds a Redis command may take to answer by default (the services'
+/// `--redis-timeout-secs`): several seconds, so a large reply or a short server pause (an AOF
+/// fsync, a fork) is waited out instead of failing unrelated calls and turning writes ambiguous.
+/// redis-rs's own default is 500 ms.
+pub const DEFAULT_REDIS_TIMEOUT_SECS: u64 = 10;
+
 /// Largest accepted payload: messages carry references, blobs go to object storage.
 pub const MAX_PAYLOAD: usize = 4096;
 
@@ -137,6 +143,17 @@ impl QueueConfig {
     }
 }
 
+/// A dead letter and its place in its kind's dead-letter queue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeadLetter {
+    /// Grows with every dead letter of the kind (a Redis stream id, or a sequence number), so a
+    /// reader that remembers the last one it saw ([`Queue::dead_letters_after`]) sees each new
+    /// one once, however many older ones were trimmed meanwhile.
+    pub id: String,
+    pub task: TaskMessage,
+    pub reason: String,
+}
+
 /// Counts for one kind.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct QueueStats {
@@ -146,8 +163,11 @@ pub struct QueueStats {
     pub running: u64,
     /// Waiting for their retry backoff.
     pub delayed: u64,
-    /// In the dead-letter queue.
+    /// In the dead-letter queue (the newest [`DEAD_LETTERS_KEPT`]).
     pub dead: u64,
+    /// Tasks dead-lettered since the queue began, by a failure on the last attempt or a lease
+    /// that expired on it: a counter (`dead` saw-tooths once the queue is trimmed).
+    pub dead_lettered: u64,
     /// Age of the oldest message not yet completed (waiting or running).
     pub oldest_age: Option<Duration>,
     /// Tasks recorded by [`Queue::record_throughput`] since the queue began.
@@ -252,6 +272,9 @@ pub trait Queue: Send + Sync {
     async fn record_throughput(&self, kind: &str, busy: Duration) -> Result<(), QueueError>;
     /// Dead-lettered messages of `kind` with their reasons (the newest [`DEAD_LETTERS_KEPT`]).
     async fn dead_letters(&self, kind: &str) -> Result<Vec<(TaskMessage, String)>, QueueError>;
+    /// Up to `count` dead letters of `kind` that came after the one with id `after` (`None`:
+    /// from the oldest kept), oldest first: a reader's cursor (see [`DeadLetter::id`]).
+    async fn dead_letters_after(&self, kind: &str, after: Option<&str>, count: usize) -> Result<Vec<DeadLetter>, QueueError>;
     /// Deletes `kind`'s dead letters (once an operator has read them). Returns how many.
     async fn clear_dead_letters(&self, kind: &str) -> Result<u64, QueueError>;
     /// Removes every waiting or delayed message of `job_id` (cancellation). Returns how many.

@@ -23,9 +23,21 @@ struct Kind {
     ready: VecDeque<(u64, Instant, u32, TaskMessage)>,
     held: HashMap<u64, Held>,
     delayed: Vec<(Instant, TaskMessage)>,
-    dead: Vec<(TaskMessage, String)>,
+    /// Dead letters with their sequence numbers.
+    dead: Vec<(u64, TaskMessage, String)>,
+    /// Dead letters ever (the last sequence number given).
+    dead_lettered: u64,
     completed: u64,
     busy: Duration,
+}
+
+impl Kind {
+    /// Dead-letters `task` with `reason`, counted, keeping the newest [`crate::DEAD_LETTERS_KEPT`].
+    fn bury(&mut self, task: TaskMessage, reason: &str) {
+        self.dead_lettered += 1;
+        self.dead.push((self.dead_lettered, task, reason.to_string()));
+        trim_dead(&mut self.dead);
+    }
 }
 
 #[derive(Default)]
@@ -78,8 +90,7 @@ impl MemoryQueue {
         let deliveries = deliveries + 1;
         let attempt = task.failures + deliveries;
         if attempt > self.config.max_attempts {
-            k.dead.push((task, "lease expired on the last attempt".to_string()));
-            trim_dead(&mut k.dead);
+            k.bury(task, "lease expired on the last attempt");
             drop(st);
             return self.try_claim(kind, consumer);
         }
@@ -196,8 +207,7 @@ impl Queue for MemoryQueue {
             let h = self.take_held(&mut st, lease)?;
             let k = st.kinds.get_mut(&lease.kind).expect("present");
             if lease.attempt >= self.config.max_attempts {
-                k.dead.push((h.task, reason.to_string()));
-                trim_dead(&mut k.dead);
+                k.bury(h.task, reason);
                 FailOutcome::DeadLettered
             } else {
                 let mut task = h.task;
@@ -233,6 +243,7 @@ impl Queue for MemoryQueue {
             running: k.held.len() as u64,
             delayed: k.delayed.len() as u64,
             dead: k.dead.len() as u64,
+            dead_lettered: k.dead_lettered,
             oldest_age: oldest.map(|t| now.duration_since(t)),
             completed: k.completed,
             busy: k.busy,
@@ -250,7 +261,23 @@ impl Queue for MemoryQueue {
 
     async fn dead_letters(&self, kind: &str) -> Result<Vec<(TaskMessage, String)>, QueueError> {
         let st = self.state.lock().expect("queue mutex");
-        Ok(st.kinds.get(kind).map(|k| k.dead.clone()).unwrap_or_default())
+        Ok(st.kinds.get(kind).map(|k| k.dead.iter().map(|(_, t, r)| (t.clone(), r.clone())).collect()).unwrap_or_default())
+    }
+
+    async fn dead_letters_after(&self, kind: &str, after: Option<&str>, count: usize) -> Result<Vec<crate::DeadLetter>, QueueError> {
+        check_kind(kind)?;
+        let after = match after {
+            None => 0,
+            Some(a) => a.parse::<u64>().map_err(|_| QueueError::Backend(format!("dead letter id {a:?} is not one of this queue's")))?,
+        };
+        let st = self.state.lock().expect("queue mutex");
+        let Some(k) = st.kinds.get(kind) else { return Ok(Vec::new()) };
+        Ok(k.dead
+            .iter()
+            .filter(|(n, _, _)| *n > after)
+            .take(count)
+            .map(|(n, t, r)| crate::DeadLetter { id: n.to_string(), task: t.clone(), reason: r.clone() })
+            .collect())
     }
 
     async fn clear_dead_letters(&self, kind: &str) -> Result<u64, QueueError> {

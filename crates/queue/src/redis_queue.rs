@@ -113,7 +113,8 @@ return added
 /// Ends lease ARGV[2] held as ARGV[3] ('consumer:token'): only if the token is current and the
 /// group still assigns the message to that consumer. ARGV[4]: 'ack' | 'dead' | 'delay' | 'requeue'
 /// | 'extend' (keeps the lease: resets the message's idle time, without counting a delivery),
-/// ARGV[5]: message JSON for dead/delay/requeue, ARGV[6]: due ms or reason.
+/// ARGV[5]: message JSON for dead/delay/requeue, ARGV[6]: due ms or reason. KEYS: stream,
+/// lease hash, dead-letter stream, delayed set, stats hash (a dead letter is counted there).
 const FINISH: &str = r#"
 if ARGV[4] == 'extend' then
   redis.call('XCLAIM', KEYS[1], ARGV[1], consumer, 0, ARGV[2], 'JUSTID')
@@ -124,6 +125,7 @@ redis.call('XDEL', KEYS[1], ARGV[2])
 redis.call('HDEL', KEYS[2], ARGV[2])
 if ARGV[4] == 'dead' then
   redis.call('XADD', KEYS[3], 'MAXLEN', '~', 10000, '*', 'm', ARGV[5], 'reason', ARGV[6])
+  redis.call('HINCRBY', KEYS[5], 'dead_lettered', 1)
 elseif ARGV[4] == 'delay' then
   redis.call('ZADD', KEYS[4], ARGV[6], ARGV[5])
 elseif ARGV[4] == 'requeue' then
@@ -175,12 +177,14 @@ const ENQUEUE_CHUNK: usize = 500;
 /// Hash of `XAUTOCLAIM` cursors by kind, shared by every consumer.
 const CURSORS: &str = "prover:autoclaim";
 
-/// Moves an expired message that is out of attempts to the dead-letter stream.
+/// Moves an expired message that is out of attempts to the dead-letter stream, and counts it.
+/// KEYS: stream, lease hash, dead-letter stream, stats hash.
 const BURY: &str = r#"
 redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
 redis.call('XDEL', KEYS[1], ARGV[2])
 redis.call('HDEL', KEYS[2], ARGV[2])
 redis.call('XADD', KEYS[3], 'MAXLEN', '~', 10000, '*', 'm', ARGV[3], 'reason', ARGV[4])
+redis.call('HINCRBY', KEYS[4], 'dead_lettered', 1)
 return 1
 "#;
 
@@ -188,6 +192,12 @@ return 1
 pub struct RedisQueue {
     config: QueueConfig,
     conn: ConnectionManager,
+    /// Reads whose replies grow with the data (a whole stream for `job_tasks` and `purge_job`,
+    /// the dead letters) go on a connection of their own, so a large reply never holds up the
+    /// heartbeats, claims and completions queued behind it on `conn`.
+    bulk: ConnectionManager,
+    /// How long any command may take to answer (blocking reads: their block, plus this).
+    response_timeout: Duration,
     /// Blocking reads (`XREADGROUP BLOCK`) get connections of their own, one per read in
     /// flight, so they never stall the multiplexed one nor each other (several role loops of
     /// one process block at once); idle ones are kept here for the next read.
@@ -223,8 +233,20 @@ impl RedisQueue {
     /// [`RedisQueue::eviction_unchecked`] says why. A server that answers with another policy
     /// is refused either way.
     pub async fn connect_with(url: &str, config: QueueConfig, assume_noeviction: bool) -> Result<Self, QueueError> {
+        Self::connect_opts(url, config, assume_noeviction, Duration::from_secs(crate::DEFAULT_REDIS_TIMEOUT_SECS)).await
+    }
+
+    /// [`RedisQueue::connect_with`], with every command's answer (and each connection attempt)
+    /// waited for up to `response_timeout` (redis-rs's own default is 500 ms).
+    pub async fn connect_opts(url: &str, config: QueueConfig, assume_noeviction: bool, response_timeout: Duration) -> Result<Self, QueueError> {
+        if response_timeout.is_zero() {
+            return Err(QueueError::Backend("the Redis response timeout must be more than zero".into()));
+        }
         let client = redis::Client::open(url).map_err(err)?;
-        let mut conn = ConnectionManager::new(client.clone()).await.map_err(err)?;
+        let manager = redis::aio::ConnectionManagerConfig::new()
+            .set_response_timeout(Some(response_timeout))
+            .set_connection_timeout(Some(response_timeout));
+        let mut conn = ConnectionManager::new_with_config(client.clone(), manager.clone()).await.map_err(err)?;
         let answer: redis::RedisResult<Vec<String>> =
             redis::cmd("CONFIG").arg("GET").arg("maxmemory-policy").query_async(&mut conn).await;
         let (policy, unchecked) = match answer {
@@ -249,9 +271,12 @@ impl RedisQueue {
                 policy.get(1)
             )));
         }
+        let bulk = ConnectionManager::new_with_config(client.clone(), manager).await.map_err(err)?;
         Ok(Self {
             config,
             conn,
+            bulk,
+            response_timeout,
             blocking: Default::default(),
             client,
             assign: Script::new(ASSIGN),
@@ -350,6 +375,7 @@ impl RedisQueue {
                 .key(stream(kind))
                 .key(leases(kind))
                 .key(dlq(kind))
+                .key(stats_key(kind))
                 .arg(GROUP)
                 .arg(&id)
                 .arg(&json)
@@ -433,9 +459,9 @@ impl RedisQueue {
             Some(b) => b,
             None => {
                 let mut b = self.client.get_multiplexed_async_connection().await.map_err(err)?;
-                // The client's default answer timeout (500 ms) would cut a read that blocks
-                // for as long; the block itself bounds how long this one waits.
-                b.set_response_timeout(MAINTENANCE_EVERY + Duration::from_secs(5));
+                // The block itself bounds how long the server holds the read; beyond it, the
+                // answer is waited for as long as any other.
+                b.set_response_timeout(MAINTENANCE_EVERY + self.response_timeout);
                 b
             }
         };
@@ -524,6 +550,7 @@ impl RedisQueue {
             .key(leases(&lease.kind))
             .key(dlq(&lease.kind))
             .key(delayed(&lease.kind))
+            .key(stats_key(&lease.kind))
             .arg(GROUP)
             .arg(&lease.message_id)
             .arg(format!("{}:{}", lease.consumer, lease.token))
@@ -539,6 +566,38 @@ impl RedisQueue {
             Err(QueueError::StaleLease)
         }
     }
+}
+
+/// `<ms>-<seq>`.
+fn is_stream_id(id: &str) -> bool {
+    id.split_once('-').is_some_and(|(a, b)| !a.is_empty() && !b.is_empty() && a.bytes().chain(b.bytes()).all(|c| c.is_ascii_digit()))
+}
+
+/// The dead letters of an `XRANGE` reply on a dead-letter stream. A malformed entry (no task,
+/// or one that does not parse) is kept with what is known, so one bad entry cannot stop a
+/// reader: its task is empty and its reason says why.
+fn dead_entries(reply: Value) -> Result<Vec<crate::DeadLetter>, QueueError> {
+    let mut out = Vec::new();
+    let Value::Array(entries) = reply else { return Ok(out) };
+    for e in entries {
+        let Value::Array(pair) = e else { continue };
+        let (Some(idv), Some(fields), true) = (pair.first(), pair.get(1), pair.len() == 2) else { continue };
+        let id: String = redis::from_redis_value(idv.clone()).map_err(err)?;
+        let reason = match fields {
+            Value::Array(items) => items
+                .chunks(2)
+                .find(|kv| redis::from_redis_value::<String>(kv[0].clone()).ok().as_deref() == Some("reason"))
+                .and_then(|kv| redis::from_redis_value::<String>(kv[1].clone()).ok())
+                .unwrap_or_default(),
+            _ => String::new(),
+        };
+        let parsed = field_m(fields).ok_or_else(|| "no 'm' field".to_string()).and_then(|m| serde_json::from_str::<TaskMessage>(&m).map_err(|e| e.to_string()));
+        match parsed {
+            Ok(task) => out.push(crate::DeadLetter { id, task, reason }),
+            Err(why) => out.push(crate::DeadLetter { id, task: TaskMessage::new("", "", ""), reason: format!("malformed dead letter ({why}); {reason}") }),
+        }
+    }
+    Ok(out)
 }
 
 /// The `m` field of a stream entry's field list.
@@ -726,13 +785,20 @@ impl Queue for RedisQueue {
             let ms: u64 = id.split('-').next()?.parse().ok()?;
             Some(Duration::from_millis(now_ms().saturating_sub(ms)))
         });
-        let (completed, busy_ms): (Option<u64>, Option<u64>) =
-            redis::cmd("HMGET").arg(stats_key(kind)).arg("completed").arg("busy_ms").query_async(&mut c).await.map_err(err)?;
+        let (completed, busy_ms, dead_lettered): (Option<u64>, Option<u64>, Option<u64>) = redis::cmd("HMGET")
+            .arg(stats_key(kind))
+            .arg("completed")
+            .arg("busy_ms")
+            .arg("dead_lettered")
+            .query_async(&mut c)
+            .await
+            .map_err(err)?;
         Ok(QueueStats {
             pending: len.saturating_sub(running),
             running,
             delayed: delayed_n,
             dead,
+            dead_lettered: dead_lettered.unwrap_or(0),
             oldest_age,
             completed: completed.unwrap_or(0),
             busy: Duration::from_millis(busy_ms.unwrap_or(0)),
@@ -763,29 +829,24 @@ impl Queue for RedisQueue {
     }
 
     async fn dead_letters(&self, kind: &str) -> Result<Vec<(TaskMessage, String)>, QueueError> {
-        let mut c = self.conn.clone();
-        let all: Value = redis::cmd("XRANGE").arg(dlq(kind)).arg("-").arg("+").query_async(&mut c).await.map_err(err)?;
-        let mut out = Vec::new();
-        if let Value::Array(entries) = all {
-            for e in entries {
-                if let Value::Array(pair) = e {
-                    if let (Some(fields), true) = (pair.get(1), pair.len() == 2) {
-                        let m = field_m(fields).ok_or_else(|| err("dead letter without 'm'"))?;
-                        let task: TaskMessage = serde_json::from_str(&m).map_err(err)?;
-                        let reason = match fields {
-                            Value::Array(items) => items
-                                .chunks(2)
-                                .find(|kv| redis::from_redis_value::<String>(kv[0].clone()).ok().as_deref() == Some("reason"))
-                                .and_then(|kv| redis::from_redis_value::<String>(kv[1].clone()).ok())
-                                .unwrap_or_default(),
-                            _ => String::new(),
-                        };
-                        out.push((task, reason));
-                    }
-                }
-            }
+        check_kind(kind)?;
+        let all: Value = redis::cmd("XRANGE").arg(dlq(kind)).arg("-").arg("+").query_async(&mut self.bulk.clone()).await.map_err(err)?;
+        Ok(dead_entries(all)?.into_iter().map(|d| (d.task, d.reason)).collect())
+    }
+
+    async fn dead_letters_after(&self, kind: &str, after: Option<&str>, count: usize) -> Result<Vec<crate::DeadLetter>, QueueError> {
+        check_kind(kind)?;
+        if count == 0 {
+            return Ok(Vec::new());
         }
-        Ok(out)
+        let from = match after {
+            None => "-".to_string(),
+            Some(id) if is_stream_id(id) => format!("({id}"),
+            Some(id) => return Err(QueueError::Backend(format!("dead letter id {id:?} is not a stream id"))),
+        };
+        let page: Value =
+            redis::cmd("XRANGE").arg(dlq(kind)).arg(from).arg("+").arg("COUNT").arg(count).query_async(&mut self.bulk.clone()).await.map_err(err)?;
+        dead_entries(page)
     }
 
     async fn purge_job(&self, kind: &str, job_id: &str) -> Result<u64, QueueError> {
@@ -795,7 +856,8 @@ impl Queue for RedisQueue {
         let mut removed = 0u64;
         // Waiting entries: not yet delivered to any consumer (delivered ones are running and
         // finish or fail on their own; the executor ignores their results for a cancelled job).
-        let summary: Value = redis::cmd("XPENDING").arg(stream(kind)).arg(GROUP).arg("-").arg("+").arg(100_000).query_async(&mut c).await.map_err(err)?;
+        let mut bulk = self.bulk.clone();
+        let summary: Value = redis::cmd("XPENDING").arg(stream(kind)).arg(GROUP).arg("-").arg("+").arg(100_000).query_async(&mut bulk).await.map_err(err)?;
         let mut delivered = std::collections::HashSet::new();
         if let Value::Array(v) = summary {
             for p in v {
@@ -806,7 +868,7 @@ impl Queue for RedisQueue {
                 }
             }
         }
-        let all: Value = redis::cmd("XRANGE").arg(stream(kind)).arg("-").arg("+").query_async(&mut c).await.map_err(err)?;
+        let all: Value = redis::cmd("XRANGE").arg(stream(kind)).arg("-").arg("+").query_async(&mut bulk).await.map_err(err)?;
         if let Value::Array(entries) = all {
             for e in entries {
                 let Value::Array(pair) = e else { continue };
@@ -823,7 +885,7 @@ impl Queue for RedisQueue {
                 }
             }
         }
-        let members: Vec<String> = c.zrange(delayed(kind), 0, -1).await.map_err(err)?;
+        let members: Vec<String> = bulk.zrange(delayed(kind), 0, -1).await.map_err(err)?;
         for m in members {
             if serde_json::from_str::<TaskMessage>(&m).map(|t| t.job_id == job_id).unwrap_or(false) {
                 let n: u64 = c.zrem(delayed(kind), &m).await.map_err(err)?;
@@ -870,7 +932,7 @@ impl Queue for RedisQueue {
 
     async fn job_tasks(&self, kind: &str, job_id: &str) -> Result<u64, QueueError> {
         check_kind(kind)?;
-        let mut c = self.conn.clone();
+        let mut c = self.bulk.clone();
         let of_job = |m: &str| serde_json::from_str::<TaskMessage>(m).map(|t| t.job_id == job_id).unwrap_or(false);
         let mut n = 0u64;
         // Stream entries are deleted when acknowledged: what is left is waiting or leased.

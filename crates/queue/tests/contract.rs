@@ -70,3 +70,4 @@ contract_case!(job_tasks_counts_waiting_running_and_delayed);
 
 contract_case!(complete_with_reports_atomically);
 contract_case!(enqueue_once_many_does_not_duplicate);
+contract_case!(dead_letters_are_read_by_cursor);

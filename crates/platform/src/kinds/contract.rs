@@ -166,7 +166,7 @@ pub trait Kind: Send + Sync + Sized + 'static {
     }
     /// `VerifyProof` on a done job (see [`JobKind::verify_outputs`]).
     async fn verify_outputs(&self, p: &Platform, job: &Job<Self>, pins: Pins<'_>) -> Result<Result<String, String>, PlatformError>;
-    /// Object prefixes of a job's intermediate data (deleted on cancellation).
+    /// Object prefixes of a job's intermediate data (deleted with its inputs when the job ends).
     fn scratch_prefixes(job: &str) -> Vec<String> {
         let _ = job;
         Vec::new()
@@ -207,15 +207,13 @@ impl<K: Kind> Typed<K> {
         Self { kind, tasks: Box::leak(K::task_kinds().into_boxed_slice()) }
     }
 
-    /// The job, if it has not ended (a task of a job that has ended does nothing). For a
-    /// cancelled job the intermediate objects are deleted again: a worker may have written one
-    /// after the cancellation's clean-up.
+    /// The job, if it has not ended (a task of a job that has ended does nothing). For an
+    /// ended job the intermediate objects and inputs are deleted again: a worker may have
+    /// written one after the ending's clean-up.
     async fn live(p: &Platform, job: &str) -> Result<Option<Job<K>>, PlatformError> {
         let Some(record) = p.job_store().get(job).await? else { return Ok(None) };
         if record.state.is_terminal() {
-            if record.state == jobs::JobState::Cancelled {
-                p.delete_scratch(&record.kind, job).await?;
-            }
+            p.delete_ended_objects(&record).await?;
             return Ok(None);
         }
         let spec = decode::<K>(&record)?;

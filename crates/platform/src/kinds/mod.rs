@@ -6,7 +6,7 @@
 //! ([`JobKind::plan`], on an executor), what a worker does for each of its task kinds
 //! ([`JobKind::work`]), what the executor does with a report ([`JobKind::on_done`]), what the
 //! aggregator does to finish ([`JobKind::finish`]), and which object prefixes hold its
-//! intermediate data ([`JobKind::scratch_prefixes`], deleted on cancellation).
+//! intermediate data ([`JobKind::scratch_prefixes`], deleted with its inputs when the job ends, see [`crate::lifecycle`]).
 //!
 //! Adding a kind: a file here implementing [`JobKind`], one line in [`Registry::builtin`], its
 //! [`JobRequest`] variant and its proto message (converted in `grpc.rs`).
@@ -269,8 +269,16 @@ pub trait JobKind: Send + Sync + 'static {
         let _ = (p, active);
         Ok(())
     }
-    /// Object prefixes of a job's intermediate data (deleted on cancellation).
+    /// Object prefixes of a job's intermediate data: deleted when the job ends, with its
+    /// `inputs/` (see [`crate::lifecycle`]).
     fn scratch_prefixes(&self, job: &str) -> Vec<String>;
+    /// What a done job keeps of its intermediate data and inputs because later jobs read it
+    /// (object keys, or prefixes ending in '/'): the rest goes when the job ends. Default:
+    /// nothing. Each kind that keeps something says why in [`crate::lifecycle`]'s table.
+    fn kept_when_done(&self, job: &str) -> Vec<String> {
+        let _ = job;
+        Vec::new()
+    }
     /// `VerifyProof` on a done job of this kind: checks the job's published outputs against
     /// what the caller pins (nothing found beside a proof decides on its own whether it
     /// verifies). `Ok(Ok(what it checked against))` when they verify, `Ok(Err(why not))` when

@@ -494,6 +494,9 @@ impl JobKind for ReckleBatch {
     fn scratch_prefixes(&self, job: &str) -> Vec<String> {
         vec![layout::reckle_nodes_prefix(job), layout::reckle_tree_prefix(job), layout::inputs_prefix(job)]
     }
+    fn kept_when_done(&self, job: &str) -> Vec<String> {
+        kept_for_updates(job)
+    }
 }
 
 #[async_trait]
@@ -559,6 +562,16 @@ impl JobKind for ReckleUpdate {
     fn scratch_prefixes(&self, job: &str) -> Vec<String> {
         vec![layout::reckle_nodes_prefix(job), layout::reckle_tree_prefix(job), layout::inputs_prefix(job)]
     }
+    fn kept_when_done(&self, job: &str) -> Vec<String> {
+        kept_for_updates(job)
+    }
+}
+
+/// What a done Reckle job keeps for updates based on it ([`JobKind::kept_when_done`]): an
+/// update reads the base job's leaves and copies its kept node proofs and untouched tree pieces
+/// (`reckle::plan_update`).
+fn kept_for_updates(job: &str) -> Vec<String> {
+    vec![layout::reckle_leaves(job), layout::reckle_nodes_prefix(job), layout::reckle_tree_prefix(job)]
 }
 
 /// The name of the job's leaves under its inputs ([`layout::reckle_leaves`]).

@@ -73,6 +73,9 @@ impl Queue for ClaimLog {
     async fn dead_letters(&self, kind: &str) -> Result<Vec<(TaskMessage, String)>, QueueError> {
         self.inner.dead_letters(kind).await
     }
+    async fn dead_letters_after(&self, kind: &str, after: Option<&str>, count: usize) -> Result<Vec<queue::DeadLetter>, QueueError> {
+        self.inner.dead_letters_after(kind, after, count).await
+    }
     async fn clear_dead_letters(&self, kind: &str) -> Result<u64, QueueError> {
         self.inner.clear_dead_letters(kind).await
     }

@@ -9,6 +9,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use blobstore::{BlobError, BlobStore};
 use bytes::Bytes;
+use jobs::{Created, JobError, JobRecord, JobState, JobStore, Limits};
 use queue::{FailOutcome, Lease, Queue, QueueError, QueueStats, TaskMessage};
 
 /// A [`Queue`] that fails the `nth` enqueue of `fail_kind` once (a Redis blip mid-planning),
@@ -22,6 +23,8 @@ pub struct FlakyQueue {
     seen: AtomicU32,
     lose_extend_of: Mutex<Option<String>>,
     pub enqueued: Mutex<HashMap<(String, String), u32>>,
+    /// `purge_job` calls still to fail (a Redis blip in the clean-up after an ending).
+    failing_purges: AtomicU32,
 }
 
 impl FlakyQueue {
@@ -33,7 +36,14 @@ impl FlakyQueue {
             seen: AtomicU32::new(0),
             lose_extend_of: Mutex::new(lose_extend_of.map(str::to_string)),
             enqueued: Mutex::new(HashMap::new()),
+            failing_purges: AtomicU32::new(0),
         }
+    }
+
+    /// The same queue, whose next `n` `purge_job` calls fail before doing anything.
+    pub fn with_failing_purges(self, n: u32) -> Self {
+        self.failing_purges.store(n, Ordering::SeqCst);
+        self
     }
 
     fn count(&self, kind: &str, task: &TaskMessage) {
@@ -100,10 +110,16 @@ impl Queue for FlakyQueue {
     async fn dead_letters(&self, kind: &str) -> Result<Vec<(TaskMessage, String)>, QueueError> {
         self.inner.dead_letters(kind).await
     }
+    async fn dead_letters_after(&self, kind: &str, after: Option<&str>, count: usize) -> Result<Vec<queue::DeadLetter>, QueueError> {
+        self.inner.dead_letters_after(kind, after, count).await
+    }
     async fn clear_dead_letters(&self, kind: &str) -> Result<u64, QueueError> {
         self.inner.clear_dead_letters(kind).await
     }
     async fn purge_job(&self, kind: &str, job_id: &str) -> Result<u64, QueueError> {
+        if self.failing_purges.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok() {
+            return Err(QueueError::Backend("injected: purge timed out".into()));
+        }
         self.inner.purge_job(kind, job_id).await
     }
     async fn enqueue_once(&self, kind: &str, task: TaskMessage) -> Result<bool, QueueError> {
@@ -310,5 +326,84 @@ impl BlobStore for Reads {
     }
     async fn delete(&self, key: &str) -> Result<(), BlobError> {
         self.inner.delete(key).await
+    }
+}
+
+/// A job store whose next `create` runs and then answers with a backend error, as when the
+/// reply of the create script is lost (a reply timeout, a reset connection): the job exists,
+/// and its submitter was told it failed.
+pub struct LostCreateReply {
+    pub inner: Arc<dyn JobStore>,
+    armed: AtomicBool,
+}
+
+impl LostCreateReply {
+    pub fn new(inner: Arc<dyn JobStore>) -> Self {
+        Self { inner, armed: AtomicBool::new(true) }
+    }
+}
+
+#[async_trait]
+impl JobStore for LostCreateReply {
+    async fn create_limited(&self, rec: &JobRecord, idempotency: Option<(&str, &str)>, limits: Limits) -> Result<Created, JobError> {
+        let r = self.inner.create_limited(rec, idempotency, limits).await;
+        if r.is_ok() && self.armed.swap(false, Ordering::SeqCst) {
+            return Err(JobError::Backend("injected: the reply was lost".into()));
+        }
+        r
+    }
+    async fn get(&self, id: &str) -> Result<Option<JobRecord>, JobError> {
+        self.inner.get(id).await
+    }
+    async fn list(&self, offset: u64, limit: u64) -> Result<(Vec<JobRecord>, Option<u64>), JobError> {
+        self.inner.list(offset, limit).await
+    }
+    async fn list_tenant(&self, tenant: &str, offset: u64, limit: u64) -> Result<(Vec<JobRecord>, Option<u64>), JobError> {
+        self.inner.list_tenant(tenant, offset, limit).await
+    }
+    async fn transition(&self, id: &str, to: JobState, message: &str) -> Result<bool, JobError> {
+        self.inner.transition(id, to, message).await
+    }
+    async fn end(&self, id: &str, to: JobState, message: &str, ttl: Duration) -> Result<bool, JobError> {
+        self.inner.end(id, to, message, ttl).await
+    }
+    async fn unclean(&self, limit: u64) -> Result<Vec<(String, u64)>, JobError> {
+        self.inner.unclean(limit).await
+    }
+    async fn is_unclean(&self, id: &str) -> Result<bool, JobError> {
+        self.inner.is_unclean(id).await
+    }
+    async fn mark_cleaned(&self, id: &str) -> Result<(), JobError> {
+        self.inner.mark_cleaned(id).await
+    }
+    async fn task_done(&self, id: &str, kind: &str, task: &str) -> Result<bool, JobError> {
+        self.inner.task_done(id, kind, task).await
+    }
+    async fn is_done(&self, id: &str, task: &str) -> Result<bool, JobError> {
+        self.inner.is_done(id, task).await
+    }
+    async fn mark_released(&self, id: &str, task: &str) -> Result<bool, JobError> {
+        self.inner.mark_released(id, task).await
+    }
+    async fn is_released(&self, id: &str, task: &str) -> Result<bool, JobError> {
+        self.inner.is_released(id, task).await
+    }
+    async fn release_mark(&self, id: &str, step: &str) -> Result<u64, JobError> {
+        self.inner.release_mark(id, step).await
+    }
+    async fn raise_release_mark(&self, id: &str, step: &str, to: u64) -> Result<(), JobError> {
+        self.inner.raise_release_mark(id, step, to).await
+    }
+    async fn tenant_active(&self, tenant: &str) -> Result<u64, JobError> {
+        self.inner.tenant_active(tenant).await
+    }
+    async fn list_active(&self, limit: u64) -> Result<Vec<JobRecord>, JobError> {
+        self.inner.list_active(limit).await
+    }
+    async fn expire(&self, id: &str, ttl: Duration) -> Result<(), JobError> {
+        self.inner.expire(id, ttl).await
+    }
+    async fn delete(&self, id: &str) -> Result<(), JobError> {
+        self.inner.delete(id).await
     }
 }

@@ -1,0 +1,200 @@
+//! Endings that complete, and no destructive step on an ambiguous reply: a clean-up cut after
+//! the terminal transition is finished by a later call or by the reconciler (waiting tasks
+//! purged, inputs deleted, the retention taken with the transition); a create whose reply is
+//! lost keeps the job's inputs; a dead-lettered task still fails its job with 10,099 dead
+//! letters in the queue. Real backends (Redis, MinIO) and the in-process ones, wrapped by the
+//! fault injectors of `common::faults`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+mod common;
+
+use bytes::Bytes;
+use common::faults::{FlakyQueue, LostCreateReply};
+use jobs::{JobState, JobStore};
+use platform::kinds::noop;
+use platform::{layout, JobRequest, Leaves, Platform, PlatformConfig, ReconcileState};
+use queue::{Queue, QueueConfig, TaskMessage};
+use tokio::sync::watch;
+
+/// A safety net on a wait for an event, not a timing assertion.
+const BOUND: Duration = Duration::from_secs(120);
+
+async fn until<F: std::future::Future<Output = bool>>(what: &str, mut check: impl FnMut() -> F) {
+    let deadline = std::time::Instant::now() + BOUND;
+    while !check().await {
+        assert!(std::time::Instant::now() < deadline, "{what} never happened");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn executor(p: &Arc<Platform>) -> watch::Sender<bool> {
+    let (tx, rx) = watch::channel(false);
+    tokio::spawn(p.clone().run_executor("executor".into(), rx));
+    tx
+}
+
+/// A no-op job of two tasks, planned (its tasks wait: no worker runs), with a secret input such
+/// as Pari, circom and Hekaton jobs have. Returns the job and its secret's key.
+async fn planned_job_with_a_secret(p: &Arc<Platform>, q: &Arc<dyn Queue>) -> (String, String) {
+    let (job, _) = p.submit(noop::request(2), None).await.unwrap();
+    let secret = layout::input(&job, "secret.bin");
+    p.blobs().put(&secret, Bytes::from_static(b"per-job randomness seed")).await.unwrap();
+    let stop = executor(p);
+    until("planning", || async { q.job_tasks(noop::TASK.name, &job).await.unwrap() == 2 }).await;
+    let _ = stop.send(true);
+    (job, secret)
+}
+
+/// The clean-up after a cancel fails (the purge of waiting tasks errors: a Redis blip, a reply
+/// timeout). The job is cancelled, and stays listed as not cleaned; the user's retried
+/// CancelJob finishes the clean-up: waiting tasks purged, inputs deleted. The retention was
+/// taken with the transition itself, so the record expires although the first clean-up failed.
+async fn a_cut_clean_up_is_finished_by_the_next_call(real: bool, db: u8) {
+    let Some((q, blobs, store, _dir)) = common::backends_in_db(real, QueueConfig::default(), db).await else { return };
+    let flaky: Arc<dyn Queue> = Arc::new(FlakyQueue::new(q.clone(), "", 0, None).with_failing_purges(1));
+    let config = PlatformConfig { retention: Duration::from_secs(3), ..PlatformConfig::default() };
+    let p = Platform::with_config(flaky, blobs, store.clone(), config);
+    let (job, secret) = planned_job_with_a_secret(&p, &q).await;
+
+    let first = p.cancel(&job).await;
+    assert!(first.is_err(), "the injected purge failure: {first:?}");
+    assert_eq!(store.get(&job).await.unwrap().unwrap().state, JobState::Cancelled);
+    assert!(store.is_unclean(&job).await.unwrap(), "listed as ended and not cleaned");
+
+    let rec = p.cancel(&job).await.expect("the retried cancel");
+    assert_eq!(rec.state, JobState::Cancelled);
+    assert!(!store.is_unclean(&job).await.unwrap(), "the clean-up was finished");
+    assert_eq!(q.job_tasks(noop::TASK.name, &job).await.unwrap(), 0, "waiting tasks purged");
+    assert!(!p.blobs().exists(&secret).await.unwrap(), "the job's inputs deleted");
+    until("the record's expiry", || async { store.get(&job).await.unwrap().is_none() }).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn embedded_a_cut_clean_up_is_finished_by_the_next_call() {
+    a_cut_clean_up_is_finished_by_the_next_call(false, 0).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn redis_s3_a_cut_clean_up_is_finished_by_the_next_call() {
+    a_cut_clean_up_is_finished_by_the_next_call(true, 12).await;
+}
+
+/// The process that ended a job dies before any clean-up (the transition is all that
+/// happened). The reconciler finds the job ended and not cleaned, and finishes the clean-up.
+async fn a_crash_after_the_ending_is_cleaned_up_by_the_reconciler(real: bool, db: u8) {
+    let Some((q, blobs, store, _dir)) = common::backends_in_db(real, QueueConfig::default(), db).await else { return };
+    let config = PlatformConfig {
+        reconcile_every: Duration::from_millis(100),
+        reconcile_grace: Duration::from_millis(300),
+        retention: Duration::from_secs(3600),
+        ..PlatformConfig::default()
+    };
+    let p = Platform::with_config(q.clone(), blobs, store.clone(), config);
+    let (job, secret) = planned_job_with_a_secret(&p, &q).await;
+    // The transition, and then the crash.
+    assert!(store.end(&job, JobState::Failed, "task 0 failed", Duration::from_secs(3600)).await.unwrap());
+    assert_eq!(q.job_tasks(noop::TASK.name, &job).await.unwrap(), 2, "nothing cleaned yet");
+    let stop = executor(&p);
+    until("the reconciler's clean-up", || async { !store.is_unclean(&job).await.unwrap() }).await;
+    let _ = stop.send(true);
+    assert_eq!(q.job_tasks(noop::TASK.name, &job).await.unwrap(), 0, "waiting tasks purged");
+    assert!(!p.blobs().exists(&secret).await.unwrap(), "the job's inputs deleted");
+    let rec = store.get(&job).await.unwrap().unwrap();
+    assert_eq!((rec.state, rec.message.as_str()), (JobState::Failed, "task 0 failed"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn embedded_a_crash_after_the_ending_is_cleaned_up_by_the_reconciler() {
+    a_crash_after_the_ending_is_cleaned_up_by_the_reconciler(false, 0).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn redis_s3_a_crash_after_the_ending_is_cleaned_up_by_the_reconciler() {
+    a_crash_after_the_ending_is_cleaned_up_by_the_reconciler(true, 13).await;
+}
+
+fn reckle_request() -> JobRequest {
+    let values: Vec<u64> = (0..16).map(|i| i * 1000 + 7).collect();
+    JobRequest::ReckleBatch { log_n: 4, log_bucket: 2, batch: vec![1, 6, 13], leaves: Leaves::Inline(values), final_proof: false }
+}
+
+/// The create script runs but its reply is lost. The planner reads the record back instead of
+/// deleting the inputs of a job that exists: the job keeps its inputs, and the client's retry
+/// with its idempotency key is handed that live job.
+async fn an_ambiguous_create_keeps_the_inputs(real: bool, db: u8) {
+    let Some((q, blobs, store, _dir)) = common::backends_in_db(real, QueueConfig::default(), db).await else { return };
+    let lossy: Arc<dyn JobStore> = Arc::new(LostCreateReply::new(store.clone()));
+    let p = Platform::new(q, blobs, lossy);
+    let key = format!("ambiguous-{}", uuid::Uuid::new_v4().simple());
+    let first = p.submit(reckle_request(), Some(&key)).await;
+    let (job, created) = p.submit(reckle_request(), Some(&key)).await.expect("the retry");
+    assert!(!created, "the retry names the job the first submission recorded");
+    if let Ok((id, _)) = &first {
+        assert_eq!(id, &job, "the first submission answered with the recorded job");
+    }
+    let rec = store.get(&job).await.unwrap().expect("recorded");
+    assert!(!rec.state.is_terminal(), "a live job: {:?} {}", rec.state, rec.message);
+    assert!(p.blobs().exists(&layout::reckle_leaves(&job)).await.unwrap(), "its inputs survive");
+    p.cancel(&job).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn embedded_an_ambiguous_create_keeps_the_inputs() {
+    an_ambiguous_create_keeps_the_inputs(false, 0).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn redis_s3_an_ambiguous_create_keeps_the_inputs() {
+    an_ambiguous_create_keeps_the_inputs(true, 14).await;
+}
+
+/// 10,099 dead letters fill the plan kind's dead-letter queue past its cap, and the reconciler
+/// has read them. Then a plan task's lease expires on its last attempt and is buried: its
+/// `XADD … MAXLEN ~ 10000` trims a whole stream node (100 entries; measured: 10,050 entries
+/// are not trimmed at all, 10,099 + 1 leave 10,000), so the queue is shorter than before with
+/// the new entry at its end. The reconciler's next round still fails the job, with the reason.
+/// Before, it skipped a count of entries (10,099) from the start of the stream, which now held
+/// the new one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_dead_letter_past_the_cap_still_fails_its_job() {
+    let cfg = QueueConfig { visibility_timeout: Duration::from_millis(300), max_attempts: 1, ..QueueConfig::default() };
+    // Its own database: this queue reclaims and buries leases within 300 ms.
+    let Some((q, blobs, store, _dir)) = common::backends_in_db(true, cfg, 11).await else { return };
+    let p = Platform::new(q.clone(), blobs, store.clone());
+    // Out of attempts before their first delivery: one claim buries them all.
+    q.clear_dead_letters("plan").await.unwrap(); // an earlier run's
+    for i in 0..10_099 {
+        q.enqueue("plan", TaskMessage { failures: 1, ..TaskMessage::new(format!("gone-{i}"), "plan", "") }).await.unwrap();
+    }
+    assert!(q.claim("plan", "filler", Duration::ZERO).await.unwrap().is_none());
+    let buried = q.stats("plan").await.unwrap();
+    assert_eq!(buried.dead, 10_099, "not trimmed yet: {buried:?}");
+    let mut st = ReconcileState::default();
+    assert!(p.reconcile_once(&mut st).await.unwrap().failed.is_empty(), "their jobs are long gone");
+
+    let (job, _) = p.submit(noop::request(1), None).await.unwrap();
+    // An executor claims the plan task and dies.
+    loop {
+        match q.claim("plan", "doomed", Duration::from_millis(100)).await.unwrap() {
+            Some(l) if l.task.job_id == job => break,
+            Some(other) => q.complete(&other).await.unwrap(), // a leftover of an earlier run
+            None => {}
+        }
+    }
+    // Its lease expires on the last attempt: the next claim of the kind buries it.
+    until("the bury", || async {
+        if let Some(l) = q.claim("plan", "other", Duration::from_millis(100)).await.unwrap() {
+            q.complete(&l).await.unwrap();
+        }
+        q.stats("plan").await.unwrap().dead_lettered > buried.dead_lettered
+    })
+    .await;
+    assert_eq!(q.stats("plan").await.unwrap().dead, 10_000, "the bury trimmed the queue below what the reconciler saw");
+    let r = p.reconcile_once(&mut st).await.unwrap();
+    assert_eq!(r.failed, vec![job.clone()]);
+    let rec = store.get(&job).await.unwrap().unwrap();
+    assert_eq!(rec.state, JobState::Failed);
+    assert!(rec.message.contains("lease expired"), "{}", rec.message);
+}
