@@ -118,10 +118,8 @@ step_image() {
     rm -rf docker/prebuilt && mkdir -p docker/prebuilt
     for b in $BINS; do ln -f "$BIN_DIR/$b" docker/prebuilt/ 2>/dev/null || cp "$BIN_DIR/$b" docker/prebuilt/; done
     log "docker build prover:$tag (BINARIES=prebuilt from $BIN_DIR, runtime base $base)"
-    # RUST_IMAGE names a local image: the builder stage is skipped with BINARIES=prebuilt, and
-    # BuildKit then never asks a registry about it.
-    $DOCKER build -f docker/Dockerfile --build-arg BINARIES=prebuilt \
-      --build-arg RUNTIME_IMAGE="$base" --build-arg RUST_IMAGE=local/debian:bookworm \
+    # With BINARIES=prebuilt BuildKit skips the builder stage and never resolves its image.
+    $DOCKER build -f docker/Dockerfile --build-arg BINARIES=prebuilt --build-arg RUNTIME_IMAGE="$base" \
       -t "prover:$tag" . >"$LOGS/cluster-docker-build.log" 2>&1 \
       || { rm -rf docker/prebuilt; tail -20 "$LOGS/cluster-docker-build.log" >&2; die "docker build"; }
     rm -rf docker/prebuilt
