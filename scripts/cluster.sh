@@ -200,7 +200,7 @@ connect() {
   [ -x "$PROVER" ] || die "no $PROVER (step: binaries)"
   if [ -z "${TOKEN:-}" ]; then
     TOKEN="$(kc -n "$NS" exec "deploy/$RELEASE-planner" -- prover admin token create --tenant cluster-test \
-      | grep -o 'prv_[A-Za-z0-9_-]*' | head -1)"
+      2>"$LOGS/cluster-token.log" | grep -o 'prv_[A-Za-z0-9_-]*' | head -1)"
     [ -n "$TOKEN" ] || die "no API token from prover admin token create"
   fi
   if [ -n "$PF_PID" ] && kill -0 "$PF_PID" 2>/dev/null && client jobs >/dev/null 2>&1; then return 0; fi
@@ -374,6 +374,14 @@ step_kill_worker() {
     || die "the worker Deployment did not come back"
   log "worker Deployment back to full strength: $(kc -n "$NS" get pods -l app.kubernetes.io/component=worker-cpu -o name | tr '\n' ' ')"
   watch_job "$job" 1800 && log "reckle job $job done after $((SECONDS - t0)) s despite the killed worker"
+  # Evidence of the redelivery: the workers log each task's attempt (a second attempt of a task
+  # of this job is the killed worker's). Informational: a worker that still finished its task
+  # in the moment SIGTERM gave it leaves none.
+  local again=0 p
+  for p in $(kc -n "$NS" get pods -l app.kubernetes.io/component=worker-cpu -o name); do
+    again=$((again + $(kc -n "$NS" logs "$p" | grep "\"job\":\"$job\"" | grep -c '"attempt":[2-9]' || true)))
+  done
+  log "log lines of this job's tasks at attempt 2 or more on the surviving workers: $again"
   verify_reckle "$job" "$c"
   kc -n "$NS" get pods -l app.kubernetes.io/component=worker-cpu
 }
