@@ -386,10 +386,19 @@ step_kill_worker() {
   kc -n "$NS" get pods -l app.kubernetes.io/component=worker-cpu
 }
 
+# Removes the release, its namespace (with the Redis and MinIO claims) and the two hostPath
+# volumes with their data (they would stay Released, and the next install's claims Pending).
 step_uninstall() {
+  # ProofJobs first, while the operator runs: it removes their finalizer (prover.dev/cancel-job);
+  # without the operator they would hold the namespace in Terminating.
+  if kc get namespace "$NS" >/dev/null 2>&1; then
+    kc -n "$NS" delete proofjobs --all --wait --timeout=120s >/dev/null 2>&1 || true
+  fi
   helm_ -n "$NS" uninstall "$RELEASE" --wait >/dev/null 2>&1 || true
   kc delete namespace "$NS" --ignore-not-found --wait --timeout=300s >/dev/null
-  log "uninstalled $RELEASE and deleted namespace $NS"
+  kc delete pv local-pv1 local-pv2 --ignore-not-found --wait --timeout=120s >/dev/null
+  rm -rf "$RC_STATE/pv"
+  log "uninstalled $RELEASE, deleted namespace $NS and the volumes' data"
 }
 
 [ "$(id -u)" = 0 ] || die "run as root (it installs packages and runs the cluster's daemons)"
