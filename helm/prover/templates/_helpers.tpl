@@ -188,7 +188,7 @@ metadata:
     {{- end }}
   annotations:
     checksum/config: {{ include (print $root.Template.BasePath "/configmap.yaml") $root | sha256sum }}
-    checksum/credentials: {{ include (print $root.Template.BasePath "/secret.yaml") $root | sha256sum }}
+    checksum/credentials: {{ include "prover.credentialsChecksum" $root }}
     {{- with $root.Values.podAnnotations }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
@@ -373,4 +373,17 @@ issuer and no name, <release>-planner-tls. Empty: plaintext.
 {{- if $tls.secretName }}{{ $tls.secretName }}
 {{- else if ($tls.certManager).issuerName }}{{ include "prover.fullname" . }}-planner-tls
 {{- end }}
+{{- end }}
+
+{{/*
+Checksum for the pods' checksum/credentials annotation: over what decides the chart's Secret
+(the credentials values, the external Redis URL, which bundled servers run), not over the
+rendered Secret. On a first install the generated credentials differ between renderings (each
+rendering of secret.yaml draws new random values, as no Secret exists yet to read back), so a
+checksum of the rendered Secret changed at the first `helm upgrade` and rolled every pod for
+nothing. Generated credentials never change after install (read back on upgrade); given ones
+are in the values, so changing them still rolls the pods.
+*/}}
+{{- define "prover.credentialsChecksum" -}}
+{{- dict "credentials" .Values.credentials "externalRedis" .Values.externalRedis "redisBundled" (include "prover.redisBundled" .) "scopedS3" (include "prover.scopedS3" .) | toJson | sha256sum -}}
 {{- end }}
