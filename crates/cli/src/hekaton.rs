@@ -471,7 +471,7 @@ fn read_public(dir: &Path) -> anyhow::Result<Vec<Fr>> {
     public
         .iter()
         .enumerate()
-        .map(|(i, s)| Fr::from_str(s).map_err(|_| anyhow::anyhow!("{}: public.json entry {i} is not a field element", dir.display())))
+        .map(|(i, s)| crate::util::canonical_field::<Fr>(s).map_err(|e| anyhow::anyhow!("{}: public.json entry {i} {s:?}: {e}", dir.display())))
         .collect()
 }
 

@@ -101,6 +101,15 @@ impl CircuitSpec {
         }
     }
 
+    /// The number of public inputs `|x|` of the circuit (without building it): the synthetic
+    /// circuit's seed, the Merkle-update circuit's old and new roots.
+    pub fn num_public_inputs(&self) -> usize {
+        match self {
+            CircuitSpec::Synthetic { .. } => 1,
+            CircuitSpec::MerkleUpdate { .. } => 2,
+        }
+    }
+
     /// The circuit with inputs from `seed` (see the module doc). Checks the spec first.
     pub fn build<F: PrimeField + Absorb>(&self, seed: u64) -> Result<Partitioned<F, AnySubcircuit<F>>, Error> {
         self.check()?;
@@ -165,5 +174,8 @@ mod tests {
         assert_eq!(a.public_inputs, b.public_inputs);
         assert_eq!(a.subcircuits.len(), s.num_subcircuits());
         assert_ne!(s.build::<Fr>(10).unwrap().public_inputs, a.public_inputs);
+        assert_eq!(a.public_inputs.len(), s.num_public_inputs());
+        let syn = CircuitSpec::Synthetic { subcircuits: 2, steps: 4, wires: 1 };
+        assert_eq!(syn.build::<Fr>(1).unwrap().public_inputs.len(), syn.num_public_inputs());
     }
 }

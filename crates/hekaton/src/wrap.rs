@@ -659,6 +659,59 @@ fn pari_err(e: pari::Error) -> Error {
     Error::malformed("wrap proof", e.to_string())
 }
 
+/// SR1CS rows of the wrap circuit, at most, per subcircuit (its `A, B, C, D` allocated and
+/// checked, its share of the transcript and of the batched pairing check).
+pub const ROWS_PER_SUBCIRCUIT: usize = 40_000;
+/// SR1CS rows at most per key shape (its constants' pairings in the multi-Miller loop, its
+/// `R_s`-scaled bases).
+pub const ROWS_PER_SHAPE: usize = 20_000;
+/// SR1CS rows at most per public input of the Hekaton circuit (absorbed as an integer).
+pub const ROWS_PER_INPUT: usize = 2_000;
+/// SR1CS rows at most whatever the key: the final exponentiation, the digest check, the
+/// sponge's set-up and the outlined instance rows.
+pub const ROWS_BASE: usize = 60_000;
+
+/// An upper bound on the SR1CS rows of the wrap circuit of a Hekaton key with `k` subcircuits,
+/// `shapes` key shapes and `num_public_inputs` public inputs, known before any key exists (the
+/// platform checks a `--final` request against it at submission). `examples/wrap_rows.rs`
+/// prints the bound beside the synthesised circuit's rows and fails where it is not a bound;
+/// the test `the_row_bound_bounds_the_wrap` checks it at small `k`.
+pub fn rows_bound(k: usize, shapes: usize, num_public_inputs: usize) -> usize {
+    k.saturating_mul(ROWS_PER_SUBCIRCUIT)
+        .saturating_add(shapes.min(k).saturating_mul(ROWS_PER_SHAPE))
+        .saturating_add(num_public_inputs.saturating_mul(ROWS_PER_INPUT))
+        .saturating_add(ROWS_BASE)
+}
+
+/// The most subcircuits whose wrap (bounded by [`rows_bound`] with one shape per subcircuit,
+/// the worst case) fits a domain of `max_rows` points: the largest `k` with
+/// `rows_bound(k, k, num_public_inputs) ≤ max_rows`.
+pub fn max_wrapped_subcircuits(num_public_inputs: usize, max_rows: usize) -> usize {
+    let fixed = num_public_inputs.saturating_mul(ROWS_PER_INPUT).saturating_add(ROWS_BASE);
+    max_rows.saturating_sub(fixed) / (ROWS_PER_SUBCIRCUIT + ROWS_PER_SHAPE)
+}
+
+/// The largest Pari domain the outer curve `E2` has (its scalar field's largest smooth
+/// subgroup, [`pari::domain::Domain`]): the most SR1CS rows any wrap key can have. Found by
+/// bisection over [`pari::domain::Domain::new`], which answers `None` past it.
+pub fn largest_domain<E2: Pairing>() -> usize {
+    let fits = |n: usize| pari::domain::Domain::<E2::ScalarField>::new(n).is_some();
+    let (mut lo, mut hi) = (1usize, 1usize << 40);
+    if fits(hi) {
+        return hi;
+    }
+    // fits(lo) && !fits(hi)
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 /// Pari setup of the wrap circuit for `vk`: the final key (to publish and pin) and the Pari
 /// proving key. Whoever runs it knows the wrap trapdoor, as with every setup.
 pub fn setup<P, E2, R>(
@@ -856,6 +909,37 @@ mod tests {
             let _ = clear_g1_cofactor::<P>(&cs, Some(t), (s, negate, h), true).unwrap();
             assert!(!cs.is_satisfied().unwrap(), "a point (1 − u) maps to the identity");
         }
+    }
+
+    /// [`rows_bound`] bounds the synthesised wrap circuit's SR1CS rows (what sizes its Pari
+    /// domain) for both circuit families, and [`max_wrapped_subcircuits`] inverts it.
+    #[test]
+    fn the_row_bound_bounds_the_wrap() {
+        use crate::spec::CircuitSpec;
+        use ark_bls12_381::{Bls12_381, Fq};
+        for spec in [
+            CircuitSpec::Synthetic { subcircuits: 1, steps: 4, wires: 2 },
+            CircuitSpec::Synthetic { subcircuits: 3, steps: 4, wires: 2 },
+            CircuitSpec::MerkleUpdate { depth: 4, updates: 1, parts: 2 },
+        ] {
+            let circuit = spec.build::<Fr<Config>>(1).unwrap();
+            let (_, vk) = crate::workflow::setup::<Bls12_381, _, _>(&circuit, &mut rand_chacha::ChaCha20Rng::seed_from_u64(1)).unwrap();
+            let rows = pari::r1cs::synthesize_setup::<Fq, _>(WrapCircuit::<Config>::blank(&vk).unwrap()).unwrap().num_rows();
+            let bound = rows_bound(spec.num_subcircuits(), vk.vks.len(), spec.num_public_inputs());
+            eprintln!("{spec:?}: {rows} rows, bound {bound}");
+            assert!(rows <= bound, "{spec:?}: {rows} rows > bound {bound}");
+        }
+        for inputs in [1, 2] {
+            let m = max_wrapped_subcircuits(inputs, 2_000_000_000);
+            assert!(rows_bound(m, m, inputs) <= 2_000_000_000 && rows_bound(m + 1, m + 1, inputs) > 2_000_000_000);
+        }
+        assert_eq!(max_wrapped_subcircuits(1, 1000), 0);
+    }
+
+    /// BW6-767's largest Pari domain: `2·3²·11·23·47·10177` (see `pari::domain`).
+    #[test]
+    fn the_largest_domain_is_bw6_767s() {
+        assert_eq!(largest_domain::<ark_bw6_767::BW6_767>(), 2 * 9 * 11 * 23 * 47 * 10177);
     }
 
     #[test]

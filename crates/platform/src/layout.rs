@@ -13,7 +13,8 @@
 //! <job>/pari/…              Pari keys and proof lists (intermediate)
 //! <job>/hekaton/…           Hekaton shares, commitments, messages, subcircuit proofs (intermediate)
 //! <job>/proof/…             the published outputs
-//! hekaton/keys/<spec>/…     Hekaton keys, per circuit structure, shared by jobs
+//! hekaton/keys/v2/<spec>/…  Hekaton keys, per circuit structure, shared by jobs (v2: made
+//!                           from the OS's randomness; unversioned ones came from job secrets)
 //! reckle/keys/v<version>/root-<ℓ>-<q>.bin   Reckle root verifying keys (checked against the
 //!                           digests pinned in the reckle crate when read)
 //! [tenants/<t>/]circuits/<id>/…  a registered circom circuit: circuit.json (written last),
@@ -140,14 +141,19 @@ pub fn reckle_root_key(params: reckle::Params) -> String {
     format!("reckle/keys/v{}/root-{}-{}.bin", reckle::CIRCUIT_VERSION, params.log_n, params.log_bucket)
 }
 
+/// The layout version of Hekaton keys: 2 since every setup draws from the operating system
+/// (issue 32); the keys of version 1 (`hekaton/keys/<spec>/`) were made from job secrets left
+/// in the store and are never read again.
+pub const HEKATON_KEYS_VERSION: u32 = 2;
+
 /// Hekaton: a key file of the structure with spec digest `spec`, verifying-key digest `vk`.
 pub fn hekaton_key(spec: &str, vk: &str, name: &str) -> String {
-    format!("hekaton/keys/{spec}/{vk}/{name}")
+    format!("hekaton/keys/v{HEKATON_KEYS_VERSION}/{spec}/{vk}/{name}")
 }
 
 /// Hekaton: the verifying-key digest later jobs of structure `spec` reuse.
 pub fn hekaton_current_key(spec: &str) -> String {
-    format!("hekaton/keys/{spec}/current")
+    format!("hekaton/keys/v{HEKATON_KEYS_VERSION}/{spec}/current")
 }
 
 /// A registered circom circuit's objects: under the tenant's prefix, or `circuits/` on an open

@@ -391,11 +391,11 @@ async fn the_operator_acts_for_each_namespace_as_its_own_tenant() {
     let svc = JobServiceImpl::new(platform).with_tokens(store).with_delegating_tenant(Some("operator".into()));
     tokio::spawn(tonic::transport::Server::builder().add_service(svc.into_server()).serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)));
     let mut c = JobServiceClient::connect(format!("http://{addr}")).await.unwrap();
-    let as_ns = |msg, token: &str, ns: &str| {
+    fn as_ns<T>(msg: T, token: &str, ns: &str) -> Request<T> {
         let mut r = req(msg, Some(token));
         r.metadata_mut().insert(platform::grpc_auth::ON_BEHALF_OF, ns.parse().unwrap());
         r
-    };
+    }
     let job = c.submit_job(as_ns(pari("same-key"), &op.secret, "ns-a")).await.unwrap().into_inner().job_id;
     assert!(job.starts_with("ns-a."), "the namespace's job is the namespace tenant's: {job}");
     assert_eq!(c.get_job(as_ns(pb::GetJobRequest { job_id: job.clone() }, &op.secret, "ns-a")).await.unwrap().into_inner().job_id, job);

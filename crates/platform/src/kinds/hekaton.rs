@@ -7,8 +7,11 @@
 //!    [`CircuitSpec::digest`] and reused by every later job of that structure, and (unless the
 //!    job asks for the depth-1 wrap) the aggregation keys of that Hekaton key (paper §5, Agg.G:
 //!    an SRS sized to `k` and the aggregate keys, [`hekaton::aggregated::setup`]), made once
-//!    per Hekaton key; then the coordinator's step 1: the traces, cut into one witness share per
-//!    subcircuit.
+//!    per Hekaton key, or (for a `--final` job) the wrap keys of that Hekaton key
+//!    ([`super::hekaton_wrap`]), made once per Hekaton key; then the coordinator's step 1: the
+//!    traces, cut into one witness share per subcircuit. **Every key is made from the operating
+//!    system's randomness** (`OsRng`, issue 32): nothing in the store, the job's secret
+//!    included, can rebuild a trapdoor.
 //! 2. `hekaton.commit` × k (worker `i`): `D_i`, the commitment to its share. Its randomness
 //!    `κ_D` is drawn from the job's secret and `i`, so a redelivered commit task writes the same
 //!    `D_i` (and the prove task re-derives the randomness rather than storing it).
@@ -16,29 +19,39 @@
 //!    tree and one message per subcircuit (a pure function of the commitments). An aggregating
 //!    job draws `(α, β)` from `cm_D = CM1(D)` ([`hekaton::aggregated::coordinator_challenge`]),
 //!    a wrapped one from the list of `D_i` (the wrap recomputes that challenge in its circuit).
-//! 4. `hekaton.prove` × k (worker `i`): the Mirage proof of subcircuit `i`, from the spec (the
-//!    circuit is rebuilt, never shipped), its share, its message and the keys.
-//! 5. `hekaton.assemble` (aggregator): aggregates the `k` proofs (Agg.P: GIPA's `log k` rounds
+//! 4. `hekaton.subproof` × k (worker `i`): the Mirage proof of subcircuit `i`, from the spec
+//!    (the circuit is rebuilt, never shipped), its share, its message and the keys.
+//! 5. `--final` jobs only, `hekaton.wrap` (worker, [`super::hekaton_wrap::wrap`]): the final
+//!    proof, one Pari proof on BW6-767 of the `k`-proof Hekaton proof, under the wrap key the
+//!    setup chose.
+//! 6. `hekaton.assemble` (aggregator): aggregates the `k` proofs (Agg.P: GIPA's `log k` rounds
 //!    one after the other, each round's multi-exponentiations and pairings parallel) into one
 //!    [`AggregatedProof`] of `O(log k)` group elements, **verifies it** under the job's keys, and
 //!    only then publishes `proof/{circuit.json, vk.bin, agg-vk.bin, proof.bin, public.json}` —
 //!    the directory `prover hekaton verify DIR --vk-digest HEX --agg-vk-digest HEX` checks
-//!    offline. A job that asks for the depth-1 wrap (`final_proof`, `k ≤ 3`) publishes the `k`
-//!    proofs as `proof.bin` instead (the wrap circuit verifies that form) beside `final.bin`.
+//!    offline. A `--final` job (any `k` the platform accepts: [`super::hekaton_wrap::check_fits`])
+//!    publishes the `k` proofs as `proof.bin` instead (the wrap circuit verifies that form),
+//!    verified, and beside it the wrap task's `final.bin` once **it** verifies under the job's
+//!    final key against the job's statement ([`super::hekaton_wrap::check_final`]).
 //!
 //! Workers report `hekaton.done`; the executor releases each step when the previous is done.
-//! Which keys a job uses travels in its task payloads from the setup's report on (the digest
-//! of the verifying key, and of the aggregate verifying key: a payload without one is a
-//! job that publishes the `k` proofs), so a job's tasks agree on one key even if two jobs of
-//! one structure make keys at the same time.
+//! Which keys a job uses travels in its task payloads from the setup's report on (the digests
+//! of the verifying key, of the aggregate verifying key, and of the final key: a payload
+//! without the second is a job that publishes the `k` proofs), so a job's tasks agree on one
+//! key even if two jobs of one structure make keys at the same time. The setup also records
+//! them (`<job>/hekaton/keys.json`): a redelivered setup reuses them (a new run would draw
+//! other keys), and the aggregator refuses a payload that names others.
 //!
-//! Objects: keys under `hekaton/keys/<spec digest>/<vk digest>/`: `vk.bin` and one Mirage
-//! proving key per subcircuit shape, `pk-<shape>.bin` (content addressed, never overwritten
-//! with other bytes; `vk.bin` is written last, so its presence means the keys are complete),
-//! the aggregation keys under `agg/<aggregate vk digest>/{pk.bin, vk.bin}` there (`vk.bin` last)
-//! with an `agg-current` pointer beside them, and `hekaton/keys/<spec digest>/current` (the
-//! digest later jobs reuse); per job
-//! `jobs/<id>/hekaton/{share,commit,message,proof}-<i>.bin` and `round.bin`.
+//! Objects: keys under `hekaton/keys/v2/<spec digest>/<vk digest>/` (`v2`: made from the OS's
+//! randomness; the keys under `hekaton/keys/<spec digest>/`, made from job secrets, are never
+//! read): `vk.bin` and one Mirage proving key per subcircuit shape, `pk-<shape>.bin` (content
+//! addressed, never overwritten with other bytes; `vk.bin` is written last, so its presence
+//! means the keys are complete), the aggregation keys under
+//! `agg/<aggregate vk digest>/{pk.bin, vk.bin}` there (`vk.bin` last) with an `agg-current`
+//! pointer beside them, the wrap keys under `wrap/v3/<final key digest>/` there
+//! (`final-key.bin` last, no pointer), and `hekaton/keys/v2/<spec digest>/current` (the digest
+//! later jobs reuse); per job `jobs/<id>/hekaton/{share,commit,message,proof}-<i>.bin`,
+//! `round.bin`, `keys.json` and (wrapped) `final.bin`.
 //!
 //! A worker fetches the verifying key and **its own shape's** proving key only, never the
 //! whole proving key, and keeps what it decoded in the process's byte-bounded cache
@@ -47,22 +60,21 @@
 
 use std::collections::BTreeMap;
 
-use ark_bls12_381::{Bls12_381, Config, Fr};
-use ark_bw6_767::BW6_767;
+use ark_bls12_381::{Bls12_381, Fr};
 use async_trait::async_trait;
 use bytes::Bytes;
 use hekaton::aggregate::srs::Srs;
 use hekaton::aggregate::{AggProvingKey, AggVerifyingKey};
 use hekaton::aggregated::{self, AggregatedProof};
-use hekaton::mirage::{self, Commitment, Proof};
+use hekaton::mirage::{self, Commitment};
 use hekaton::spec::CircuitSpec;
-use hekaton::workflow::{self, ChallengeRound, ProveMessage, VerifyingKey, VkDigest, WitnessShare};
-use hekaton::wrap::FinalKey;
+use hekaton::workflow::{self, ProveMessage, VerifyingKey, VkDigest, WitnessShare};
 use std::sync::Arc;
 use jobs::JobRecord;
 use queue::Lease;
 use rand::SeedableRng;
 
+use super::hekaton_wrap::{self, WRAP};
 use super::{JobKind, JobRequest, Served, TaskKind, Validated};
 use crate::error::{corrupt, invalid};
 use crate::{layout, Platform, PlatformError};
@@ -74,12 +86,21 @@ pub const CHALLENGE: TaskKind = TaskKind::new("hekaton.challenge", Served::Worke
 pub const PROVE: TaskKind = TaskKind::new("hekaton.subproof", Served::Worker, 3600);
 pub const DONE: TaskKind = TaskKind::new("hekaton.done", Served::Executor, 300);
 pub const ASSEMBLE: TaskKind = TaskKind::new("hekaton.assemble", Served::Aggregator, 1800);
-const TASKS: &[TaskKind] = &[PROVE, COMMIT, CHALLENGE, SETUP, DONE, ASSEMBLE];
+const TASKS: &[TaskKind] = &[PROVE, COMMIT, CHALLENGE, SETUP, DONE, ASSEMBLE, WRAP];
 
 /// The job's secret (32 random bytes under `jobs/<id>/inputs/`, drawn at submission): the seed
-/// of its setup (if it makes the keys: the Mirage trapdoor, and the aggregation SRS's secrets
-/// `a, b`) and of every commitment's randomness.
+/// of its commitments' and proofs' randomness and of the leaf salts (zero knowledge: a
+/// redelivered commit task writes the same `D_i`). **No key depends on it**: every setup (the
+/// Mirage keys, the aggregation SRS and keys, the wrap keys) draws from the operating system
+/// (issue 32), so whoever reads the bucket, even the secret, cannot rebuild a trapdoor.
 pub const SECRET: &str = "hekaton-secret.bin";
+
+/// Where a job's setup records the digests of the keys it chose (`{vk, agg, wrap}`, JSON): a
+/// redelivered setup reuses them (its keys come from the OS, so making them again would give
+/// other keys), and the aggregator checks its payload against them.
+fn keys_record(job: &str) -> String {
+    format!("{}keys.json", layout::hekaton_prefix(job))
+}
 
 /// What a Hekaton job proves: the circuit `circuit` with inputs from `seed`, on BLS12-381.
 /// Decoding checks the spec's bounds (a stored spec is input too).
@@ -118,12 +139,6 @@ impl TryFrom<RawSpec> for HekatonJobSpec {
     }
 }
 
-/// The most subcircuits a wrapped job may have. The wrap circuit's size depends only on `k`
-/// and the number of key shapes (at most `k`): with 3 subcircuits of 3 shapes it has 190,440
-/// SR1CS rows, inside BW6-767's largest smooth evaluation domain (214,038 rows with radices up
-/// to 64, see `pari::domain`); 4 take 244,876 and do not fit (`wrap_bench`).
-pub const MAX_WRAPPED_SUBCIRCUITS: usize = 3;
-
 impl HekatonJobSpec {
     pub fn new(circuit: CircuitSpec, seed: u64) -> Result<Self, PlatformError> {
         circuit.check().map_err(|e| invalid("circuit", e.to_string()))?;
@@ -141,20 +156,17 @@ impl HekatonJobSpec {
         super::Window { step, n: self.k(), cap: self.window }
     }
 
-    /// Asks for the final proof; refused (naming the field) for circuits whose wrap does not fit.
+    /// Asks for the final proof; refused (naming the field) for circuits whose wrap does not fit
+    /// BW6-767's largest domain ([`hekaton_wrap::check_fits`]: no circuit the platform accepts).
     pub fn with_final_proof(mut self, final_proof: bool) -> Result<Self, PlatformError> {
-        let k = self.circuit.num_subcircuits();
-        if final_proof && k > MAX_WRAPPED_SUBCIRCUITS {
-            return Err(invalid(
-                "final_proof",
-                format!("the wrap of {k} subcircuits does not fit BW6-767's evaluation domains (at most {MAX_WRAPPED_SUBCIRCUITS} subcircuits)"),
-            ));
+        if final_proof {
+            hekaton_wrap::check_fits(self.circuit.num_subcircuits(), self.circuit.num_public_inputs())?;
         }
         self.final_proof = final_proof;
         Ok(self)
     }
 
-    fn of(rec: &JobRecord) -> Result<Self, PlatformError> {
+    pub(crate) fn of(rec: &JobRecord) -> Result<Self, PlatformError> {
         serde_json::from_str(&rec.spec).map_err(|e| corrupt(format!("job {} spec: {e}", rec.id)))
     }
 
@@ -164,19 +176,29 @@ impl HekatonJobSpec {
 }
 
 /// A task's step, index and (from the setup's report on) the digest of the job's key and, for
-/// a job that aggregates, of its aggregate verifying key.
-#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
-struct HekatonTask {
-    step: String,
-    index: u64,
+/// a job that aggregates, of its aggregate verifying key, for a `--final` job of its final key.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct HekatonTask {
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    vk: String,
+    pub(crate) step: String,
+    #[serde(default)]
+    pub(crate) index: u64,
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    agg: String,
+    pub(crate) vk: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub(crate) agg: String,
+    /// The final key's digest ([`hekaton_wrap`]); empty: the job asked for no final proof.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub(crate) wrap: String,
 }
 
 impl HekatonTask {
-    fn digest(&self) -> Result<VkDigest, PlatformError> {
+    /// The key digests alone (what [`keys_record`] holds).
+    fn keys(&self) -> HekatonTask {
+        HekatonTask { vk: self.vk.clone(), agg: self.agg.clone(), wrap: self.wrap.clone(), ..HekatonTask::default() }
+    }
+
+    pub(crate) fn digest(&self) -> Result<VkDigest, PlatformError> {
         self.vk.parse().map_err(|e| corrupt(format!("task payload: vk: {e}")))
     }
 
@@ -189,13 +211,13 @@ impl HekatonTask {
     }
 }
 
-fn task_of(lease: &Lease) -> Result<HekatonTask, PlatformError> {
+pub(crate) fn task_of(lease: &Lease) -> Result<HekatonTask, PlatformError> {
     serde_json::from_str(&lease.task.payload).map_err(|e| corrupt(format!("task payload: {e}")))
 }
 
 /// Dispatches task `<step>-<index>`, carrying the keys `keys` names.
 async fn dispatch(p: &Platform, job: &str, kind: TaskKind, step: &str, index: u64, keys: &HekatonTask) -> Result<bool, PlatformError> {
-    let t = HekatonTask { step: step.into(), index, vk: keys.vk.clone(), agg: keys.agg.clone() };
+    let t = HekatonTask { step: step.into(), index, ..keys.keys() };
     let payload = serde_json::to_string(&t).map_err(corrupt)?;
     p.dispatch(job, kind, &format!("{step}-{index}"), payload).await
 }
@@ -222,7 +244,7 @@ fn derive_seed(secret: &[u8], purpose: &str, index: u64) -> Result<[u8; 32], Pla
 
 /// Runs CPU-heavy work off the async runtime, timed as `prover_hekaton_cpu_seconds{step}`
 /// (what the proof system itself costs; the rest of a task's time is the platform's).
-async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     step: &'static str,
     f: impl FnOnce() -> Result<T, hekaton::Error> + Send + 'static,
 ) -> Result<T, PlatformError> {
@@ -234,7 +256,7 @@ async fn blocking<T: Send + 'static>(
 
 /// Fetches and decodes an object; decoding checks every curve point, so it runs off the
 /// async runtime (a 2^17-constraint proving key takes seconds).
-async fn get<T>(p: &Platform, key: &str) -> Result<T, PlatformError>
+pub(crate) async fn get<T>(p: &Platform, key: &str) -> Result<T, PlatformError>
 where
     T: ark_serialize::CanonicalDeserialize + hekaton::Check + Send + 'static,
 {
@@ -283,7 +305,7 @@ where
 }
 
 /// The verifying key with digest `vk` for `spec`, checked against that digest.
-async fn verifying_key(p: &Platform, spec: &HekatonJobSpec, vk: &VkDigest) -> Result<Arc<VerifyingKey<Bls12_381>>, PlatformError> {
+pub(crate) async fn verifying_key(p: &Platform, spec: &HekatonJobSpec, vk: &VkDigest) -> Result<Arc<VerifyingKey<Bls12_381>>, PlatformError> {
     let key = layout::hekaton_key(&spec.circuit.digest(), &vk.to_string(), "vk.bin");
     cached_key(p, &key, |v: &VerifyingKey<Bls12_381>| v.check_digest(vk).map_err(hek)).await
 }
@@ -314,8 +336,8 @@ fn agg_file(spec: &HekatonJobSpec, vk: &VkDigest, agg: &str, name: &str) -> Stri
 }
 
 /// The aggregation keys of the Hekaton key `digest` (paper §5, Agg.G): made once per Hekaton
-/// key, by the first aggregating job of its structure, from that job's secret (as the Mirage
-/// keys are: a redelivered setup makes the same keys), stored content addressed under the
+/// key, by the first aggregating job of its structure, from the operating system's randomness
+/// (nothing stored can rebuild them), stored content addressed under the
 /// Hekaton key's directory (`agg/<aggregate vk digest>/`, `vk.bin` after `pk.bin`, so its
 /// presence means both are there) with an `agg-current` pointer that later jobs reuse. The SRS
 /// is sized to the key's `k` (rounded up to a power of two); whoever knows its secrets `a, b`
@@ -340,11 +362,9 @@ async fn agg_setup(
         Err(blobstore::BlobError::NotFound(_)) => {}
         Err(e) => return Err(e.into()),
     }
-    let seed = derive_seed(&p.blobs().get(&layout::input(job, SECRET)).await?, "aggregate-setup", 0)?;
     let vk = vk.clone();
     let (pk_bytes, vk_bytes, ad) = blocking("aggregate setup", move || {
-        let mut rng = rand_chacha::ChaCha20Rng::from_seed(seed);
-        let srs = Srs::<Bls12_381>::setup(vk.num_subcircuits(), &mut rng);
+        let srs = Srs::<Bls12_381>::setup(vk.num_subcircuits(), &mut rand::rngs::OsRng);
         let (apk, avk) = aggregated::setup(&vk, &srs)?;
         Ok((mirage::to_bytes(&apk)?, mirage::to_bytes(&avk)?, VkDigest(avk.digest()?).to_string()))
     })
@@ -364,91 +384,55 @@ async fn agg_proving_key(p: &Platform, spec: &HekatonJobSpec, digest: &VkDigest,
 }
 
 /// The job's spec, or `None` if it has ended (its tasks are dropped).
-async fn live_spec(p: &Platform, job: &str) -> Result<Option<HekatonJobSpec>, PlatformError> {
+pub(crate) async fn live_spec(p: &Platform, job: &str) -> Result<Option<HekatonJobSpec>, PlatformError> {
     match p.job_store().get(job).await? {
         Some(r) if !r.state.is_terminal() => Ok(Some(HekatonJobSpec::of(&r)?)),
         _ => Ok(None),
     }
 }
 
-/// The wrap keys of the job's Hekaton key: made once (by the first wrapped job to finish, from
-/// its secret, so a redelivered task makes the same keys), stored content addressed under the
-/// Hekaton key's directory (`wrap/<final key digest>/`, the proving key's digest beside it,
-/// `final-key.bin` last) with a `wrap-current` pointer that later jobs reuse.
-async fn wrap_keys(
-    p: &Platform,
-    job: &str,
-    spec: &HekatonJobSpec,
-    digest: &VkDigest,
-    vk: &Arc<VerifyingKey<Bls12_381>>,
-) -> Result<(Arc<pari::ProvingKey<BW6_767>>, Arc<FinalKey<BW6_767>>), PlatformError> {
-    let (sd, d) = (spec.circuit.digest(), digest.to_string());
-    let current = layout::hekaton_key(&sd, &d, "wrap-current");
-    let file = |fd: &str, name: &str| layout::hekaton_key(&sd, &d, &format!("wrap/{fd}/{name}"));
-    let existing = match p.blobs().get(&current).await {
-        Ok(b) => Some(String::from_utf8_lossy(&b).trim().to_string()),
-        Err(blobstore::BlobError::NotFound(_)) => None,
-        Err(e) => return Err(e.into()),
-    };
-    if let Some(fd) = existing {
-        if let Some(k) = p.cache().get::<WrapKeys>(&wrap_name(&fd)) {
-            return Ok(k.as_ref().clone());
-        }
-        let key_bytes = p.blobs().get(&file(&fd, "final-key.bin")).await?;
-        let pk_digest = p.blobs().get(&file(&fd, "pk.digest")).await?;
-        let pk_bytes = p.blobs().get(&file(&fd, "pk.bin")).await?;
-        // The proving key is stored uncompressed: its decoded size is about its stored size.
-        let size = (pk_bytes.len() + key_bytes.len()) as u64;
-        let (fd2, vk_digest) = (fd.clone(), *digest);
-        let keys = blocking("wrap keys", move || {
-            let key = FinalKey::<BW6_767>::from_bytes(&key_bytes)?;
-            let bad = |reason: String| hekaton::Error::Malformed { what: "wrap key", reason };
-            if key.digest().to_string() != fd2 || key.hekaton_vk_digest != vk_digest {
-                return Err(bad("final-key.bin is not the key wrap-current names".into()));
-            }
-            let pkd: pari::KeyDigest = String::from_utf8_lossy(&pk_digest).trim().parse().map_err(|e: pari::Error| bad(e.to_string()))?;
-            let pk = pari::ProvingKey::<BW6_767>::from_bytes_with_digest(&pk_bytes, &pkd).map_err(|e| bad(e.to_string()))?;
-            Ok((Arc::new(pk), Arc::new(key)))
-        })
-        .await?;
-        p.cache().put(&wrap_name(&fd), Arc::new(keys.clone()), size);
-        return Ok(keys);
-    }
-    let seed = derive_seed(&p.blobs().get(&layout::input(job, SECRET)).await?, "wrap-setup", 0)?;
-    let vk = vk.clone();
-    let (pk, key, pk_bytes) = blocking("wrap setup", move || {
-        let (pk, key) = hekaton::wrap::setup::<Config, BW6_767, _>(&vk, &mut rand_chacha::ChaCha20Rng::from_seed(seed))?;
-        let pk_bytes = pk.to_bytes_uncompressed();
-        Ok((pk, key, pk_bytes))
-    })
-    .await?;
-    let fd = key.digest().to_string();
-    p.blobs().put(&file(&fd, "pk.bin"), Bytes::from(pk_bytes.clone())).await?;
-    p.blobs().put(&file(&fd, "pk.digest"), Bytes::from(pari::KeyDigest::of_bytes(&pk_bytes).to_string())).await?;
-    p.blobs().put(&file(&fd, "final-key.bin"), Bytes::from(key.to_bytes())).await?;
-    p.blobs().put(&current, Bytes::from(fd.clone())).await?;
-    tracing::info!(job, vk = %d, final_key = %fd, "made the wrap keys of this Hekaton key");
-    let keys = (Arc::new(pk), Arc::new(key));
-    p.cache().put(&wrap_name(&fd), Arc::new(keys.clone()), pk_bytes.len() as u64);
-    Ok(keys)
-}
-
-type WrapKeys = (Arc<pari::ProvingKey<BW6_767>>, Arc<FinalKey<BW6_767>>);
-
-/// The cache name of the wrap keys with final key digest `fd`.
-fn wrap_name(fd: &str) -> String {
-    format!("hekaton/wrap/{fd}")
-}
-
 /// `hekaton.prove`.
 pub struct Hekaton;
 
 impl Hekaton {
-    /// Step 1: reuse or make the keys of the spec's structure (and, unless the job is wrapped,
-    /// the aggregation keys of that key), then cut the traces. Returns the digests of the
-    /// verifying key and of the aggregate verifying key the job will use.
-    async fn setup(&self, p: &Platform, job: &str, spec: &HekatonJobSpec) -> Result<(String, Option<String>), PlatformError> {
+    /// Step 1: the keys the job uses (see [`Self::keys`]), then the traces, cut into one share
+    /// per subcircuit. Returns the digests of the keys, to travel in every later payload.
+    async fn setup(&self, p: &Platform, job: &str, spec: &HekatonJobSpec) -> Result<HekatonTask, PlatformError> {
+        let keys = self.keys(p, job, spec).await?;
+        let vk = verifying_key(p, spec, &keys.digest()?).await?;
+        let (circuit, seed) = (spec.circuit, spec.seed);
+        // The leaf salts, from the job's secret: a redelivered setup writes the same shares.
+        let salt_seed = derive_seed(&p.blobs().get(&layout::input(job, SECRET)).await?, "salt", 0)?;
+        let shares = blocking("traces", move || {
+            let c = circuit.build::<Fr>(seed)?;
+            workflow::check_circuit(&vk, &c)?;
+            Ok(workflow::coordinator_traces(&vk.layout, &c, &mut rand_chacha::ChaCha20Rng::from_seed(salt_seed))?.1)
+        })
+        .await?;
+        for s in &shares {
+            put(p, &layout::hekaton_file(job, "share", s.index), s).await?;
+        }
+        Ok(keys)
+    }
+
+    /// The keys of the job: those its setup recorded ([`keys_record`]) if a run of it got that
+    /// far, else chosen now and recorded: the keys of the spec's structure (reused through the
+    /// `current` pointer, or made), unless the job is wrapped the aggregation keys of that key,
+    /// and for a `--final` job the wrap keys of that key ([`hekaton_wrap::wrap_setup`]). Every
+    /// key made here is made from the operating system's randomness (`OsRng`), never from
+    /// anything stored: a redelivered setup that got no further than making keys makes other
+    /// ones (content addressed, so harmless), and the record makes the rest of the job use one.
+    async fn keys(&self, p: &Platform, job: &str, spec: &HekatonJobSpec) -> Result<HekatonTask, PlatformError> {
         let sd = spec.circuit.digest();
+        match p.blobs().get(&keys_record(job)).await {
+            Ok(b) => {
+                let keys: HekatonTask = serde_json::from_slice(&b).map_err(|e| corrupt(format!("{}: {e}", keys_record(job))))?;
+                tracing::info!(job, vk = %keys.vk, "reusing the keys this job's setup recorded");
+                return Ok(keys);
+            }
+            Err(blobstore::BlobError::NotFound(_)) => {}
+            Err(e) => return Err(e.into()),
+        }
         let current = layout::hekaton_current_key(&sd);
         let reusable = match p.blobs().get(&current).await {
             Ok(d) => {
@@ -465,11 +449,10 @@ impl Hekaton {
                 d
             }
             None => {
-                let seed = derive_seed(&p.blobs().get(&layout::input(job, SECRET)).await?, "setup", 0)?;
                 let circuit = spec.circuit;
                 let (pk, vk) = blocking("setup", move || {
                     let c = circuit.build::<Fr>(0)?;
-                    workflow::setup::<Bls12_381, _, _>(&c, &mut rand_chacha::ChaCha20Rng::from_seed(seed))
+                    workflow::setup::<Bls12_381, _, _>(&c, &mut rand::rngs::OsRng)
                 })
                 .await?;
                 let d = vk.digest().map_err(hek)?.to_string();
@@ -487,20 +470,11 @@ impl Hekaton {
         let vk_digest: VkDigest = digest.parse().map_err(hek)?;
         let vk = verifying_key(p, spec, &vk_digest).await?;
         // A wrapped job publishes the k proofs (the wrap circuit verifies that form).
-        let agg = if spec.final_proof { None } else { Some(agg_setup(p, job, spec, &vk_digest, &vk).await?) };
-        let (circuit, seed) = (spec.circuit, spec.seed);
-        // The leaf salts, from the job's secret: a redelivered setup writes the same shares.
-        let salt_seed = derive_seed(&p.blobs().get(&layout::input(job, SECRET)).await?, "salt", 0)?;
-        let shares = blocking("traces", move || {
-            let c = circuit.build::<Fr>(seed)?;
-            workflow::check_circuit(&vk, &c)?;
-            Ok(workflow::coordinator_traces(&vk.layout, &c, &mut rand_chacha::ChaCha20Rng::from_seed(salt_seed))?.1)
-        })
-        .await?;
-        for s in &shares {
-            put(p, &layout::hekaton_file(job, "share", s.index), s).await?;
-        }
-        Ok((digest, agg))
+        let agg = if spec.final_proof { String::new() } else { agg_setup(p, job, spec, &vk_digest, &vk).await? };
+        let wrap = if spec.final_proof { hekaton_wrap::wrap_setup(p, job, spec, &vk_digest, &vk).await? } else { String::new() };
+        let keys = HekatonTask { vk: digest, agg, wrap, ..HekatonTask::default() };
+        p.blobs().put(&keys_record(job), Bytes::from(serde_json::to_vec(&keys).map_err(corrupt)?)).await?;
+        Ok(keys)
     }
 
     /// The commitment of subcircuit `i` and its randomness, from the job's secret.
@@ -531,10 +505,14 @@ impl JobKind for Hekaton {
         };
         let spec = HekatonJobSpec::new(circuit, seed)?.with_final_proof(final_proof)?.with_window(p.config().job_window);
         let k = spec.k();
+        let mut tasks = BTreeMap::from([(SETUP.name, 1), (COMMIT.name, k), (CHALLENGE.name, 1), (PROVE.name, k), (ASSEMBLE.name, 1)]);
+        if spec.final_proof {
+            tasks.insert(WRAP.name, 1);
+        }
         Ok(Validated {
             spec: serde_json::to_string(&spec).map_err(corrupt)?,
             inputs: Vec::new(),
-            tasks: BTreeMap::from([(SETUP.name, 1), (COMMIT.name, k), (CHALLENGE.name, 1), (PROVE.name, k), (ASSEMBLE.name, 1)]),
+            tasks,
             secrets: vec![(SECRET.to_string(), Bytes::from(rand::random::<[u8; 32]>().to_vec()))],
             copies: Vec::new(),
         })
@@ -545,6 +523,9 @@ impl JobKind for Hekaton {
     }
 
     async fn work(&self, p: &Platform, task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
+        if task == WRAP {
+            return hekaton_wrap::wrap(p, lease).await;
+        }
         let job = &lease.task.job_id;
         let Some(spec) = live_spec(p, job).await? else { return Ok(()) };
         let mut t = task_of(lease)?;
@@ -552,8 +533,8 @@ impl JobKind for Hekaton {
             return Err(corrupt(format!("{} task {} out of range", task.name, t.index)));
         }
         if task == SETUP {
-            let (vk, agg) = self.setup(p, job, &spec).await?;
-            (t.vk, t.agg) = (vk, agg.unwrap_or_default());
+            let keys = self.setup(p, job, &spec).await?;
+            (t.vk, t.agg, t.wrap) = (keys.vk, keys.agg, keys.wrap);
         } else if task == COMMIT {
             let digest = t.digest()?;
             let vk = verifying_key(p, &spec, &digest).await?;
@@ -669,9 +650,15 @@ impl JobKind for Hekaton {
             "prove" => {
                 let (rec, all) = mark_done(PROVE).await?;
                 release(PROVE, "prove", rec).await?;
-                if all {
+                if all && spec.final_proof {
+                    dispatch(p, job, WRAP, "wrap", 0, &t).await?;
+                } else if all {
                     dispatch(p, job, ASSEMBLE, "assemble", 0, &t).await?;
                 }
+            }
+            "wrap" => {
+                mark_done(WRAP).await?;
+                dispatch(p, job, ASSEMBLE, "assemble", 0, &t).await?;
             }
             "assemble" => {
                 mark_done(ASSEMBLE).await?;
@@ -700,23 +687,25 @@ impl JobKind for Hekaton {
         Ok(())
     }
 
-    /// Aggregator: aggregates the `k` proofs into one (a wrapped job: gathers them and wraps
-    /// them), verifies the result under the job's keys, and only then publishes it.
+    /// Aggregator: aggregates the `k` proofs into one (a wrapped job: gathers them, and checks
+    /// the final proof the wrap task made), verifies the result under the job's keys, and only
+    /// then publishes it.
     async fn finish(&self, p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
         let job = &lease.task.job_id;
         let Some(spec) = live_spec(p, job).await? else { return Ok(()) };
         let t = task_of(lease)?;
+        // The keys the payload names are the ones the job's setup recorded (a report that
+        // changed them fails the job rather than publishing under other keys).
+        let recorded: HekatonTask = serde_json::from_slice(&p.blobs().get(&keys_record(job)).await?).map_err(|e| corrupt(format!("{}: {e}", keys_record(job))))?;
+        if recorded != t.keys() {
+            return p.fail_job(job, &format!("the assemble task names other keys ({:?}) than the job's setup recorded ({recorded:?})", t.keys())).await;
+        }
         let digest = t.digest()?;
         let vk_key = layout::hekaton_key(&spec.circuit.digest(), &digest.to_string(), "vk.bin");
         let vk_bytes = p.blobs().get(&vk_key).await?;
         let vk: Arc<VerifyingKey<Bls12_381>> = Arc::new(decode(&vk_key, vk_bytes.clone()).await?);
         vk.check_digest(&digest).map_err(hek)?;
-        let round: ChallengeRound<Fr> = get(p, &layout::hekaton_round(job)).await?;
-        let (mut commitments, mut proofs) = (Vec::new(), Vec::new());
-        for i in 0..spec.k() {
-            commitments.push(get::<Commitment<Bls12_381>>(p, &layout::hekaton_file(job, "commit", i)).await?);
-            proofs.push(get::<Proof<Bls12_381>>(p, &layout::hekaton_file(job, "proof", i)).await?);
-        }
+        let (round, commitments, proofs) = hekaton_wrap::subproofs(p, job, spec.k()).await?;
         let (circuit, seed) = (spec.circuit, spec.seed);
         let out = |name: &str| layout::proof_file(job, name);
         // The directory `prover hekaton verify DIR --vk-digest HEX [--agg-vk-digest HEX]` reads
@@ -768,24 +757,17 @@ impl JobKind for Hekaton {
                 return p.fail_job(job, &format!("the assembled Hekaton proof does not verify: {e}")).await;
             }
             circuit_json["proof"] = "subcircuit-proofs".into();
-            // The wrap first (if asked for), so that circuit.json can name the final key.
+            // The final proof (if asked for) first, so that circuit.json can name the final key:
+            // the one the wrap task made, checked here before anything is published.
             if spec.final_proof {
-                let (pk, key) = wrap_keys(p, job, &spec, &digest, &vk).await?;
-                let (vk, x, proof, k2) = (vk.clone(), x.clone(), proof.clone(), key.clone());
-                let wseed = derive_seed(&p.blobs().get(&layout::input(job, SECRET)).await?, "wrap", 0)?;
-                let fin = blocking("wrap", move || {
-                    let mut rng = rand_chacha::ChaCha20Rng::from_seed(wseed);
-                    let fin = hekaton::wrap::prove::<Config, BW6_767, _>(&pk, &vk, &x, &proof, &mut rng)?;
-                    // Checked as a verifier will, before anything is published.
-                    let pvk = k2.wrap_vk.prepare().map_err(|e| hekaton::Error::Malformed { what: "wrap key", reason: e.to_string() })?;
-                    hekaton::wrap::verify_final::<Config, BW6_767>(&k2, &pvk, &x, &fin)?;
-                    fin.to_bytes()
-                })
-                .await?;
-                circuit_json["final_key_digest"] = serde_json::Value::String(key.digest().to_string());
-                p.blobs().put(&out("final-key.bin"), Bytes::from(key.to_bytes())).await?;
-                p.blobs().put(&out("final.bin"), Bytes::from(fin)).await?;
-                ::metrics::counter!("prover_proofs_total", "kind" => "hekaton.final").increment(1);
+                match hekaton_wrap::check_final(p, job, &spec, &digest, &t.wrap, x.clone()).await? {
+                    Ok((fin, key)) => {
+                        circuit_json["final_key_digest"] = serde_json::Value::String(t.wrap.clone());
+                        p.blobs().put(&out(hekaton_wrap::FINAL_KEY_FILE), key).await?;
+                        p.blobs().put(&out(hekaton_wrap::FINAL_FILE), fin).await?;
+                    }
+                    Err(reason) => return p.fail_job(job, &format!("the final proof does not verify: {reason}")).await,
+                }
             }
             put(p, &out("proof.bin"), &proof).await?;
             x
@@ -835,7 +817,8 @@ impl JobKind for Hekaton {
             }
             None => None,
         };
-        Ok(blocking("verify", move || {
+        let (vk_bytes2, spec2) = (vk_bytes.clone(), spec.clone());
+        let checked = blocking("verify", move || {
             let checked = (|| {
                 let vk: VerifyingKey<Bls12_381> = mirage::from_bytes(&vk_bytes).map_err(|e| format!("vk.bin: {e}"))?;
                 let mut against = match &pinned {
@@ -865,7 +848,22 @@ impl JobKind for Hekaton {
             })();
             Ok(checked)
         })
-        .await?)
+        .await?;
+        // A `--final` job's final proof too, under the wrap key this platform stored for the
+        // published verifying key.
+        let against = match checked {
+            Ok(a) => a,
+            Err(e) => return Ok(Err(e)),
+        };
+        if !spec2.final_proof {
+            return Ok(Ok(against));
+        }
+        let vd = match mirage::from_bytes::<VerifyingKey<Bls12_381>>(&vk_bytes2).map_err(|e| e.to_string()).and_then(|vk| vk.digest().map_err(|e| e.to_string())) {
+            Ok(d) => d,
+            Err(e) => return Ok(Err(format!("vk.bin: {e}"))),
+        };
+        let x = spec2.circuit.build::<Fr>(spec2.seed).map_err(hek)?.public_inputs;
+        Ok(hekaton_wrap::verify_published(p, &job.id, &spec2, &vd, x).await?.map(|f| format!("{against}, {f}")))
     }
     fn scratch_prefixes(&self, job: &str) -> Vec<String> {
         vec![layout::hekaton_prefix(job), layout::inputs_prefix(job)]

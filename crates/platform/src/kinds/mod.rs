@@ -14,6 +14,7 @@
 pub mod circom;
 pub mod contract;
 pub mod hekaton;
+pub mod hekaton_wrap;
 pub mod noop;
 pub mod pari;
 pub mod reckle;
