@@ -95,7 +95,7 @@ async fn tenants_are_isolated(real: bool) {
     // Each job's objects live under its tenant's prefix, which its id names.
     assert!(ja.starts_with(&format!("{ta}.")) && jb.starts_with(&format!("{tb}.")), "{ja} {jb}");
     assert_eq!(platform::layout::job_prefix(&ja), format!("tenants/{ta}/jobs/{ja}/"));
-    assert!(!blobs.list(&format!("tenants/{ta}/jobs/{ja}/")).await.unwrap().is_empty(), "A's job stored its inputs under A's prefix");
+    // (A Pari job stores no inputs at submission: its setup keeps no secret, issue 32.)
     assert!(blobs.list("jobs/").await.unwrap().iter().all(|k| !k.contains(&ja) && !k.contains(&jb)), "nothing of a tenant's job outside its prefix");
     let again = c.submit_job(req(pari("nightly"), ka)).await.unwrap().into_inner();
     assert_eq!((again.job_id.as_str(), again.created), (ja.as_str(), false), "within a tenant the key deduplicates");
