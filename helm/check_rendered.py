@@ -112,6 +112,70 @@ def check_operator(name, by_kind, operators, workers, config):
             expect(w["spec"]["replicas"] == 2, f"{wname}: a pool without queueScaling keeps its replicas")
 
 
+def check_redis_users(sts, secrets, role_urls):
+    """Starts a real redis-server with the bundled Redis's rendered arguments (its `--user` lines
+    from files/redis-acl.conf, each $(REDIS_PASSWORD_<ROLE>) from the rendered Secret) and
+    checks that every role's URL authenticates, and that the worker's user can neither write
+    nor read a tenant's token while the planner's can read one."""
+    import os
+    import shutil
+    import socket
+    import subprocess
+    import tempfile
+    import time
+
+    server = shutil.which("redis-server")
+    cli = shutil.which("redis-cli")
+    expect(server and cli, "redis-server and redis-cli on the PATH (scripts/test.d/10-services.sh installs them)")
+    if not (server and cli):
+        return
+    data = {}
+    for sec in secrets.values():
+        data.update({k: base64.b64decode(v).decode() for k, v in sec.get("data", {}).items()})
+    c = sts["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: data.get(e.get("valueFrom", {}).get("secretKeyRef", {}).get("key"), "") for e in c.get("env", [])}
+    expand = lambda a: re.sub(r"\$\((\w+)\)", lambda m: env.get(m.group(1), m.group(0)), a)
+    args = [expand(a) for a in c["args"]]
+    users = [args[i + 1] for i, a in enumerate(args) if a == "--user"]
+    expect(set(role_urls) <= set(users), f"bundled Redis users {users} include every rendered role's {sorted(role_urls)}")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    tmp = tempfile.mkdtemp()
+    args[args.index("--port") + 1] = str(port)
+    args[args.index("--dir") + 1] = tmp
+    proc = subprocess.Popen([server, *args, "--bind", "127.0.0.1"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+    def ask(user, password, *cmd):
+        r = subprocess.run([cli, "-p", str(port), "--user", user, "--pass", password, "--no-auth-warning", *cmd], capture_output=True, text=True)
+        return (r.stdout + r.stderr).strip()
+
+    try:
+        admin = env.get("REDIS_PASSWORD", "")
+        for _ in range(100):
+            if ask("default", admin, "PING") == "PONG":
+                break
+            if proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        if proc.poll() is not None:
+            expect(False, f"bundled Redis with the rendered arguments exited: {proc.stdout.read().decode()[-2000:]}")
+            return
+        ask("default", admin, "HSET", "prover:token:" + "ab" * 32, "tenant", "t")
+        for role, (url, key) in role_urls.items():
+            expect(ask(role, data.get(key, ""), "PING") == "PONG", f"the {role}'s rendered user and Secret password authenticate")
+        worker_pw = data.get(role_urls.get("worker", ("", ""))[1], "")
+        for cmd in (["HSET", "prover:token:" + "cd" * 32, "tenant", "evil"], ["HGETALL", "prover:token:" + "ab" * 32], ["CONFIG", "GET", "*"]):
+            out = ask("worker", worker_pw, *cmd)
+            expect("NOPERM" in out, f"the worker's Redis user ran {cmd[0]} {cmd[1]} (answer not shown: it may hold secrets)")
+        planner_pw = data.get(role_urls.get("planner", ("", ""))[1], "")
+        expect("tenant" in ask("planner", planner_pw, "HGETALL", "prover:token:" + "ab" * 32), "the planner's Redis user reads tokens")
+    finally:
+        proc.kill()
+        proc.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
     name, path = sys.argv[1], sys.argv[2]
     with open(path) as f:
@@ -215,6 +279,8 @@ def main():
         args = s["spec"]["template"]["spec"]["containers"][0]["args"]
         i = args.index("--maxmemory-policy")
         expect(args[i + 1] == "noeviction", "bundled Redis runs with noeviction")
+        k = args.index("--appendfsync")
+        expect(args[k + 1] == "always" or name != "default-values", "bundled Redis fsyncs before acknowledging a write by default")
         j = args.index("--requirepass")
         expect(args[j + 1] == "$(REDIS_PASSWORD)", "bundled Redis requires the password")
         renv = {e["name"]: e for e in s["spec"]["template"]["spec"]["containers"][0].get("env", [])}
@@ -229,11 +295,19 @@ def main():
     if name == "default-values":
         expect(len(redis) == 1 and len(minio) == 1, "bundled Redis and MinIO by default")
         expect("PROVER_REDIS_URL" not in config, "the bundled Redis URL (with its password) is not in the ConfigMap")
-        for dname, d in deployments.items():
-            env = {e["name"]: e for e in d["spec"]["template"]["spec"]["containers"][0].get("env", [])}
+        role_urls = {}
+        for dname, d in list(deployments.items()) + list(operators.items()):
+            c = d["spec"]["template"]["spec"]["containers"][0]
+            env = env_of(c)
+            role = c["args"][1] if dname in deployments else "operator"
             url = env.get("PROVER_REDIS_URL", {}).get("value", "")
-            expect(url.startswith("redis://:$(REDIS_PASSWORD)@"), f"{dname}: bundled Redis URL carries the password")
+            expect(url.startswith(f"redis://{role}:$(REDIS_PASSWORD)@"), f"{dname}: bundled Redis URL as the {role}'s ACL user: {url}")
+            key = env.get("REDIS_PASSWORD", {}).get("valueFrom", {}).get("secretKeyRef", {}).get("key")
+            expect(key == f"REDIS_PASSWORD_{role.upper()}", f"{dname}: the {role}'s own Redis password, not {key}")
             expect(list(env).index("REDIS_PASSWORD") < list(env).index("PROVER_REDIS_URL"), f"{dname}: REDIS_PASSWORD before the URL that expands it")
+            role_urls[role] = (url, key)
+        for s in redis:
+            check_redis_users(s, by_kind["Secret"], role_urls)
     elif name in ("external-values", "existing-secret-values"):
         expect(not redis and not minio, "no bundled Redis or MinIO with external endpoints")
         expect("PROVER_REDIS_URL" not in config, "external Redis URL is not in the ConfigMap")

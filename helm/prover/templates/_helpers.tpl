@@ -91,6 +91,9 @@ credentials then stay with MinIO and that Job.
 {{- if and .Values.externalRedis.url .Values.credentials.existingSecret }}
 {{- fail "externalRedis.url is written into the chart's Secret, which credentials.existingSecret replaces: put the URL into the existing Secret (key credentials.redisUrlKey) and set externalRedis.urlFromSecret=true instead" }}
 {{- end }}
+{{- if and (include "prover.redisBundled" .) (not .Values.redis.persistence.enabled) (not .Values.redis.acceptDataLoss) }}
+{{- fail "redis.persistence.enabled=false keeps job state in an emptyDir: every job, token and queued task is lost when the Redis pod goes. Set redis.acceptDataLoss=true to run so" }}
+{{- end }}
 {{- if not (or .Values.externalS3.endpoint .Values.minio.enabled) }}
 {{- fail "no object store: set externalS3.endpoint or minio.enabled=true" }}
 {{- end }}
@@ -124,37 +127,65 @@ credentials then stay with MinIO and that Job.
 {{- end }}
 
 {{/*
-PROVER_REDIS_URL of a container (a list of env entries): the external URL from the Secret, or
-the bundled Redis's address with its password from the Secret (Kubernetes expands
+PROVER_REDIS_URL of a container (a list of env entries); call with (dict "root" $ "role" ROLE).
+The external URL from the Secret, or the bundled Redis's address as the role's own ACL user
+(files/redis-acl.conf) with that user's password from the Secret (Kubernetes expands
 $(REDIS_PASSWORD) from the entry before it).
 */}}
 {{- define "prover.redisEnv" -}}
-{{- if or .Values.externalRedis.url .Values.externalRedis.urlFromSecret }}
+{{- $root := .root -}}
+{{- if or $root.Values.externalRedis.url $root.Values.externalRedis.urlFromSecret }}
 - name: PROVER_REDIS_URL
   valueFrom:
     secretKeyRef:
-      name: {{ include "prover.secretName" . }}
-      key: {{ .Values.credentials.redisUrlKey }}
+      name: {{ include "prover.secretName" $root }}
+      key: {{ $root.Values.credentials.redisUrlKey }}
 {{- else }}
 - name: REDIS_PASSWORD
   valueFrom:
     secretKeyRef:
-      name: {{ include "prover.secretName" . }}
-      key: {{ .Values.credentials.redisPasswordKey }}
+      name: {{ include "prover.secretName" $root }}
+      key: {{ include "prover.redisRoleKey" (dict "root" $root "role" .role) }}
 - name: PROVER_REDIS_URL
-  value: {{ printf "redis://:$(REDIS_PASSWORD)@%s-redis:6379/0" (include "prover.fullname" .) | quote }}
+  value: {{ printf "redis://%s:$(REDIS_PASSWORD)@%s-redis:6379/0" .role (include "prover.fullname" $root) | quote }}
 {{- end }}
 {{- end }}
 
 {{/*
+The Redis ACL users of the roles (files/redis-acl.conf): a list of (dict "user" NAME "rules"
+LIST), in the file's order.
+*/}}
+{{- define "prover.redisUsers" -}}
+{{- $users := list }}
+{{- range $line := splitList "\n" (.Files.Get "files/redis-acl.conf") }}
+{{- $words := splitList " " (trim $line) | compact }}
+{{- if and $words (not (hasPrefix "#" (first $words))) }}
+{{- $users = append $users (dict "user" (first $words) "rules" (rest $words)) }}
+{{- end }}
+{{- end }}
+{{- toJson $users }}
+{{- end }}
+
+{{/*
+The Secret key of a role's bundled-Redis password: credentials.redisPasswordKey, "_", the role
+in capitals (REDIS_PASSWORD_WORKER). Call with (dict "root" $ "role" ROLE).
+*/}}
+{{- define "prover.redisRoleKey" -}}
+{{- printf "%s_%s" .root.Values.credentials.redisPasswordKey (upper .role) -}}
+{{- end }}
+
+{{/*
 Environment of every prover container: the ConfigMap, then the credentials from the Secret.
+Call with (dict "root" $ "role" ROLE).
 */}}
 {{- define "prover.env" -}}
+{{- $role := .role }}
+{{- with .root }}
 envFrom:
   - configMapRef:
       name: {{ include "prover.fullname" . }}-config
 env:
-  {{- include "prover.redisEnv" . | nindent 2 }}
+  {{- include "prover.redisEnv" (dict "root" . "role" $role) | nindent 2 }}
   - name: AWS_ACCESS_KEY_ID
     valueFrom:
       secretKeyRef:
@@ -168,6 +199,7 @@ env:
   {{- with .Values.config.extraEnv }}
   {{- toYaml . | nindent 2 }}
   {{- end }}
+{{- end }}
 {{- end }}
 
 {{/*
@@ -209,7 +241,7 @@ spec:
       image: {{ include "prover.image" $root | quote }}
       imagePullPolicy: {{ $root.Values.image.pullPolicy }}
       args: ["serve", {{ .role | quote }}]
-      {{- include "prover.env" $root | nindent 6 }}
+      {{- include "prover.env" (dict "root" $root "role" .role) | nindent 6 }}
       {{- with .extraEnv }}
         {{- toYaml . | nindent 8 }}
       {{- end }}
