@@ -33,6 +33,11 @@ pub struct GcArgs {
     /// Print what would be collected; change nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Collect even when the job store lists no job at all (refused by default: that is more
+    /// likely a Redis that lost its data than a platform whose every job expired, and would
+    /// delete every done job's proofs as orphans).
+    #[arg(long)]
+    allow_empty_index: bool,
     #[command(flatten)]
     backend: platform::service::BackendArgs,
 }
@@ -177,7 +182,7 @@ async fn dlq(cmd: DlqCommand) -> anyhow::Result<()> {
 
 async fn gc(a: GcArgs) -> anyhow::Result<()> {
     let p = platform::service::connect_backends(&a.backend, Default::default(), Default::default()).await.context("connecting to Redis and S3")?;
-    let r = p.gc(a.older_than, a.grace, a.dry_run).await?;
+    let r = p.gc_with(a.older_than, a.grace, a.dry_run, a.allow_empty_index).await?;
     let verb = if a.dry_run { "would collect" } else { "collected" };
     for id in &r.expired_jobs {
         println!("{verb} finished job {id}");

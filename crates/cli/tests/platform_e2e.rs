@@ -958,6 +958,93 @@ fn traces_of_a_job_reach_an_otlp_collector() {
     assert!(worker_log.contains(&format!("\"trace_id\":\"{}\"", root.trace)), "{worker_log}");
 }
 
+/// Issue 32 item 2: every role connects to Redis as its own ACL user, made from the chart's
+/// rules (helm/prover/files/redis-acl.conf, which the bundled Redis loads as `--user` lines). A
+/// Pari job with authentication on runs through planner, executor, aggregator and a worker, each
+/// as its user, and verifies offline. With the worker's (and executor's, aggregator's,
+/// operator's) credentials a tenant's token can be neither written nor read, in a command or a
+/// script; no role but the administrator runs CONFIG, KEYS, FLUSHALL or ACL; the operator's user
+/// reads the queues' counters (the ProverPool scaler) and writes nothing.
+#[test]
+fn services_run_as_their_redis_acl_users() {
+    let Some(mut s) = Services::from_env().map(|s| s.own_database(9)) else { return };
+    let admin = s.redis.clone();
+    let run = std::process::id();
+    let mut c = redis::Client::open(admin.as_str()).unwrap().get_connection().unwrap();
+    let rules = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../helm/prover/files/redis-acl.conf")).unwrap();
+    let mut urls = std::collections::BTreeMap::new();
+    for line in rules.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+        let mut words = line.split_whitespace();
+        let user = words.next().unwrap().to_string();
+        let password = format!("acl-{user}-{run}-0123456789");
+        let mut cmd = redis::cmd("ACL");
+        cmd.arg("SETUSER").arg(&user).arg("reset").arg("on").arg(format!(">{password}"));
+        for rule in words {
+            cmd.arg(rule);
+        }
+        let () = cmd.query(&mut c).unwrap_or_else(|e| panic!("ACL SETUSER {user}: {e}"));
+        urls.insert(user.clone(), admin.replacen("redis://", &format!("redis://{user}:{password}@"), 1));
+    }
+    assert_eq!(urls.keys().map(String::as_str).collect::<Vec<_>>(), ["aggregator", "executor", "operator", "planner", "worker"]);
+
+    // The job, each role as its user; the token made by the administrator.
+    let token = ok(prover(&["admin", "token", "create", "--tenant", &format!("acl-{run}"), "--redis", &admin]));
+    let token = token.lines().find_map(|l| l.strip_prefix("token:")).expect("a token").trim().to_string();
+    let grpc = free_port();
+    let mut procs = Vec::new();
+    for role in ["planner", "executor", "aggregator", "worker"] {
+        s.redis = urls[role].clone();
+        procs.push(s.spawn_env(role, &format!("acl-{role}"), (role == "planner").then_some(grpc), &[], &[]));
+    }
+    s.redis = admin.clone();
+    for p in &procs {
+        wait_ready(p.metrics);
+    }
+    let ep = format!("http://127.0.0.1:{grpc}");
+    let job = ok(prover(&["submit", "pari", "--circuit", "chain", "--size", "8", "--count", "4", "--proofs-per-task", "2", "--endpoint", &ep, "--token", &token]));
+    ok(prover(&["watch", &job, "--endpoint", &ep, "--token", &token]));
+    let dir = tempfile::tempdir().unwrap();
+    let fetched = ok(prover(&["fetch", &job, "--out", dir.path().to_str().unwrap(), "--endpoint", &ep, "--token", &token]));
+    let d = fetched.split("vk digest = ").nth(1).and_then(|r| r.split_whitespace().next()).expect("fetch prints the vk digest").to_string();
+    assert!(ok(prover(&["pari", "verify-bundles", dir.path().to_str().unwrap(), "--vk-digest", &d])).contains("4 verified, 0 bad"));
+    for role in ["planner", "executor", "aggregator", "worker"] {
+        let log = s.log(&format!("acl-{role}"));
+        assert!(!log.contains("NOPERM"), "the {role} was refused something it needs:\n{log}");
+    }
+
+    // What the other roles' credentials cannot do.
+    let refused = |url: &str, what: &str, cmd: &mut redis::Cmd| {
+        let mut conn = redis::Client::open(url).unwrap().get_connection().unwrap();
+        match cmd.query::<redis::Value>(&mut conn) {
+            Err(e) if e.code() == Some("NOPERM") || e.to_string().to_uppercase().contains("NOPERM") => {}
+            other => panic!("{url}: {what} was not refused: {other:?}"),
+        }
+    };
+    let hash = format!("prover:token:{}", "ab".repeat(32));
+    for role in ["executor", "aggregator", "worker", "operator"] {
+        let url = &urls[role];
+        refused(url, "writing a token", redis::cmd("HSET").arg(&hash).arg("tenant").arg("evil"));
+        refused(url, "adding to the token index", redis::cmd("SADD").arg("prover:tokens").arg("x"));
+        refused(url, "reading a token", redis::cmd("HGETALL").arg(&hash));
+        refused(url, "writing a token from a script", redis::cmd("EVAL").arg("return redis.call('HSET', KEYS[1], 'tenant', 'evil')").arg(1).arg(&hash));
+        refused(url, "listing every key", redis::cmd("KEYS").arg("*"));
+        refused(url, "scanning every key", redis::cmd("SCAN").arg(0));
+        refused(url, "changing the eviction policy", redis::cmd("CONFIG").arg("SET").arg("maxmemory-policy").arg("allkeys-lru"));
+        refused(url, "flushing the database", &mut redis::cmd("FLUSHALL"));
+        refused(url, "making a user", redis::cmd("ACL").arg("SETUSER").arg("evil").arg("on").arg("nopass").arg("~*").arg("+@all"));
+        refused(url, "reaching a key outside prover:", redis::cmd("SET").arg("elsewhere").arg("1"));
+    }
+    refused(&urls["operator"], "the operator enqueuing a task", redis::cmd("XADD").arg("prover:q:pari.prove").arg("*").arg("f").arg("v"));
+    refused(&urls["operator"], "the operator writing a job", redis::cmd("HSET").arg(format!("prover:job:{job}")).arg("state").arg("done"));
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let stats = rt.block_on(async {
+        let q = queue::RedisQueue::connect(&urls["operator"], queue::QueueConfig::default()).await.expect("the operator's user connects (INFO names the policy)");
+        (queue::Queue::stats(&q, "pari.prove").await.expect("the operator reads a queue's counters"), queue::Queue::stats(&q, "never.used").await.expect("and an unused queue's"))
+    });
+    assert!(stats.0.completed >= 2, "{:?}", stats.0);
+    assert_eq!((stats.1.pending, stats.1.running), (0, 0));
+}
+
 /// Issue 12 item 5: the services run with an S3 identity limited to their bucket, made by the
 /// chart's own script (helm/prover/files/minio-services-user.sh) against the test MinIO with the
 /// real MinIO client (PROVER_TEST_MC). A Pari job runs through planner, executor, aggregator and

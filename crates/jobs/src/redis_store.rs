@@ -214,24 +214,17 @@ impl RedisJobStore {
             .set_connection_timeout(Some(response_timeout));
         let mut conn = ConnectionManager::new_with_config(client.clone(), config.clone()).await.map_err(err)?;
         let bulk = ConnectionManager::new_with_config(client, config).await.map_err(err)?;
-        let answer: redis::RedisResult<Vec<String>> =
-            redis::cmd("CONFIG").arg("GET").arg("maxmemory-policy").query_async(&mut conn).await;
-        let policy = match answer {
-            Err(e) if assume_noeviction && !e.is_io_error() => {
-                vec!["maxmemory-policy".to_string(), "noeviction".to_string()]
-            }
+        let policy = match queue::redis_eviction_policy(&mut conn).await {
+            Err(e) if assume_noeviction && !e.is_io_error() && !e.is_timeout() => Some("noeviction".to_string()),
             Err(e) => {
                 return Err(JobError::Backend(format!(
-                    "Redis refused CONFIG GET maxmemory-policy ({e}); if it runs noeviction, start with --assume-noeviction"
+                    "Redis refused INFO memory and CONFIG GET maxmemory-policy ({e}); if it runs noeviction, start with --assume-noeviction"
                 )))
             }
             Ok(p) => p,
         };
-        if policy.get(1).map(String::as_str) != Some("noeviction") {
-            return Err(JobError::Backend(format!(
-                "Redis maxmemory-policy is {:?}; job state needs noeviction",
-                policy.get(1).cloned().unwrap_or_default()
-            )));
+        if policy.as_deref() != Some("noeviction") {
+            return Err(JobError::Backend(format!("Redis maxmemory-policy is {:?}; job state needs noeviction", policy.unwrap_or_default())));
         }
         Ok(Self {
             conn,

@@ -8,6 +8,12 @@
 //! after `grace` (a submission in flight stores its inputs a moment before its record).
 //! Jobs live under `jobs/<id>/` and, a tenant's, under `tenants/<t>/jobs/<id>/`. Shared objects
 //! (`hekaton/keys/…`), uploads and registered circuits are not collected.
+//!
+//! A job store that lists no job at all while the object store holds jobs' objects is more
+//! likely a Redis that lost its data (persistence off, a restore, another database number)
+//! than a platform whose every job expired: collecting then would delete every done job's
+//! proofs as orphans. Such a run is refused ([`PlatformError::Precondition`]) unless
+//! `allow_empty_index` ([`Platform::gc_with`], `prover admin gc --allow-empty-index`).
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -31,6 +37,12 @@ impl Platform {
     /// Collects the objects of jobs finished more than `older_than` ago and of orphaned job ids
     /// (see the module doc). With `dry_run`, reports what it would collect and changes nothing.
     pub async fn gc(&self, older_than: Duration, grace: Duration, dry_run: bool) -> Result<GcReport, PlatformError> {
+        self.gc_with(older_than, grace, dry_run, false).await
+    }
+
+    /// [`Platform::gc`]; with `allow_empty_index`, also when the job store lists no job at all
+    /// (see the module doc).
+    pub async fn gc_with(&self, older_than: Duration, grace: Duration, dry_run: bool, allow_empty_index: bool) -> Result<GcReport, PlatformError> {
         let mut ids = BTreeSet::new();
         for key in self.blobs().list("jobs/").await? {
             if let Some(id) = key.strip_prefix("jobs/").and_then(|r| r.split('/').next()) {
@@ -59,6 +71,19 @@ impl Platform {
                 Some(_) => report.kept += 1,
                 None => orphans.push(id),
             }
+        }
+        let index_empty = || async {
+            // An expired first entry reads as no record but a next page: not empty.
+            let (first, next) = self.job_store().list(0, 1).await?;
+            Ok::<bool, PlatformError>(first.is_empty() && next.is_none())
+        };
+        if !orphans.is_empty() && !allow_empty_index && index_empty().await? {
+            return Err(PlatformError::Precondition(format!(
+                "the job store lists no job, yet {} job ids have objects: if Redis lost its data, collecting would delete \
+                 every done job's proofs. Check the Redis URL and database; if every job really expired, run again with \
+                 --allow-empty-index",
+                orphans.len()
+            )));
         }
         if !orphans.is_empty() && !grace.is_zero() {
             tokio::time::sleep(grace).await;

@@ -3,26 +3,47 @@
 //! job past the cut-off loses its record first and then its objects; a running job, a recent
 //! job and Hekaton's shared keys are kept; an orphan (objects, no record) is collected only if
 //! it still has no record after the grace period, a tenant's under its prefix as well; a
-//! dry run changes nothing; a cancelled job leaves gc nothing (its ending deleted its inputs).
+//! dry run changes nothing; a job store that lists no job while jobs' objects are there is
+//! refused unless allowed; a cancelled job leaves gc nothing (its ending deleted its inputs).
 
 use std::time::Duration;
 
 mod common;
 
 use bytes::Bytes;
-use platform::{JobOutcome, Platform};
+use platform::{JobOutcome, Platform, PlatformError};
 use queue::QueueConfig;
 use tokio::sync::watch;
 
 async fn collects(real: bool) {
     let Some((q, blobs, store, _dir)) = common::backends_in(real, QueueConfig::default(), 6, "prover-test-gc").await else { return };
     let p = Platform::new(q.clone(), blobs.clone(), store.clone());
-    // Leftovers of an earlier run of this test: collect them all first.
-    p.gc(Duration::ZERO, Duration::ZERO, false).await.unwrap();
+    // Leftovers of an earlier run of this test (the database and bucket are its own): forget
+    // every record and collect every object first.
+    loop {
+        // (A listing drops the index entries of records already gone, so this ends.)
+        let (recs, next) = store.list(0, 100).await.unwrap();
+        for r in &recs {
+            store.delete(&r.id).await.unwrap();
+        }
+        if recs.is_empty() && next.is_none() {
+            break;
+        }
+    }
+    p.gc_with(Duration::ZERO, Duration::ZERO, false, true).await.unwrap();
     let put = |key: String| {
         let b = blobs.clone();
         async move { b.put(&key, Bytes::from_static(b"x")).await.unwrap() }
     };
+
+    // A job store that lists no job while jobs' objects are there (a Redis that lost its data):
+    // refused, nothing deleted, unless allowed.
+    put("jobs/lost-0001/proof/out.bin".into()).await;
+    let refused = p.gc(Duration::ZERO, Duration::ZERO, false).await;
+    assert!(matches!(&refused, Err(PlatformError::Precondition(m)) if m.contains("--allow-empty-index")), "{refused:?}");
+    assert!(blobs.exists("jobs/lost-0001/proof/out.bin").await.unwrap());
+    let r = p.gc_with(Duration::ZERO, Duration::ZERO, false, true).await.unwrap();
+    assert_eq!(r.orphans, ["lost-0001"]);
 
     // A finished job with outputs, a job still running, an orphan, a shared key.
     let (done, _) = p.submit(platform::kinds::noop::request(1), None).await.unwrap();
@@ -92,6 +113,7 @@ async fn collects(real: bool) {
     let r = p.gc(Duration::ZERO, Duration::ZERO, false).await.unwrap();
     assert_eq!((r.expired_jobs.len(), r.orphans.len(), r.objects_deleted), (0, 0, 0), "{r:?}");
     assert!(p.job_store().get(&running).await.unwrap().is_some_and(|rec| rec.state.is_terminal()));
+    store.expire(&running, Duration::from_millis(1)).await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

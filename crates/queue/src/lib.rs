@@ -188,6 +188,25 @@ pub enum QueueError {
     Backend(String),
 }
 
+/// The server's `maxmemory-policy`: from `INFO memory` (which the platform's Redis ACL users may
+/// run, helm/prover/files/redis-acl.conf), else from `CONFIG GET` (an older or restricted
+/// server). `Ok(None)` when the server answers neither with a policy; an error when it refuses
+/// both (the caller decides whether to assume noeviction) or the connection fails.
+pub async fn redis_eviction_policy(conn: &mut impl redis::aio::ConnectionLike) -> redis::RedisResult<Option<String>> {
+    let info: redis::RedisResult<String> = redis::cmd("INFO").arg("memory").query_async(conn).await;
+    match info {
+        Ok(text) => {
+            if let Some(p) = text.lines().find_map(|l| l.trim().strip_prefix("maxmemory_policy:")) {
+                return Ok(Some(p.trim().to_string()));
+            }
+        }
+        Err(e) if e.is_io_error() || e.is_timeout() => return Err(e),
+        Err(_) => {}
+    }
+    let answer: Vec<String> = redis::cmd("CONFIG").arg("GET").arg("maxmemory-policy").query_async(conn).await?;
+    Ok(answer.get(1).cloned())
+}
+
 /// A URL fit for a log line or an error message: any password (and user name) replaced by
 /// `***` (`redis://:secret@host:6379/0` → `redis://***@host:6379/0`).
 pub fn redact_url(url: &str) -> String {

@@ -247,28 +247,24 @@ impl RedisQueue {
             .set_response_timeout(Some(response_timeout))
             .set_connection_timeout(Some(response_timeout));
         let mut conn = ConnectionManager::new_with_config(client.clone(), manager.clone()).await.map_err(err)?;
-        let answer: redis::RedisResult<Vec<String>> =
-            redis::cmd("CONFIG").arg("GET").arg("maxmemory-policy").query_async(&mut conn).await;
-        let (policy, unchecked) = match answer {
+        let (policy, unchecked) = match crate::redis_eviction_policy(&mut conn).await {
             Ok(p) => (p, None),
-            Err(e) if e.is_io_error() => return Err(err(e)),
-            Err(e) if assume_noeviction => {
-                (vec!["maxmemory-policy".into(), "noeviction".into()], Some(format!("CONFIG GET refused ({e}); noeviction assumed")))
-            }
+            Err(e) if e.is_io_error() || e.is_timeout() => return Err(err(e)),
+            Err(e) if assume_noeviction => (Some("noeviction".into()), Some(format!("INFO and CONFIG GET refused ({e}); noeviction assumed"))),
             Err(e) => {
                 return Err(QueueError::Backend(format!(
-                    "Redis at {} refused CONFIG GET maxmemory-policy ({e}), so the queue cannot check that it never evicts \
-                     keys (an evicted entry is a lost task). Make sure its policy is noeviction, then start with \
-                     --assume-noeviction (PROVER_ASSUME_NOEVICTION=1)",
+                    "Redis at {} refused INFO memory and CONFIG GET maxmemory-policy ({e}), so the queue cannot check \
+                     that it never evicts keys (an evicted entry is a lost task). Make sure its policy is noeviction, \
+                     then start with --assume-noeviction (PROVER_ASSUME_NOEVICTION=1)",
                     crate::redact_url(url)
                 )))
             }
         };
-        if policy.get(1).map(String::as_str) != Some("noeviction") {
+        if policy.as_deref() != Some("noeviction") {
             return Err(QueueError::Backend(format!(
                 "Redis at {} has maxmemory-policy {:?}; the queue needs noeviction (evicted entries are lost tasks)",
                 crate::redact_url(url),
-                policy.get(1)
+                policy
             )));
         }
         let bulk = ConnectionManager::new_with_config(client.clone(), manager).await.map_err(err)?;
@@ -770,10 +766,14 @@ impl Queue for RedisQueue {
 
     async fn stats(&self, kind: &str) -> Result<QueueStats, QueueError> {
         check_kind(kind)?;
-        self.ensure_group(kind).await?;
+        // Reads only (the operator's Redis user may not write): a stream or group that no
+        // producer or consumer made yet has nothing pending or running.
         let mut c = self.conn.clone();
         let len: u64 = c.xlen(stream(kind)).await.map_err(err)?;
-        let summary: Value = redis::cmd("XPENDING").arg(stream(kind)).arg(GROUP).query_async(&mut c).await.map_err(err)?;
+        let summary: Value = match redis::cmd("XPENDING").arg(stream(kind)).arg(GROUP).query_async(&mut c).await {
+            Err(e) if e.code() == Some("NOGROUP") => Value::Nil,
+            other => other.map_err(err)?,
+        };
         let running: u64 = match &summary {
             Value::Array(v) if !v.is_empty() => redis::from_redis_value(v[0].clone()).unwrap_or(0),
             _ => 0,
