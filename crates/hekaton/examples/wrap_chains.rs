@@ -7,7 +7,7 @@
 //! For each chain: the wrap circuit's R1CS constraints, its SR1CS rows and the Pari domain
 //! they need, then (unless `--no-prove`) the wrap setup and prove times, the proving key's
 //! stored (uncompressed) size and the final proof's verify time. The synthetic circuit is the
-//! one of `wrap_bench` (k subcircuits of 4 steps, 2 wires).
+//! one of `hekaton_wrap_bench` (k subcircuits of 4 steps, 2 wires).
 //!
 //! The BLS12-377 row runs Hekaton's Poseidon (x^5 S-box) over BLS12-377's scalar field, where
 //! x ↦ x^5 is not a permutation (5 divides r − 1): it measures cost only; a real move to

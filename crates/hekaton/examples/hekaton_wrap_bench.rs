@@ -1,7 +1,7 @@
 //! The depth-1 wrap: its size and cost for k subcircuits, and the batch verification of final
 //! proofs against verifying them one by one.
 //!
-//! `cargo run --release -p hekaton --example wrap_bench -- [--k 1,2,8] [--prove-max K] [--batch 64]`
+//! `cargo run --release -p hekaton --example hekaton_wrap_bench -- [--k 1,2,8] [--prove-max K] [--batch 64]`
 //!
 //! For each k: a Hekaton proof of the synthetic circuit (k subcircuits of 4 steps, 2 wires),
 //! the number of distinct key shapes, the wrap circuit's R1CS constraints and the marginal
