@@ -31,7 +31,7 @@ mod redis_store;
 
 pub use dir::{ChainTokenStore, DirTokenStore};
 pub use memory::MemoryTokenStore;
-pub use redis_store::RedisTokenStore;
+pub use redis_store::{RedisTokenStore, DEFAULT_TIMEOUT};
 
 /// The prefix of every token, so that a leaked one is recognisable (secret scanners).
 pub const TOKEN_PREFIX: &str = "prv_";

@@ -22,10 +22,27 @@ pub struct RedisTokenStore {
     conn: ConnectionManager,
 }
 
+/// How long a token store waits for an answer (and a connection) by default: the queue's and
+/// job store's default (`--redis-timeout-secs`), not redis-rs's 500 ms, which a busy server's
+/// large reply to another client turns into failed authentications.
+pub const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 impl RedisTokenStore {
     pub async fn connect(url: &str) -> Result<Self, AuthError> {
+        Self::connect_opts(url, DEFAULT_TIMEOUT).await
+    }
+
+    /// [`RedisTokenStore::connect`], waiting up to `response_timeout` for each answer and
+    /// connection attempt.
+    pub async fn connect_opts(url: &str, response_timeout: std::time::Duration) -> Result<Self, AuthError> {
+        if response_timeout.is_zero() {
+            return Err(AuthError::Backend("the Redis response timeout must be more than zero".into()));
+        }
         let client = redis::Client::open(url).map_err(err)?;
-        Ok(Self { conn: ConnectionManager::new(client).await.map_err(err)? })
+        let config = redis::aio::ConnectionManagerConfig::new()
+            .set_response_timeout(Some(response_timeout))
+            .set_connection_timeout(Some(response_timeout));
+        Ok(Self { conn: ConnectionManager::new_with_config(client, config).await.map_err(err)? })
     }
 }
 

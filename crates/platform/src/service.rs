@@ -564,7 +564,8 @@ async fn token_store(cfg: &ServiceConfig) -> Result<Option<Arc<dyn auth::TokenSt
     let mut stores: Vec<Arc<dyn auth::TokenStore>> = Vec::new();
     if let Some(url) = &cfg.backend.redis {
         install_crypto_provider();
-        let store = auth::RedisTokenStore::connect(url).await.map_err(|e| backend("Redis token store")(Box::new(e)))?;
+        let timeout = Duration::from_secs(cfg.backend.redis_timeout_secs.max(1));
+        let store = auth::RedisTokenStore::connect_opts(url, timeout).await.map_err(|e| backend("Redis token store")(Box::new(e)))?;
         stores.push(Arc::new(store));
     } else {
         let store = auth::MemoryTokenStore::new();

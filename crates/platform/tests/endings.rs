@@ -163,6 +163,14 @@ async fn a_dead_letter_past_the_cap_still_fails_its_job() {
     // Its own database: this queue reclaims and buries leases within 300 ms.
     let Some((q, blobs, store, _dir)) = common::backends_in_db(true, cfg, 11).await else { return };
     let p = Platform::new(q.clone(), blobs, store.clone());
+    // Stream nodes of exactly 100 entries, whatever the entries' size: the server's default also
+    // closes a node at 4096 bytes, which makes where `MAXLEN ~` trims depend on how long the
+    // entries are (a fresh-clone run trimmed the fillers to 10,025 already). The stream is made
+    // anew below, so its nodes follow this setting.
+    let url = std::env::var("PROVER_TEST_REDIS_URL").unwrap();
+    let mut admin = redis::Client::open(url.as_str()).unwrap().get_multiplexed_async_connection().await.unwrap();
+    let node = |bytes: u64| redis::cmd("CONFIG").arg("SET").arg("stream-node-max-bytes").arg(bytes).arg("stream-node-max-entries").arg(100).clone();
+    let () = node(0).query_async(&mut admin).await.unwrap();
     // Out of attempts before their first delivery: one claim buries them all.
     q.clear_dead_letters("plan").await.unwrap(); // an earlier run's
     for i in 0..10_099 {
@@ -198,4 +206,5 @@ async fn a_dead_letter_past_the_cap_still_fails_its_job() {
     let rec = store.get(&job).await.unwrap().unwrap();
     assert_eq!(rec.state, JobState::Failed);
     assert!(rec.message.contains("lease expired"), "{}", rec.message);
+    let () = node(4096).query_async(&mut admin).await.unwrap(); // the server's default again
 }
