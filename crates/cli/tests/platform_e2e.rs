@@ -415,12 +415,6 @@ fn hekaton_job_across_worker_processes() {
     let job = ok(prover(&[
         "submit", "hekaton", "--circuit", "synthetic", "--subcircuits", "8", "--steps", "4", "--wires", "1", "--seed", "3", "--endpoint", &ep,
     ]));
-    fails_with(
-        prover(&[
-            "submit", "hekaton", "--circuit", "synthetic", "--subcircuits", "8", "--steps", "4", "--wires", "1", "--final", "--endpoint", &ep,
-        ]),
-        &["InvalidArgument", "final_proof"],
-    );
     let final_job = ok(prover(&[
         "submit", "hekaton", "--circuit", "synthetic", "--subcircuits", "1", "--steps", "4", "--wires", "2", "--seed", "5", "--final", "--endpoint", &ep,
     ]));
