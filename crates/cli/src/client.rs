@@ -560,6 +560,10 @@ pub enum CircuitCommand {
     List,
     /// One registered circuit.
     Show { circuit_id: String },
+    /// Delete one of your circuits (its .r1cs and keys). Refused while a job of yours that
+    /// proves or registers it has not ended. Proofs already fetched or published stay valid
+    /// under their own vk.bin; registering the file again runs a new setup, with a new key.
+    Delete { circuit_id: String },
     /// Write a registered circuit's verifying key (`vk.bin`, checked against its digest) and a
     /// `circuit.json` naming its curve into --out.
     ExportVk {
@@ -620,6 +624,10 @@ pub fn circuit(ep: Endpoint, cmd: CircuitCommand) -> anyhow::Result<()> {
             }
             CircuitCommand::Show { circuit_id } => {
                 print_circuit(&c.get_circuit(pb::GetCircuitRequest { circuit_id }).await.map_err(rpc)?.into_inner());
+            }
+            CircuitCommand::Delete { circuit_id } => {
+                let resp = c.delete_circuit(pb::DeleteCircuitRequest { circuit_id: circuit_id.clone() }).await.map_err(rpc)?.into_inner();
+                println!("deleted circuit {circuit_id} ({} objects)", resp.deleted_objects);
             }
             CircuitCommand::ExportVk { circuit_id, out } => {
                 let ci = c.get_circuit(pb::GetCircuitRequest { circuit_id }).await.map_err(rpc)?.into_inner();

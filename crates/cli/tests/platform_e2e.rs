@@ -511,12 +511,15 @@ fn circom_example(dir: &Path) -> (std::path::PathBuf, Vec<(std::path::PathBuf, u
             (c.join("example.r1cs"), w)
         }
         Err(_) => {
+            // The checked-in fixtures: three distinct witnesses (a job refuses one listed twice).
             let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("../circom/tests/fixtures");
-            let w: Vec<_> = (0..3)
-                .map(|i| {
+            let w = [("example-bn254.wtns", 3, 11), ("example-bn254-w1.wtns", 5, 7), ("example-bn254-w2.wtns", 2, 13)]
+                .into_iter()
+                .enumerate()
+                .map(|(i, (name, a, b))| {
                     let p = dir.join(format!("w{i}.wtns"));
-                    std::fs::copy(f.join("example-bn254.wtns"), &p).unwrap();
-                    (p, 3, 11)
+                    std::fs::copy(f.join(name), &p).unwrap();
+                    (p, a, b)
                 })
                 .collect();
             (f.join("example-bn254.r1cs"), w)
@@ -625,6 +628,14 @@ fn registered_circom_circuit_across_processes() {
     bytes[n - 50] ^= 1;
     std::fs::write(&bundle, bytes).unwrap();
     assert!(!prover(&["pari", "verify-bundles", d, "--vk-digest", &digest]).status.success(), "a tampered bundle verified");
+
+    // Deleting the circuit (both its jobs have ended): it is unknown afterwards, and a second
+    // deletion finds nothing.
+    let out = ok(prover(&["circuit", "delete", &id, "--endpoint", &ep]));
+    assert!(out.contains(&format!("deleted circuit {id}")), "{out}");
+    fails_with(prover(&["circuit", "show", &id, "--endpoint", &ep]), &["NotFound"]);
+    assert!(!ok(prover(&["circuit", "list", "--endpoint", &ep])).contains(&id));
+    fails_with(prover(&["circuit", "delete", &id, "--endpoint", &ep]), &["NotFound"]);
 }
 
 /// `openssl` with `args` in `dir`; panics with its output on failure.

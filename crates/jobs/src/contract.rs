@@ -45,6 +45,13 @@ pub async fn bad_records_are_refused(s: &dyn JobStore, p: &str) {
 pub async fn idempotency(s: &dyn JobStore, p: &str) {
     let key = format!("{p}-key");
     assert_eq!(s.create(&record(&format!("{p}-1")), Some((&key, "fp1"))).await.unwrap(), Created::New);
+    assert_eq!(s.get(&format!("{p}-1")).await.unwrap().unwrap().idempotency_key, key, "the record keeps its key");
+    // A key the caller put in the record is not what the store keeps: only the argument counts.
+    let mut forged = record(&format!("{p}-0"));
+    forged.idempotency_key = key.clone();
+    s.create(&forged, None).await.unwrap();
+    assert_eq!(s.get(&forged.id).await.unwrap().unwrap().idempotency_key, "");
+    s.delete(&forged.id).await.unwrap();
     assert_eq!(s.create(&record(&format!("{p}-2")), Some((&key, "fp1"))).await.unwrap(), Created::Existing(format!("{p}-1")));
     assert_eq!(s.get(&format!("{p}-2")).await.unwrap(), None, "a repeated submission creates nothing");
     assert_eq!(
@@ -200,6 +207,12 @@ pub async fn tenants_are_separate(s: &dyn JobStore, p: &str) {
     let a2 = record(&format!("{p}-a2")).with_tenant(ta.clone());
     assert_eq!(s.create(&a2, Some(("nightly", "fa"))).await.unwrap(), Created::Existing(a.id.clone()));
     assert_eq!(s.get(&a.id).await.unwrap().unwrap().tenant, ta);
+    // The key as the client gave it, not qualified by the tenant.
+    assert_eq!(s.get(&a.id).await.unwrap().unwrap().idempotency_key, "nightly");
+    let plain = record(&format!("{p}-a3")).with_tenant(ta.clone());
+    s.create(&plain, None).await.unwrap();
+    assert_eq!(s.get(&plain.id).await.unwrap().unwrap().idempotency_key, "");
+    s.delete(&plain.id).await.unwrap();
     let (la, next) = s.list_tenant(&ta, 0, 10).await.unwrap();
     assert_eq!((la.iter().map(|r| r.id.clone()).collect::<Vec<_>>(), next), (vec![a.id.clone()], None));
     let (lb, _) = s.list_tenant(&tb, 0, 10).await.unwrap();
@@ -209,6 +222,7 @@ pub async fn tenants_are_separate(s: &dyn JobStore, p: &str) {
     let anon = record(&format!("{p}-n"));
     s.create(&anon, Some(("nightly", "fn"))).await.unwrap();
     assert_eq!(s.get(&anon.id).await.unwrap().unwrap().tenant, "");
+    assert_eq!(s.get(&anon.id).await.unwrap().unwrap().idempotency_key, "nightly");
     assert_eq!(s.list_tenant(&ta, 0, 10).await.unwrap().0.len(), 1);
     for id in [&a.id, &b.id, &anon.id] {
         s.delete(id).await.unwrap();

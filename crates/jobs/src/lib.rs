@@ -132,6 +132,11 @@ pub struct JobRecord {
     /// The tenant that submitted the job (see the `auth` crate); empty on a platform that runs
     /// without authentication. Idempotency keys and [`JobStore::list_tenant`] are per tenant.
     pub tenant: String,
+    /// The idempotency key the job was submitted with, as its client gave it (not qualified by
+    /// the tenant); empty without one. Set by [`JobStore::create`] from its argument, fixed for
+    /// the job's life: a client that holds only a job id (say, an operator reading an editable
+    /// status) checks it against the key it derives itself before acting on the job.
+    pub idempotency_key: String,
 }
 
 impl JobRecord {
@@ -147,6 +152,7 @@ impl JobRecord {
             updated_ms: now,
             tasks: BTreeMap::new(),
             tenant: String::new(),
+            idempotency_key: String::new(),
         }
     }
 

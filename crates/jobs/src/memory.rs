@@ -121,6 +121,7 @@ impl JobStore for MemoryJobStore {
             g.idem.insert(crate::tenant_idempotency_key(&rec.tenant, key), (rec.id.clone(), fp.into()));
         }
         let mut rec = rec.clone();
+        rec.idempotency_key = idempotency.map(|(k, _)| k.to_string()).unwrap_or_default();
         rec.state = JobState::Queued;
         rec.message.clear();
         for c in rec.tasks.values_mut() {

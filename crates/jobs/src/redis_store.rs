@@ -341,6 +341,11 @@ impl RedisJobStore {
                 c.done = n
             }
         }
+        // Stored qualified by the tenant (`{tenant} {key}`); empty or the bare tenant prefix
+        // without one.
+        let tenant = h.get("tenant").cloned().unwrap_or_default();
+        let idem = h.get("idem").map(String::as_str).unwrap_or_default();
+        let idempotency_key = if tenant.is_empty() { idem } else { idem.strip_prefix(&format!("{tenant} ")).unwrap_or_default() }.to_string();
         Ok(Some(JobRecord {
             id: id.into(),
             kind: field("kind")?,
@@ -351,7 +356,8 @@ impl RedisJobStore {
             updated_ms: num("updated_ms")?,
             tasks,
             // Records written before tenants existed have none.
-            tenant: h.get("tenant").cloned().unwrap_or_default(),
+            tenant,
+            idempotency_key,
         }))
     }
 }

@@ -186,6 +186,7 @@ pub fn job_to_pb(r: &JobRecord) -> pb::Job {
         created_unix_ms: r.created_ms,
         updated_unix_ms: r.updated_ms,
         proof_prefix: if r.state == JobState::Done { proof_prefix(&r.id) } else { String::new() },
+        idempotency_key: r.idempotency_key.clone(),
     }
 }
 
@@ -346,6 +347,15 @@ impl JobService for JobServiceImpl {
             circuits.push(self.circuit_to_pb(&tenant, info, false).await?);
         }
         Ok(Response::new(pb::ListCircuitsResponse { circuits }))
+    }
+
+    async fn delete_circuit(&self, request: Request<pb::DeleteCircuitRequest>) -> Result<Response<pb::DeleteCircuitResponse>, Status> {
+        let tenant = self.tenant(&request).await?;
+        let id = request.into_inner().circuit_id;
+        match self.platform.delete_circuit(&tenant, &id).await.map_err(status)? {
+            Some(n) => Ok(Response::new(pb::DeleteCircuitResponse { deleted_objects: n as u64 })),
+            None => Err(Status::not_found(format!("no circuit {id} is stored"))),
+        }
     }
 
     async fn get_bundle(&self, request: Request<pb::GetBundleRequest>) -> Result<Response<pb::GetBundleResponse>, Status> {

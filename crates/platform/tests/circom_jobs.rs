@@ -29,12 +29,12 @@ fn example(curve: &str) -> (Vec<u8>, Witnesses) {
             (r1cs, w)
         }
         Err(_) => {
-            // The checked-in fixtures: one witness (a = 3, b = 11), used three times.
+            // The checked-in fixtures: the same three witnesses (make.sh).
             let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../circom/tests/fixtures");
             let name = if curve == "bn254" { "bn254" } else { "bls12381" };
             let r1cs = std::fs::read(dir.join(format!("example-{name}.r1cs"))).unwrap();
-            let w = std::fs::read(dir.join(format!("example-{name}.wtns"))).unwrap();
-            (r1cs, (0..3).map(|_| (w.clone(), 3, 11)).collect())
+            let files = [format!("example-{name}.wtns"), format!("example-{name}-w1.wtns"), format!("example-{name}-w2.wtns")];
+            (r1cs, files.iter().zip(inputs).map(|(f, (a, b))| (std::fs::read(dir.join(f)).unwrap(), a, b)).collect())
         }
     }
 }
@@ -94,12 +94,13 @@ async fn run(real: bool, curve: &str) {
     assert_eq!(p.register_circuit(&tenant, &r1cs_key).await.unwrap().2.as_deref(), Some(job.as_str()));
 
     let (stop, rx) = watch::channel(false);
-    tokio::spawn(p.clone().run_executor("ex".into(), rx.clone()));
+    // The loops are kept, so that the deletion check at the end can wait until they stopped.
+    let mut loops = vec![tokio::spawn(p.clone().run_executor("ex".into(), rx.clone()))];
     // The first aggregator has a stop of its own: the batching check below holds it back.
     let (stop_ag, rx_ag) = watch::channel(false);
     let first_aggregator = tokio::spawn(p.clone().run_aggregator("ag".into(), rx_ag));
     for i in 0..2 {
-        tokio::spawn(p.clone().run_worker(format!("w{i}"), rx.clone()));
+        loops.push(tokio::spawn(p.clone().run_worker(format!("w{i}"), rx.clone())));
     }
     assert_eq!(wait(&p, &job).await, JobOutcome::Done);
     let info = p.registered_circuit(&tenant, &id).await.unwrap().expect("registered");
@@ -209,7 +210,7 @@ async fn run(real: bool, curve: &str) {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
-    tokio::spawn(p.clone().run_aggregator("ag2".into(), rx.clone()));
+    loops.push(tokio::spawn(p.clone().run_aggregator("ag2".into(), rx.clone())));
     for j in &together {
         assert_eq!(wait(&p, j).await, JobOutcome::Done);
         assert!(p.verify_pari_outputs(j, Some(&digest)).await.is_ok());
@@ -248,7 +249,32 @@ async fn run(real: bool, curve: &str) {
         other => panic!("a job under a swapped key ended {other:?}"),
     }
     assert!(p.registered_vk(&tenant, &info).await.is_err(), "a swapped vk.bin was served");
+
+    // Issue 32 item 5: deleting a circuit. With every loop stopped, a job of the circuit stays
+    // queued: the deletion is refused naming it, and goes through once the job is cancelled.
     let _ = stop.send(true);
+    for l in loops {
+        let _ = l.await;
+    }
+    let (waiting, _) = submit(prove(&tenant, &id, vec![keys[1].clone()]), tenant.clone()).await.unwrap();
+    match p.delete_circuit(&tenant, &id).await {
+        Err(PlatformError::Precondition(m)) => assert!(m.contains(&waiting), "{m}"),
+        other => panic!("deleting a circuit a queued job proves: {other:?}"),
+    }
+    assert!(p.registered_circuit(&tenant, &id).await.unwrap().is_some(), "a refused deletion deleted something");
+    // Another tenant reaches nothing of it.
+    assert_eq!(p.delete_circuit(&other, &id).await.unwrap(), None);
+    assert_eq!(invalid_field(p.delete_circuit(&tenant, "../x").await), "circuit_id");
+    p.cancel(&waiting).await.unwrap();
+    let deleted = p.delete_circuit(&tenant, &id).await.unwrap().expect("the circuit's objects");
+    assert!(deleted >= 4, "circuit.json, circuit.r1cs, pk.bin, vk.bin: {deleted}");
+    assert!(p.blobs().list(&platform::layout::circuit_prefix(&tenant, &id)).await.unwrap().is_empty());
+    assert!(p.registered_circuit(&tenant, &id).await.unwrap().is_none());
+    assert!(p.registered_circuits(&tenant).await.unwrap().is_empty());
+    assert_eq!(p.delete_circuit(&tenant, &id).await.unwrap(), None, "deleted twice");
+    assert_eq!(invalid_field(submit(prove(&tenant, &id, keys.clone()), tenant.clone()).await), "circuit_id", "a deleted circuit");
+    // Proofs published before stay verifiable under their own vk.bin.
+    assert!(p.verify_pari_outputs(&pj, Some(&digest)).await.is_ok());
 }
 
 /// The cross-job bundle verifies under the circuit's key, its entries' public input b are

@@ -7,6 +7,12 @@
 //! (`--delegating-tenant`). So namespaces have their own quotas, idempotency keys, base jobs and
 //! circuits, and a ProofJob whose `status.jobId` was edited to another namespace's job reaches
 //! nothing there (its GetJob and CancelJob are NOT_FOUND).
+//!
+//! Within a namespace the status is not trusted either: whoever may patch `proofjobs/status` can
+//! point `status.jobId` at another ProofJob's job. Every job carries the idempotency key it was
+//! submitted with, and the operator re-derives the key of each ProofJob from its UID and spec
+//! ([`submission_key`]): a job whose key differs is neither mirrored (the ProofJob fails, naming
+//! it) nor cancelled when the ProofJob is deleted ([`not_ours`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -253,7 +259,20 @@ async fn apply(pj: &ProofJob, api: &Api<ProofJob>, ctx: &JobContext) -> Result<A
             }
         }
         Some(job_id) => match ctx.jobs.clone().get_job(for_namespace(pb::GetJobRequest { job_id: job_id.clone() }, &pj.namespace().unwrap_or_default())?).await {
-            Ok(job) => mirror(&mut new, &job.into_inner()),
+            Ok(job) => {
+                let job = job.into_inner();
+                match not_ours(pj, &job) {
+                    // A planner that does not report keys yet (an upgrade under way): mirror as
+                    // before; cancelling still needs the key (see `cleanup`).
+                    Some(_) if job.idempotency_key.is_empty() => mirror(&mut new, &job),
+                    Some(why) => {
+                        tracing::warn!(proofjob = %name, %job_id, %why, "status.jobId names a job this ProofJob did not submit");
+                        new.phase = Phase::Failed;
+                        new.message = Some(why);
+                    }
+                    None => mirror(&mut new, &job),
+                }
+            }
             Err(s) if s.code() == Code::NotFound => {
                 new.phase = Phase::Failed;
                 new.message = Some(format!("the JobService no longer knows job {job_id}"));
@@ -290,7 +309,22 @@ async fn cleanup(pj: &ProofJob, ctx: &JobContext) -> Result<Action, Error> {
     let (Some(job_id), false) = (&status.job_id, status.phase.is_terminal()) else {
         return Ok(Action::await_change());
     };
-    match ctx.jobs.clone().cancel_job(for_namespace(pb::CancelJobRequest { job_id: job_id.clone() }, &pj.namespace().unwrap_or_default())?).await {
+    let ns = pj.namespace().unwrap_or_default();
+    // `status.jobId` is editable by whoever may patch the status: cancel only a job that carries
+    // the idempotency key this ProofJob submits with, derived again from its UID and spec.
+    let job = match ctx.jobs.clone().get_job(for_namespace(pb::GetJobRequest { job_id: job_id.clone() }, &ns)?).await {
+        Ok(job) => job.into_inner(),
+        Err(s) if s.code() == Code::NotFound => {
+            tracing::info!(proofjob = %pj.name_any(), %job_id, "ProofJob deleted: its job is gone already");
+            return Ok(Action::await_change());
+        }
+        Err(status) => return Err(Error::Grpc { op: "GetJob", status }),
+    };
+    if let Some(why) = not_ours(pj, &job) {
+        tracing::warn!(proofjob = %pj.name_any(), %job_id, %why, "ProofJob deleted: not cancelling a job it did not submit");
+        return Ok(Action::await_change());
+    }
+    match ctx.jobs.clone().cancel_job(for_namespace(pb::CancelJobRequest { job_id: job_id.clone() }, &ns)?).await {
         Ok(job) => {
             let job = job.into_inner();
             tracing::info!(proofjob = %pj.name_any(), %job_id, state = job.state, "ProofJob deleted: job cancelled");
@@ -302,6 +336,24 @@ async fn cleanup(pj: &ProofJob, ctx: &JobContext) -> Result<Action, Error> {
         Err(status) => return Err(Error::Grpc { op: "CancelJob", status }),
     }
     Ok(Action::await_change())
+}
+
+/// Why `job` is not the job `pj` submitted (its idempotency key is not the one `pj` submits
+/// with, re-derived from the UID and spec rather than read from the editable status), or None.
+/// A job without a key (a planner too old to report it) is not taken as ours.
+pub fn not_ours(pj: &ProofJob, job: &pb::Job) -> Option<String> {
+    let ns = pj.namespace().unwrap_or_default();
+    let Some(uid) = pj.uid() else { return Some(format!("ProofJob {ns}/{} has no UID", pj.name_any())) };
+    let expected = match submission_key(&ns, pj.spec.idempotency_key.as_deref(), &uid) {
+        Ok(k) => k,
+        Err(e) => return Some(e),
+    };
+    (job.idempotency_key != expected).then(|| {
+        format!(
+            "status.jobId names job {}, which this ProofJob did not submit (its idempotency key is {:?}, not {expected:?}); not following it",
+            job.job_id, job.idempotency_key
+        )
+    })
 }
 
 pub fn error_policy(obj: Arc<ProofJob>, err: &Error, ctx: Arc<JobContext>) -> Action {
@@ -441,6 +493,7 @@ mod tests {
             created_unix_ms: 1,
             updated_unix_ms: 2,
             proof_prefix: "jobs/j1/proof/".into(),
+            idempotency_key: "uid-1".into(),
         };
         mirror(&mut st, &job);
         assert_eq!(st.phase, Phase::Done);
@@ -448,5 +501,26 @@ mod tests {
         assert_eq!(st.tasks, vec![TaskProgress { kind: "pari.prove".into(), done: 2, total: 2 }]);
         assert_eq!(st.proof_prefix.as_deref(), Some("jobs/j1/proof/"));
         assert_eq!(st.message, None);
+    }
+
+    /// Only the job carrying the key re-derived from the UID and spec is this ProofJob's: not
+    /// another ProofJob's (another UID), not one submitted under another user key or in another
+    /// namespace, not one without a key.
+    #[test]
+    fn a_job_is_ours_only_by_its_key() {
+        let mut pj = ProofJob::new("p", pari());
+        pj.metadata.namespace = Some("team-a".into());
+        pj.metadata.uid = Some("0f3c-uid".into());
+        let job = |key: &str| pb::Job { job_id: "j".into(), idempotency_key: key.into(), ..Default::default() };
+        assert_eq!(not_ours(&pj, &job("0f3c-uid")), None);
+        for other in ["9e1d-uid", "", "team-a/0f3c-uid", "team-b/nightly"] {
+            assert!(not_ours(&pj, &job(other)).is_some_and(|m| m.contains("did not submit")), "{other}");
+        }
+        pj.spec.idempotency_key = Some("nightly".into());
+        assert_eq!(not_ours(&pj, &job("team-a/nightly")), None);
+        assert!(not_ours(&pj, &job("0f3c-uid")).is_some());
+        assert!(not_ours(&pj, &job("team-b/nightly")).is_some());
+        pj.metadata.uid = None;
+        assert!(not_ours(&pj, &job("team-a/nightly")).is_some_and(|m| m.contains("no UID")));
     }
 }

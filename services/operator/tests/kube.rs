@@ -490,3 +490,85 @@ async fn unreachable_jobservice_is_reported_and_retried() {
     let _ = tokio::time::timeout(Duration::from_secs(30), controller).await;
     teardown(&client, &ns).await;
 }
+
+/// Issue 32 item 3: `status.jobId` is editable by whoever may patch the status, so it names a job
+/// but does not vouch for it. A ProofJob whose jobId was pointed at another ProofJob's job in the
+/// same namespace (one tenant) neither cancels that job when deleted nor mirrors it: the operator
+/// re-derives the key it submitted with and compares it with the job's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_edited_job_id_neither_cancels_nor_mirrors_another_proofjobs_job() {
+    let Some(client) = kube_client().await else { return };
+    let ns = setup(&client, "op-steal").await;
+    let dir = tempfile::tempdir().unwrap();
+    let (stop_tx, stop_rx) = watch::channel(false);
+    // No workers: the jobs are planned and then wait for ever.
+    let endpoint = start_platform(&[Role::Planner, Role::Executor], dir.path(), stop_rx.clone()).await;
+    let ctx = Arc::new(proofjob::JobContext {
+        client: operator_client().await,
+        jobs: job_client(&endpoint),
+        poll: Duration::from_millis(500),
+        retry: Duration::from_secs(2),
+    });
+    // The first controller stops before the edit, so that the deletion below reaches the
+    // finalizer of a ProofJob that still looks running (a controller that saw the edit first
+    // would fail the ProofJob, and a failed one cancels nothing anyway).
+    let (first_tx, first_rx) = watch::channel(false);
+    let first = tokio::spawn(prover_operator::run_proofjobs(ctx.clone(), Some(ns.clone()), Arc::new(Stats::default()), stopper(&first_rx)));
+    let jobs_api: Api<ProofJob> = Api::namespaced(client.clone(), &ns);
+    let jobs = &jobs_api;
+    for name in ["victim", "thief", "peeker"] {
+        jobs.create(&PostParams::default(), &pari_job(name, "chain", 8, 4)).await.unwrap();
+    }
+    let mut ids = Vec::new();
+    for name in ["victim", "thief", "peeker"] {
+        let st = eventually(Duration::from_secs(60), "ProofJobs submitted", move || async move {
+            let st = jobs.get(name).await.unwrap().status;
+            (st.clone().filter(|s| s.job_id.is_some() && matches!(s.phase, Phase::Queued | Phase::Running)), format!("{name}: {st:?}"))
+        })
+        .await;
+        ids.push(st.job_id.unwrap());
+    }
+    let victim_job = ids[0].clone();
+    let _ = first_tx.send(true);
+    first.await.unwrap();
+
+    let steal = |name: &'static str| {
+        let patch = serde_json::json!({"status": {"jobId": victim_job}});
+        async move { jobs.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch)).await.unwrap() }
+    };
+    steal("thief").await;
+    jobs.delete("thief", &DeleteParams::default()).await.unwrap();
+    let still = jobs.get("thief").await.unwrap();
+    assert!(still.metadata.deletion_timestamp.is_some() && still.status.as_ref().and_then(|s| s.job_id.as_deref()) == Some(victim_job.as_str()));
+
+    let second = tokio::spawn(prover_operator::run_proofjobs(ctx, Some(ns.clone()), Arc::new(Stats::default()), stopper(&stop_rx)));
+    eventually(Duration::from_secs(60), "ProofJob thief gone", move || async move {
+        (jobs.get_opt("thief").await.unwrap().is_none().then_some(()), String::new())
+    })
+    .await;
+    let job = job_client(&endpoint).get_job(api::v1::GetJobRequest { job_id: victim_job.clone() }).await.unwrap().into_inner();
+    assert!(matches!(api::v1::JobState::try_from(job.state), Ok(api::v1::JobState::Queued | api::v1::JobState::Running)), "the victim's job was cancelled by another ProofJob's deletion: {job:?}");
+
+    // A live ProofJob pointed at the victim's job fails, naming it, instead of mirroring it.
+    steal("peeker").await;
+    let st = eventually(Duration::from_secs(60), "ProofJob peeker failed", move || async move {
+        let st = jobs.get("peeker").await.unwrap().status;
+        (st.clone().filter(|s| s.phase == Phase::Failed), format!("{st:?}"))
+    })
+    .await;
+    assert!(st.message.as_deref().is_some_and(|m| m.contains(&victim_job) && m.contains("did not submit")), "{st:?}");
+    let victim = jobs.get("victim").await.unwrap().status.unwrap();
+    assert!(matches!(victim.phase, Phase::Queued | Phase::Running), "{victim:?}");
+    // Its owner deleting the victim still cancels its job.
+    jobs.delete("victim", &DeleteParams::default()).await.unwrap();
+    eventually(Duration::from_secs(60), "ProofJob victim gone", move || async move {
+        (jobs.get_opt("victim").await.unwrap().is_none().then_some(()), String::new())
+    })
+    .await;
+    let job = job_client(&endpoint).get_job(api::v1::GetJobRequest { job_id: victim_job }).await.unwrap().into_inner();
+    assert_eq!(job.state, api::v1::JobState::Cancelled as i32, "{job:?}");
+
+    let _ = stop_tx.send(true);
+    let _ = tokio::time::timeout(Duration::from_secs(30), second).await;
+    teardown(&client, &ns).await;
+}

@@ -194,6 +194,52 @@ impl Platform {
         Ok(out)
     }
 
+    /// Deletes `tenant`'s circuit `id` and returns how many objects went, or None when nothing
+    /// of it is stored. Refused (naming the job) while a job of the tenant that proves or
+    /// registers it has not ended. `circuit.json` goes first, so from then on the circuit is
+    /// unknown: a submission that read it an instant before fails when its task reads the key,
+    /// naming it. Proofs already published keep their own `vk.bin`.
+    pub async fn delete_circuit(&self, tenant: &str, id: &str) -> Result<Option<usize>, PlatformError> {
+        check_circuit_id(id)?;
+        if let Some(job) = self.unended_job_of_circuit(tenant, id).await? {
+            return Err(PlatformError::Precondition(format!("circuit {id} is in use by job {job}, which has not ended: cancel it or wait")));
+        }
+        let json = layout::circuit_file(tenant, id, CIRCUIT_JSON);
+        let had_json = self.blobs().exists(&json).await?;
+        if had_json {
+            self.blobs().delete(&json).await?;
+        }
+        let rest = self.blobs().delete_prefix(&layout::circuit_prefix(tenant, id)).await?;
+        let deleted = rest + usize::from(had_json);
+        if deleted > 0 {
+            tracing::info!(tenant, circuit = id, objects = deleted, "circuit deleted");
+        }
+        Ok((deleted > 0).then_some(deleted))
+    }
+
+    /// A job of `tenant` that has not ended and proves (`pari.circom`) or registers
+    /// (`circuit.register`) circuit `id`. Pages through the tenant's job index: as many jobs as
+    /// its retention keeps.
+    async fn unended_job_of_circuit(&self, tenant: &str, id: &str) -> Result<Option<String>, PlatformError> {
+        const PAGE: u64 = 500;
+        let store = self.job_store();
+        let mut offset = Some(0);
+        while let Some(at) = offset {
+            let (recs, next) = if tenant.is_empty() { store.list(at, PAGE).await } else { store.list_tenant(tenant, at, PAGE).await }.map_err(PlatformError::from)?;
+            for r in recs {
+                if r.state.is_terminal() || !matches!(r.kind.as_str(), "pari.circom" | "circuit.register") {
+                    continue;
+                }
+                let spec: serde_json::Value = serde_json::from_str(&r.spec).map_err(|e| corrupt(format!("job {} spec: {e}", r.id)))?;
+                if spec.get("circuit_id").and_then(|v| v.as_str()) == Some(id) {
+                    return Ok(Some(r.id));
+                }
+            }
+            offset = next;
+        }
+        Ok(None)
+    }
+
     /// Registers the uploaded `.r1cs` at `r1cs_key` for `tenant`: the circuit id, and either
     /// the circuit (registered already) or the registration job (created now, or the one
     /// already running for this file).
