@@ -419,3 +419,87 @@ are in the values, so changing them still rolls the pods.
 {{- define "prover.credentialsChecksum" -}}
 {{- dict "credentials" .Values.credentials "externalRedis" .Values.externalRedis "redisBundled" (include "prover.redisBundled" .) "scopedS3" (include "prover.scopedS3" .) | toJson | sha256sum -}}
 {{- end }}
+
+{{/*
+A NetworkPolicy peer (one list item): the release's pods of the given components. Call with
+(dict "root" $ "components" LIST).
+*/}}
+{{- define "prover.componentPeer" -}}
+- podSelector:
+    matchLabels:
+      {{- include "prover.selectorLabels" .root | nindent 6 }}
+    matchExpressions:
+      - key: app.kubernetes.io/component
+        operator: In
+        values: {{ toJson .components }}
+{{- end }}
+
+{{/*
+The components of the worker pools (worker-<pool>), as JSON (a list).
+*/}}
+{{- define "prover.workerComponents" -}}
+{{- $c := list }}
+{{- range .Values.workerPools }}
+{{- $c = append $c (printf "worker-%s" .name) }}
+{{- end }}
+{{- toJson $c }}
+{{- end }}
+
+{{/*
+The TCP port of a URL: the one it names, else 443 for https, 80 for http, else the default.
+Call with (dict "url" URL "default" PORT).
+*/}}
+{{- define "prover.urlPort" -}}
+{{- $u := urlParse .url }}
+{{- if regexMatch ":[0-9]+$" $u.host }}{{ regexFind "[0-9]+$" $u.host }}
+{{- else if eq $u.scheme "https" }}443
+{{- else if eq $u.scheme "http" }}80
+{{- else }}{{ .default }}
+{{- end }}
+{{- end }}
+
+{{/*
+NetworkPolicy egress rules (list items) of a prover pod to a backend it must reach: "redis",
+"s3" or "tracing". The bundled Redis and MinIO by their pods; an external one by the peers of
+networkPolicy.externalRedis / externalS3 / tracing, which must then be given (rendering fails
+otherwise: an egress policy cannot name a host, and allowing every address would let a
+compromised worker reach the internet and the cloud metadata endpoint). Ports: the values', or
+the URL's. Call with (dict "root" $ "backend" NAME).
+*/}}
+{{- define "prover.backendEgress" -}}
+{{- $root := .root }}
+{{- $np := $root.Values.networkPolicy }}
+{{- if and (eq .backend "redis") (include "prover.redisBundled" $root) }}
+- to:
+    {{- include "prover.componentPeer" (dict "root" $root "components" (list "redis")) | nindent 4 }}
+  ports:
+    - port: 6379
+      protocol: TCP
+{{- else if and (eq .backend "s3") (include "prover.minioBundled" $root) }}
+- to:
+    {{- include "prover.componentPeer" (dict "root" $root "components" (list "minio")) | nindent 4 }}
+  ports:
+    - port: 9000
+      protocol: TCP
+{{- else }}
+{{- $key := get (dict "redis" "externalRedis" "s3" "externalS3" "tracing" "tracing") .backend }}
+{{- $redisAt := $root.Values.externalRedis.url | empty | ternary "externalRedis.urlFromSecret" (printf "externalRedis.url at %s" (urlParse ($root.Values.externalRedis.url | default "redis://x")).host) }}
+{{- $what := get (dict "redis" (printf "the external Redis (%s)" $redisAt) "s3" (printf "the external S3 (externalS3.endpoint=%s)" $root.Values.externalS3.endpoint) "tracing" (printf "the trace collector (tracing.otlpEndpoint=%s)" ($root.Values.tracing).otlpEndpoint)) .backend }}
+{{- $url := get (dict "redis" ($root.Values.externalRedis.url | default "redis://unknown") "s3" $root.Values.externalS3.endpoint "tracing" ($root.Values.tracing).otlpEndpoint) .backend }}
+{{- $peers := (get $np $key | default dict).to }}
+{{- if not $peers }}
+{{- fail (printf "networkPolicy.enabled with %s needs networkPolicy.%s.to: the NetworkPolicy peers (ipBlocks, or namespace/pod selectors) the pods may reach it at, e.g. [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: data}}}] or [{ipBlock: {cidr: 10.0.0.0/8}}] ([{ipBlock: {cidr: 0.0.0.0/0, except: [169.254.169.254/32]}}] allows any address but the cloud metadata endpoint); or set networkPolicy.enabled=false" $what $key) }}
+{{- end }}
+{{- $ports := (get $np $key | default dict).ports }}
+{{- if not $ports }}
+{{- $ports = list (include "prover.urlPort" (dict "url" $url "default" 6379) | int) }}
+{{- end }}
+- to:
+    {{- toYaml $peers | nindent 4 }}
+  ports:
+    {{- range $ports }}
+    - port: {{ . }}
+      protocol: TCP
+    {{- end }}
+{{- end }}
+{{- end }}
