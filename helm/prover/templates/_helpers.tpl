@@ -100,6 +100,9 @@ credentials then stay with MinIO and that Job.
 {{- if and .Values.externalS3.endpoint (not .Values.credentials.existingSecret) (not (and .Values.credentials.s3AccessKey .Values.credentials.s3SecretKey)) }}
 {{- fail "external S3 needs credentials: set credentials.s3AccessKey and credentials.s3SecretKey, or credentials.existingSecret" }}
 {{- end }}
+{{- if and (ne .Values.planner.service.type "ClusterIP") (not (include "prover.plannerTlsSecret" .)) (not .Values.planner.service.allowPlaintext) }}
+{{- fail (printf "planner.service.type=%s puts the gRPC API outside the cluster, and without planner.tls.secretName or planner.tls.certManager.issuerName it is plaintext: every API token would cross the network in the clear. Set planner.tls, or planner.service.allowPlaintext=true to accept that" .Values.planner.service.type) }}
+{{- end }}
 {{- $names := dict }}
 {{- range .Values.workerPools }}
 {{- if hasKey $names .name }}
