@@ -366,6 +366,26 @@ def check_network_policies(name, by_kind):
                 expect(not allowed(policies, client, pod, port), f"{wname}: the operator reaches MinIO")
 
 
+def check_prometheus_rule(name, by_kind):
+    """prometheusRule.enabled: with the monitoring.coreos.com/v1 API (the with-monitoring render),
+    one PrometheusRule whose rules are those of helm/prover/files/prometheus-alerts.yaml, the
+    file `promtool test rules deploy/prometheus/alerts_test.yaml` tests; without the API none."""
+    import os
+
+    rules = by_kind.get("PrometheusRule", {})
+    if name != "with-monitoring":
+        expect(not rules, f"no PrometheusRule without monitoring.coreos.com/v1: {sorted(rules)}")
+        return
+    expect(len(rules) == 1, f"one PrometheusRule with monitoring.coreos.com/v1: {sorted(rules)}")
+    tested = os.path.join(os.path.dirname(os.path.abspath(__file__)), "prover", "files", "prometheus-alerts.yaml")
+    with open(tested) as f:
+        want = yaml.safe_load(f)
+    for rname, r in rules.items():
+        expect(r["apiVersion"] == "monitoring.coreos.com/v1", f"{rname}: apiVersion {r['apiVersion']}")
+        expect(r["spec"] == want, f"{rname}: its spec differs from the tested rules in {tested}")
+        expect(len(r["spec"].get("groups", [])) > 0, f"{rname}: no rule groups")
+
+
 def main():
     name, path = sys.argv[1], sys.argv[2]
     with open(path) as f:
@@ -482,6 +502,7 @@ def main():
     expect(bool(by_kind.get("Certificate")) == (name == "external-values"), "a Certificate only with planner.tls.certManager")
     check_operator(name, by_kind, operators, deployments, config)
     check_network_policies(name, by_kind)
+    check_prometheus_rule(name, by_kind)
 
     if name == "default-values":
         expect(len(redis) == 1 and len(minio) == 1, "bundled Redis and MinIO by default")

@@ -139,8 +139,10 @@ helm template prover "$K8S_CHART" --kube-version 1.31.0 --api-versions monitorin
 if helm template prover "$K8S_CHART" --kube-version 1.31.0 | grep -q '^kind: ServiceMonitor$'; then
   k8s_fail "a ServiceMonitor was rendered without monitoring.coreos.com/v1"
 fi
-k8s_validate "$k8s_out" "helm template --api-versions monitoring.coreos.com/v1" ServiceMonitor
-k8s_ok "ServiceMonitors only with monitoring.coreos.com/v1; other resources validate"
+k8s_validate "$k8s_out" "helm template --api-versions monitoring.coreos.com/v1" ServiceMonitor PrometheusRule
+python3 helm/check_rendered.py with-monitoring "$k8s_out" \
+  || k8s_fail "helm/check_rendered.py: helm template --api-versions monitoring.coreos.com/v1"
+k8s_ok "ServiceMonitors and the PrometheusRule (the tested alerts) only with monitoring.coreos.com/v1; other resources validate"
 
 # Bad values must be rejected, each for the reason its first line names.
 k8s_n=0
@@ -174,9 +176,9 @@ done
 k8s_ok "a LoadBalancer or NodePort planner Service needs planner.tls or planner.service.allowPlaintext=true"
 
 # --- Prometheus rules ----------------------------------------------------------------------
-promtool check rules deploy/prometheus/alerts.yaml >"$K8S_TMP/promtool.log" 2>&1 \
-  || { cat "$K8S_TMP/promtool.log" >&2; k8s_fail "promtool check rules deploy/prometheus/alerts.yaml"; }
-k8s_ok "promtool check rules deploy/prometheus/alerts.yaml"
+promtool check rules helm/prover/files/prometheus-alerts.yaml >"$K8S_TMP/promtool.log" 2>&1 \
+  || { cat "$K8S_TMP/promtool.log" >&2; k8s_fail "promtool check rules helm/prover/files/prometheus-alerts.yaml"; }
+k8s_ok "promtool check rules helm/prover/files/prometheus-alerts.yaml"
 promtool test rules deploy/prometheus/alerts_test.yaml >"$K8S_TMP/promtool.log" 2>&1 \
   || { cat "$K8S_TMP/promtool.log" >&2; k8s_fail "promtool test rules deploy/prometheus/alerts_test.yaml"; }
 k8s_ok "promtool test rules deploy/prometheus/alerts_test.yaml"
