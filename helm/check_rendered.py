@@ -473,11 +473,19 @@ def main():
         else:
             expect("OTEL_EXPORTER_OTLP_ENDPOINT" not in env, f"{dname}: no traces unless tracing.otlpEndpoint")
         expect("PROVER_REDIS_URL" in env or "PROVER_REDIS_URL" in config, f"{dname}: PROVER_REDIS_URL set")
-        if role == "worker":
-            drain = int(env["PROVER_DRAIN_TIMEOUT_SECS"]["value"])
-            sleep = c["lifecycle"]["preStop"]["sleep"]["seconds"]
-            grace = pod["terminationGracePeriodSeconds"]
+        if role in ("worker", "executor", "aggregator"):
+            # Every role that drains on SIGTERM (finishes the task in hand within the drain
+            # timeout) is given the time: grace > drain + preStop (the Kubernetes default of 30 s
+            # SIGKILLed an aggregator's 300 s drain).
+            expect("PROVER_DRAIN_TIMEOUT_SECS" in env, f"{dname}: PROVER_DRAIN_TIMEOUT_SECS set (its grace period is derived from it)")
+            drain = int(env.get("PROVER_DRAIN_TIMEOUT_SECS", {}).get("value", 300))
+            sleep = c.get("lifecycle", {}).get("preStop", {}).get("sleep", {}).get("seconds", 0)
+            grace = pod.get("terminationGracePeriodSeconds", 30)
             expect(grace > drain + sleep, f"{dname}: grace {grace} <= drain {drain} + preStop {sleep}")
+            if role == "worker":
+                expect(sleep > 0, f"{dname}: a preStop sleep (leave the endpoints before SIGTERM)")
+            if role == "aggregator" and name == "reckle-wrap-values":
+                expect((drain, grace) == (1800, 1830), f"{dname}: aggregator.drainTimeoutSecs 1800 and the grace derived from it, not {drain}, {grace}")
         if role == "executor" and name == "default-values":
             expect(d["spec"]["replicas"] == 2, f"{dname}: 2 executors by default")
     expect(seen_roles == roles, f"roles rendered: {sorted(seen_roles)}")

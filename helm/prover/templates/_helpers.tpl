@@ -207,7 +207,8 @@ env:
 
 {{/*
 Pod template of a prover service. Call with (dict "root" $ "role" ROLE "component" NAME
-"spec" VALUES-OF-THE-WORKLOAD "extraEnv" LIST "grpc" BOOL "worker" BOOL).
+"spec" VALUES-OF-THE-WORKLOAD "extraEnv" LIST "grpc" BOOL "worker" BOOL), and for a role that
+drains "terminationGracePeriodSeconds" N (and a worker "preStopSleepSeconds" N).
 */}}
 {{- define "prover.podTemplate" -}}
 {{- $root := .root }}
@@ -236,8 +237,8 @@ spec:
   {{- end }}
   securityContext:
     {{- toYaml $root.Values.podSecurityContext | nindent 4 }}
-  {{- if .worker }}
-  terminationGracePeriodSeconds: {{ .terminationGracePeriodSeconds }}
+  {{- with .terminationGracePeriodSeconds }}
+  terminationGracePeriodSeconds: {{ . }}
   {{- end }}
   containers:
     - name: {{ .role }}
