@@ -386,6 +386,36 @@ def check_prometheus_rule(name, by_kind):
         expect(len(r["spec"].get("groups", [])) > 0, f"{rname}: no rule groups")
 
 
+def check_pdbs(by_kind):
+    """PodDisruptionBudgets that protect: one for each workload that may run two pods or more
+    (its replicas, or the maximum of its HPA or ProverPool), leaving at least one pod when the
+    replicas are fixed; none over a single replica, where maxUnavailable 1 protected nothing
+    (and minAvailable 1 would block every node drain)."""
+    pdbs = by_kind.get("PodDisruptionBudget", {})
+    scaled = {h["spec"]["scaleTargetRef"]["name"]: h["spec"]["maxReplicas"] for h in by_kind.get("HorizontalPodAutoscaler", {}).values()}
+    scaled.update({p["spec"]["deployment"]: p["spec"]["maxReplicas"] for p in by_kind.get("ProverPool", {}).values()})
+    covered = set()
+    for kind in ("Deployment", "StatefulSet"):
+        for wname, w in by_kind.get(kind, {}).items():
+            labels = w["spec"]["template"]["metadata"]["labels"]
+            mine = [p for p in pdbs.values() if selector_matches(p["spec"]["selector"], labels)]
+            fixed = w["spec"].get("replicas") if wname not in scaled else None
+            most = scaled.get(wname, fixed if fixed is not None else 1)
+            if wname.endswith("-operator"):
+                # One instance by design (no leader election).
+                expect(not mine, f"{wname}: no PodDisruptionBudget over the single operator")
+                continue
+            expect(len(mine) == (1 if most >= 2 else 0), f"{wname}: {len(mine)} PodDisruptionBudgets for at most {most} replicas (one exactly from 2 replicas)")
+            for p in mine:
+                covered.add(p["metadata"]["name"])
+                spec = p["spec"]
+                if fixed is not None and isinstance(spec.get("maxUnavailable"), int):
+                    expect(spec["maxUnavailable"] < fixed, f"{p['metadata']['name']}: maxUnavailable {spec['maxUnavailable']} of {fixed} replicas protects nothing")
+                if "minAvailable" in spec:
+                    expect(spec["minAvailable"] not in (0, "0%"), f"{p['metadata']['name']}: minAvailable 0 protects nothing")
+    expect(covered == set(pdbs), f"PodDisruptionBudgets selecting no workload: {sorted(set(pdbs) - covered)}")
+
+
 def main():
     name, path = sys.argv[1], sys.argv[2]
     with open(path) as f:
@@ -503,9 +533,7 @@ def main():
         expect(args[j + 1] == "$(REDIS_PASSWORD)", "bundled Redis requires the password")
         renv = {e["name"]: e for e in s["spec"]["template"]["spec"]["containers"][0].get("env", [])}
         expect("secretKeyRef" in renv.get("REDIS_PASSWORD", {}).get("valueFrom", {}), "bundled Redis password from a Secret")
-    pdbs = by_kind.get("PodDisruptionBudget", {})
-    for dname in deployments:
-        expect(dname in pdbs, f"{dname}: PodDisruptionBudget")
+    check_pdbs(by_kind)
 
     expect(bool(by_kind.get("Certificate")) == (name == "external-values"), "a Certificate only with planner.tls.certManager")
     check_operator(name, by_kind, operators, deployments, config)

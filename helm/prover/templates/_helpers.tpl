@@ -370,9 +370,20 @@ spec:
   {{- end }}
 {{- end }}
 
-{{/* PodDisruptionBudget for a component. (dict "root" $ "name" NAME "component" C "pdb" VALUES) */}}
+{{/*
+PodDisruptionBudget for a component: (dict "root" $ "name" NAME "component" C "pdb" VALUES
+"what" VALUES-PATH "replicas" MOST "fixed" BOOL), MOST the replicas it may run (its replicas,
+or its autoscaler's maximum: "fixed" false). Rendered only from 2 replicas: over a single pod
+maxUnavailable 1 protects nothing, and minAvailable 1 would block every node drain until
+someone deletes the pod by hand. With fixed replicas, a maxUnavailable that leaves no pod
+fails rendering.
+*/}}
 {{- define "prover.pdb" -}}
-{{- if .pdb.enabled }}
+{{- $max := hasKey .pdb "maxUnavailable" | ternary .pdb.maxUnavailable 1 }}
+{{- if and .fixed .pdb.enabled (not (kindIs "string" $max)) (ge (int .replicas) 2) (ge (int $max) (int .replicas)) }}
+{{- fail (printf "%s.pdb.maxUnavailable (%d) lets all %d replicas (%s.replicas) be evicted at once: it protects nothing; lower it or set %s.pdb.enabled=false" .what (int $max) (int .replicas) .what .what) }}
+{{- end }}
+{{- if and .pdb.enabled (ge (int .replicas) 2) }}
 ---
 apiVersion: policy/v1
 kind: PodDisruptionBudget
@@ -382,7 +393,7 @@ metadata:
     {{- include "prover.labels" .root | nindent 4 }}
     app.kubernetes.io/component: {{ .component }}
 spec:
-  maxUnavailable: {{ hasKey .pdb "maxUnavailable" | ternary .pdb.maxUnavailable 1 }}
+  maxUnavailable: {{ $max }}
   selector:
     matchLabels:
       {{- include "prover.selectorLabels" .root | nindent 6 }}
