@@ -176,6 +176,246 @@ def check_redis_users(sts, secrets, role_urls):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+# --- NetworkPolicy model ------------------------------------------------------------------
+# A small model of NetworkPolicy semantics (networking.k8s.io/v1), enough to ask whether a
+# connection from one endpoint to another on (port, protocol) is allowed. An endpoint is a pod
+# (namespace, its namespace's labels, pod labels, container ports, an IP) or a plain address.
+# A pod's egress is free unless some policy with policyTypes Egress selects it, then one of
+# their rules must allow it; likewise its ingress. Pods outside the release are not selected by
+# the release's policies, so only the release side of a connection is constrained by them.
+RELEASE_NS = "prover"
+
+
+def endpoint(labels=None, ns=RELEASE_NS, ip="10.244.9.9", ports=None):
+    return {"labels": labels, "ns": ns, "ns_labels": {"kubernetes.io/metadata.name": ns}, "ip": ip, "ports": ports or {}}
+
+
+def selector_matches(sel, labels):
+    if sel is None:
+        return False
+    for k, v in (sel.get("matchLabels") or {}).items():
+        if labels.get(k) != v:
+            return False
+    for e in sel.get("matchExpressions") or []:
+        k, op, vals = e["key"], e["operator"], e.get("values") or []
+        if op == "In" and labels.get(k) not in vals:
+            return False
+        if op == "NotIn" and k in labels and labels[k] in vals:
+            return False
+        if op == "Exists" and k not in labels:
+            return False
+        if op == "DoesNotExist" and k in labels:
+            return False
+    return True
+
+
+def ip_in_block(ip, block):
+    import ipaddress
+
+    a = ipaddress.ip_address(ip)
+    if a not in ipaddress.ip_network(block["cidr"]):
+        return False
+    return not any(a in ipaddress.ip_network(x) for x in block.get("except") or [])
+
+
+def peer_matches(peer, ep, policy_ns):
+    if "ipBlock" in peer:
+        # Pod IPs may match an ipBlock too (CNI-dependent): counted, to be conservative.
+        return ip_in_block(ep["ip"], peer["ipBlock"])
+    if ep["labels"] is None:  # a plain address: only ipBlocks select it
+        return False
+    if "namespaceSelector" in peer:
+        if not selector_matches(peer["namespaceSelector"], ep["ns_labels"]):
+            return False
+    elif ep["ns"] != policy_ns:
+        return False
+    return selector_matches(peer.get("podSelector", {}), ep["labels"])
+
+
+def ports_match(ports, port, protocol, dst):
+    if not ports:
+        return True
+    for p in ports:
+        if p.get("protocol", "TCP") != protocol:
+            continue
+        if "port" not in p:
+            return True
+        want = p["port"]
+        if isinstance(want, str):
+            want = dst["ports"].get(want)
+        if want == port or (want is not None and p.get("endPort") and want <= port <= p["endPort"]):
+            return True
+    return False
+
+
+def side_allows(policies, pod, other, port, protocol, direction, dst):
+    """Whether the policies selecting `pod` for `direction` (Ingress/Egress) allow the traffic."""
+    selecting = [p for p in policies if selector_matches(p["spec"]["podSelector"], pod["labels"])
+                 and direction in p["spec"].get("policyTypes", ["Ingress"])]
+    if not selecting:
+        return True
+    key, peers_key = ("ingress", "from") if direction == "Ingress" else ("egress", "to")
+    for p in selecting:
+        for rule in p["spec"].get(key) or []:
+            peers = rule.get(peers_key)
+            if not ports_match(rule.get("ports"), port, protocol, dst):
+                continue
+            if not peers or any(peer_matches(peer, other, p["metadata"].get("namespace", RELEASE_NS)) for peer in peers):
+                return True
+    return False
+
+
+def allowed(policies, src, dst, port, protocol="TCP"):
+    ok = True
+    if src["labels"] is not None and src["ns"] == RELEASE_NS:
+        ok = side_allows(policies, src, dst, port, protocol, "Egress", dst)
+    if ok and dst["labels"] is not None and dst["ns"] == RELEASE_NS:
+        ok = side_allows(policies, dst, src, port, protocol, "Ingress", dst)
+    return ok
+
+
+# What outside the release the checks talk to: kube-dns, a Prometheus (the Prometheus
+# Operator's pod label), the Kubernetes API (its Service address and an endpoint behind it), a
+# client on the internet, the cloud metadata endpoint, and per values file the external stores.
+KUBE_DNS = endpoint({"k8s-app": "kube-dns"}, ns="kube-system", ip="10.244.0.10")
+PROMETHEUS = endpoint({"app.kubernetes.io/name": "prometheus"}, ns="monitoring", ip="10.244.0.20")
+KUBE_API = [(endpoint(ip="10.96.0.1"), 443), (endpoint(ip="172.18.0.2"), 6443)]
+INTERNET_CLIENT = endpoint(ip="203.0.113.7")
+METADATA = endpoint(ip="169.254.169.254")
+EXTERNAL_STORES = {
+    # (Redis endpoint, port), (S3 endpoint, port): what the ci values file's peers describe.
+    "external-values": ((endpoint({"app.kubernetes.io/name": "redis"}, ns="data", ip="10.244.5.5"), 6379),
+                        (endpoint(ip="52.218.1.1"), 443)),
+    "existing-secret-values": ((endpoint({"app.kubernetes.io/name": "redis"}, ns="data", ip="10.244.5.5"), 6379),
+                               (endpoint({"app": "minio"}, ns="storage", ip="10.244.6.6"), 9000)),
+}
+TRACING = {"external-values": (endpoint({"app.kubernetes.io/name": "opentelemetry-collector"}, ns="observability", ip="10.244.7.7"), 4317)}
+
+
+def describe(ep):
+    if ep["labels"] is None:
+        return ep["ip"]
+    return f"{ep['ns']}/{ep['labels'].get('app.kubernetes.io/component') or ep['labels']}"
+
+
+def check_network_policies(name, by_kind):
+    """networkPolicy.enabled (every ci values file): a default-deny of ingress and egress over
+    every pod of the release, and explicit allows for what each component must reach, and not
+    more: a worker reaches neither the planner's gRPC port nor the Kubernetes API, a pod of the
+    release's labels but no known component reaches neither Redis nor MinIO."""
+    policies = list(by_kind.get("NetworkPolicy", {}).values())
+    pods = {}  # workload name -> pod endpoint
+    ip = 1
+    for kind in ("Deployment", "StatefulSet", "Job"):
+        for wname, w in by_kind.get(kind, {}).items():
+            tpl = w["spec"]["template"]
+            ports = {p["name"]: p["containerPort"] for c in tpl["spec"]["containers"] for p in c.get("ports", []) if "name" in p}
+            pods[wname] = endpoint(tpl["metadata"]["labels"], ip=f"10.244.1.{ip}", ports=ports)
+            ip += 1
+    deny = [p for p in policies if set(p["spec"].get("policyTypes", [])) == {"Ingress", "Egress"}
+            and not p["spec"].get("ingress") and not p["spec"].get("egress")]
+    expect(deny, "a default-deny NetworkPolicy (Ingress and Egress, no rule)")
+    for wname, pod in pods.items():
+        expect(any(selector_matches(p["spec"]["podSelector"], pod["labels"]) for p in deny), f"{wname}: its pods are under the default-deny NetworkPolicy")
+
+    def component(pod):
+        c = pod["labels"].get("app.kubernetes.io/component", "")
+        return "worker" if c.startswith("worker-") else c
+
+    by_comp = {}
+    for wname, pod in pods.items():
+        by_comp.setdefault(component(pod), []).append((wname, pod))
+    redis = (by_comp["redis"][0][1], 6379) if "redis" in by_comp else EXTERNAL_STORES[name][0]
+    s3 = (by_comp["minio"][0][1], 9000) if "minio" in by_comp else EXTERNAL_STORES[name][1]
+    prover_roles = {"planner", "executor", "aggregator", "worker"}
+    # role -> the (endpoint, port) it must reach, besides DNS.
+    needs = {r: [redis, s3] + ([TRACING[name]] if name in TRACING else []) for r in prover_roles}
+    needs["operator"] = [redis] + [(p, 50051) for _, p in by_comp.get("planner", [])] + KUBE_API
+    needs["minio-setup"] = [s3]
+    for comp, members in by_comp.items():
+        for wname, pod in members:
+            for proto in ("UDP", "TCP"):
+                expect(allowed(policies, pod, KUBE_DNS, 53, proto), f"{wname}: DNS ({proto} 53 to kube-dns) allowed")
+            for dst, port in needs.get(comp, []):
+                expect(allowed(policies, pod, dst, port), f"{wname}: may reach {describe(dst)} port {port}")
+            if comp in prover_roles | {"operator"}:
+                expect(allowed(policies, PROMETHEUS, pod, 9090), f"{wname}: Prometheus may scrape port 9090")
+                expect(not allowed(policies, INTERNET_CLIENT, pod, 9090), f"{wname}: metrics port closed to the internet")
+                expect(not allowed(policies, pod, METADATA, 80), f"{wname}: the cloud metadata endpoint is out of reach")
+            if comp == "planner" and name == "operator-values":
+                # networkPolicy.plannerFrom: the clients' namespace (the operator is checked above).
+                expect(allowed(policies, endpoint({"app": "cli"}, ns="clients"), pod, 50051), f"{wname}: gRPC port open to networkPolicy.plannerFrom")
+                expect(not allowed(policies, INTERNET_CLIENT, pod, 50051), f"{wname}: gRPC port open beyond networkPolicy.plannerFrom")
+            elif comp == "planner":
+                expect(allowed(policies, INTERNET_CLIENT, pod, 50051), f"{wname}: gRPC port open to clients (networkPolicy.plannerFrom empty)")
+            if "redis-metrics" in pod["ports"]:
+                expect(allowed(policies, PROMETHEUS, pod, 9121), f"{wname}: Prometheus may scrape redis_exporter (9121)")
+    # What must not be reachable.
+    for wname, worker in by_comp.get("worker", []):
+        for _, planner in by_comp.get("planner", []):
+            expect(not allowed(policies, worker, planner, 50051), f"{wname}: a worker reaches the planner's gRPC port")
+        for api, port in KUBE_API:
+            expect(not allowed(policies, worker, api, port), f"{wname}: a worker reaches the Kubernetes API ({api['ip']}:{port})")
+    impostor = endpoint({k: v for k, v in next(iter(pods.values()))["labels"].items() if k in ("app.kubernetes.io/name", "app.kubernetes.io/instance")}
+                        | {"app.kubernetes.io/component": "debug"}, ip="10.244.2.1")
+    for comp, port in (("redis", 6379), ("minio", 9000)):
+        for wname, pod in by_comp.get(comp, []):
+            # Ingress side only: the impostor's own egress is the attacker's to choose.
+            expect(not side_allows(policies, pod, impostor, port, "TCP", "Ingress", pod), f"{wname}: a pod with the release's labels but no component of it reaches port {port}")
+            for _, client in by_comp.get("operator", []) if comp == "minio" else []:
+                expect(not allowed(policies, client, pod, port), f"{wname}: the operator reaches MinIO")
+
+
+def check_prometheus_rule(name, by_kind):
+    """prometheusRule.enabled: with the monitoring.coreos.com/v1 API (the with-monitoring render),
+    one PrometheusRule whose rules are those of helm/prover/files/prometheus-alerts.yaml, the
+    file `promtool test rules deploy/prometheus/alerts_test.yaml` tests; without the API none."""
+    import os
+
+    rules = by_kind.get("PrometheusRule", {})
+    if name != "with-monitoring":
+        expect(not rules, f"no PrometheusRule without monitoring.coreos.com/v1: {sorted(rules)}")
+        return
+    expect(len(rules) == 1, f"one PrometheusRule with monitoring.coreos.com/v1: {sorted(rules)}")
+    tested = os.path.join(os.path.dirname(os.path.abspath(__file__)), "prover", "files", "prometheus-alerts.yaml")
+    with open(tested) as f:
+        want = yaml.safe_load(f)
+    for rname, r in rules.items():
+        expect(r["apiVersion"] == "monitoring.coreos.com/v1", f"{rname}: apiVersion {r['apiVersion']}")
+        expect(r["spec"] == want, f"{rname}: its spec differs from the tested rules in {tested}")
+        expect(len(r["spec"].get("groups", [])) > 0, f"{rname}: no rule groups")
+
+
+def check_pdbs(by_kind):
+    """PodDisruptionBudgets that protect: one for each workload that may run two pods or more
+    (its replicas, or the maximum of its HPA or ProverPool), leaving at least one pod when the
+    replicas are fixed; none over a single replica, where maxUnavailable 1 protected nothing
+    (and minAvailable 1 would block every node drain)."""
+    pdbs = by_kind.get("PodDisruptionBudget", {})
+    scaled = {h["spec"]["scaleTargetRef"]["name"]: h["spec"]["maxReplicas"] for h in by_kind.get("HorizontalPodAutoscaler", {}).values()}
+    scaled.update({p["spec"]["deployment"]: p["spec"]["maxReplicas"] for p in by_kind.get("ProverPool", {}).values()})
+    covered = set()
+    for kind in ("Deployment", "StatefulSet"):
+        for wname, w in by_kind.get(kind, {}).items():
+            labels = w["spec"]["template"]["metadata"]["labels"]
+            mine = [p for p in pdbs.values() if selector_matches(p["spec"]["selector"], labels)]
+            fixed = w["spec"].get("replicas") if wname not in scaled else None
+            most = scaled.get(wname, fixed if fixed is not None else 1)
+            if wname.endswith("-operator"):
+                # One instance by design (no leader election).
+                expect(not mine, f"{wname}: no PodDisruptionBudget over the single operator")
+                continue
+            expect(len(mine) == (1 if most >= 2 else 0), f"{wname}: {len(mine)} PodDisruptionBudgets for at most {most} replicas (one exactly from 2 replicas)")
+            for p in mine:
+                covered.add(p["metadata"]["name"])
+                spec = p["spec"]
+                if fixed is not None and isinstance(spec.get("maxUnavailable"), int):
+                    expect(spec["maxUnavailable"] < fixed, f"{p['metadata']['name']}: maxUnavailable {spec['maxUnavailable']} of {fixed} replicas protects nothing")
+                if "minAvailable" in spec:
+                    expect(spec["minAvailable"] not in (0, "0%"), f"{p['metadata']['name']}: minAvailable 0 protects nothing")
+    expect(covered == set(pdbs), f"PodDisruptionBudgets selecting no workload: {sorted(set(pdbs) - covered)}")
+
+
 def main():
     name, path = sys.argv[1], sys.argv[2]
     with open(path) as f:
@@ -263,11 +503,19 @@ def main():
         else:
             expect("OTEL_EXPORTER_OTLP_ENDPOINT" not in env, f"{dname}: no traces unless tracing.otlpEndpoint")
         expect("PROVER_REDIS_URL" in env or "PROVER_REDIS_URL" in config, f"{dname}: PROVER_REDIS_URL set")
-        if role == "worker":
-            drain = int(env["PROVER_DRAIN_TIMEOUT_SECS"]["value"])
-            sleep = c["lifecycle"]["preStop"]["sleep"]["seconds"]
-            grace = pod["terminationGracePeriodSeconds"]
+        if role in ("worker", "executor", "aggregator"):
+            # Every role that drains on SIGTERM (finishes the task in hand within the drain
+            # timeout) is given the time: grace > drain + preStop (the Kubernetes default of 30 s
+            # SIGKILLed an aggregator's 300 s drain).
+            expect("PROVER_DRAIN_TIMEOUT_SECS" in env, f"{dname}: PROVER_DRAIN_TIMEOUT_SECS set (its grace period is derived from it)")
+            drain = int(env.get("PROVER_DRAIN_TIMEOUT_SECS", {}).get("value", 300))
+            sleep = c.get("lifecycle", {}).get("preStop", {}).get("sleep", {}).get("seconds", 0)
+            grace = pod.get("terminationGracePeriodSeconds", 30)
             expect(grace > drain + sleep, f"{dname}: grace {grace} <= drain {drain} + preStop {sleep}")
+            if role == "worker":
+                expect(sleep > 0, f"{dname}: a preStop sleep (leave the endpoints before SIGTERM)")
+            if role == "aggregator" and name == "reckle-wrap-values":
+                expect((drain, grace) == (1800, 1830), f"{dname}: aggregator.drainTimeoutSecs 1800 and the grace derived from it, not {drain}, {grace}")
         if role == "executor" and name == "default-values":
             expect(d["spec"]["replicas"] == 2, f"{dname}: 2 executors by default")
     expect(seen_roles == roles, f"roles rendered: {sorted(seen_roles)}")
@@ -285,12 +533,12 @@ def main():
         expect(args[j + 1] == "$(REDIS_PASSWORD)", "bundled Redis requires the password")
         renv = {e["name"]: e for e in s["spec"]["template"]["spec"]["containers"][0].get("env", [])}
         expect("secretKeyRef" in renv.get("REDIS_PASSWORD", {}).get("valueFrom", {}), "bundled Redis password from a Secret")
-    pdbs = by_kind.get("PodDisruptionBudget", {})
-    for dname in deployments:
-        expect(dname in pdbs, f"{dname}: PodDisruptionBudget")
+    check_pdbs(by_kind)
 
     expect(bool(by_kind.get("Certificate")) == (name == "external-values"), "a Certificate only with planner.tls.certManager")
     check_operator(name, by_kind, operators, deployments, config)
+    check_network_policies(name, by_kind)
+    check_prometheus_rule(name, by_kind)
 
     if name == "default-values":
         expect(len(redis) == 1 and len(minio) == 1, "bundled Redis and MinIO by default")

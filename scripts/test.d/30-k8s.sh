@@ -139,8 +139,10 @@ helm template prover "$K8S_CHART" --kube-version 1.31.0 --api-versions monitorin
 if helm template prover "$K8S_CHART" --kube-version 1.31.0 | grep -q '^kind: ServiceMonitor$'; then
   k8s_fail "a ServiceMonitor was rendered without monitoring.coreos.com/v1"
 fi
-k8s_validate "$k8s_out" "helm template --api-versions monitoring.coreos.com/v1" ServiceMonitor
-k8s_ok "ServiceMonitors only with monitoring.coreos.com/v1; other resources validate"
+k8s_validate "$k8s_out" "helm template --api-versions monitoring.coreos.com/v1" ServiceMonitor PrometheusRule
+python3 helm/check_rendered.py with-monitoring "$k8s_out" \
+  || k8s_fail "helm/check_rendered.py: helm template --api-versions monitoring.coreos.com/v1"
+k8s_ok "ServiceMonitors and the PrometheusRule (the tested alerts) only with monitoring.coreos.com/v1; other resources validate"
 
 # Bad values must be rejected, each for the reason its first line names.
 k8s_n=0
@@ -155,10 +157,28 @@ for k8s_f in helm/bad-values/*.yaml; do
 done
 k8s_ok "helm template rejects all $k8s_n bad values files in helm/bad-values/"
 
+# A planner Service reachable from outside the cluster needs TLS (tokens would cross the
+# network in the clear), unless planner.service.allowPlaintext says otherwise.
+for k8s_t in LoadBalancer NodePort; do
+  if helm template prover "$K8S_CHART" --kube-version 1.31.0 --set planner.service.type=$k8s_t >"$K8S_TMP/bad.out" 2>&1; then
+    k8s_fail "helm template accepted planner.service.type=$k8s_t without planner.tls"
+  fi
+  grep -qF "planner.service.type=$k8s_t puts the gRPC API outside the cluster, and without planner.tls.secretName or planner.tls.certManager.issuerName it is plaintext" "$K8S_TMP/bad.out" \
+    || { cat "$K8S_TMP/bad.out" >&2; k8s_fail "planner.service.type=$k8s_t without TLS rejected, but not for that reason"; }
+  helm template prover "$K8S_CHART" --kube-version 1.31.0 --set planner.service.type=$k8s_t \
+    --set planner.service.allowPlaintext=true >"$K8S_TMP/plain.yaml" 2>"$K8S_TMP/bad.out" \
+    || { cat "$K8S_TMP/bad.out" >&2; k8s_fail "planner.service.type=$k8s_t with allowPlaintext=true refused"; }
+  grep -qx "  type: $k8s_t" "$K8S_TMP/plain.yaml" || k8s_fail "planner.service.allowPlaintext=true: no $k8s_t Service rendered"
+  helm template prover "$K8S_CHART" --kube-version 1.31.0 --set planner.service.type=$k8s_t \
+    --set planner.tls.secretName=prover-planner-tls >"$K8S_TMP/tls.yaml" 2>"$K8S_TMP/bad.out" \
+    || { cat "$K8S_TMP/bad.out" >&2; k8s_fail "planner.service.type=$k8s_t with planner.tls.secretName refused"; }
+done
+k8s_ok "a LoadBalancer or NodePort planner Service needs planner.tls or planner.service.allowPlaintext=true"
+
 # --- Prometheus rules ----------------------------------------------------------------------
-promtool check rules deploy/prometheus/alerts.yaml >"$K8S_TMP/promtool.log" 2>&1 \
-  || { cat "$K8S_TMP/promtool.log" >&2; k8s_fail "promtool check rules deploy/prometheus/alerts.yaml"; }
-k8s_ok "promtool check rules deploy/prometheus/alerts.yaml"
+promtool check rules helm/prover/files/prometheus-alerts.yaml >"$K8S_TMP/promtool.log" 2>&1 \
+  || { cat "$K8S_TMP/promtool.log" >&2; k8s_fail "promtool check rules helm/prover/files/prometheus-alerts.yaml"; }
+k8s_ok "promtool check rules helm/prover/files/prometheus-alerts.yaml"
 promtool test rules deploy/prometheus/alerts_test.yaml >"$K8S_TMP/promtool.log" 2>&1 \
   || { cat "$K8S_TMP/promtool.log" >&2; k8s_fail "promtool test rules deploy/prometheus/alerts_test.yaml"; }
 k8s_ok "promtool test rules deploy/prometheus/alerts_test.yaml"
@@ -183,4 +203,4 @@ k8s_ok "kustomize build deploy/kustomize/base | kubernetes-validate --strict ($(
 
 rm -rf "$K8S_TMP"
 unset -f k8s_fail k8s_ok k8s_validate k8s_kustomize
-unset k8s_f k8s_out k8s_expect k8s_n k8s_pip k8s_npm_stamp K8S_TMP
+unset k8s_f k8s_t k8s_out k8s_expect k8s_n k8s_pip k8s_npm_stamp K8S_TMP

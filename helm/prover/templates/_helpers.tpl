@@ -100,6 +100,9 @@ credentials then stay with MinIO and that Job.
 {{- if and .Values.externalS3.endpoint (not .Values.credentials.existingSecret) (not (and .Values.credentials.s3AccessKey .Values.credentials.s3SecretKey)) }}
 {{- fail "external S3 needs credentials: set credentials.s3AccessKey and credentials.s3SecretKey, or credentials.existingSecret" }}
 {{- end }}
+{{- if and (ne .Values.planner.service.type "ClusterIP") (not (include "prover.plannerTlsSecret" .)) (not .Values.planner.service.allowPlaintext) }}
+{{- fail (printf "planner.service.type=%s puts the gRPC API outside the cluster, and without planner.tls.secretName or planner.tls.certManager.issuerName it is plaintext: every API token would cross the network in the clear. Set planner.tls, or planner.service.allowPlaintext=true to accept that" .Values.planner.service.type) }}
+{{- end }}
 {{- $names := dict }}
 {{- range .Values.workerPools }}
 {{- if hasKey $names .name }}
@@ -204,7 +207,8 @@ env:
 
 {{/*
 Pod template of a prover service. Call with (dict "root" $ "role" ROLE "component" NAME
-"spec" VALUES-OF-THE-WORKLOAD "extraEnv" LIST "grpc" BOOL "worker" BOOL).
+"spec" VALUES-OF-THE-WORKLOAD "extraEnv" LIST "grpc" BOOL "worker" BOOL), and for a role that
+drains "terminationGracePeriodSeconds" N (and a worker "preStopSleepSeconds" N).
 */}}
 {{- define "prover.podTemplate" -}}
 {{- $root := .root }}
@@ -233,8 +237,8 @@ spec:
   {{- end }}
   securityContext:
     {{- toYaml $root.Values.podSecurityContext | nindent 4 }}
-  {{- if .worker }}
-  terminationGracePeriodSeconds: {{ .terminationGracePeriodSeconds }}
+  {{- with .terminationGracePeriodSeconds }}
+  terminationGracePeriodSeconds: {{ . }}
   {{- end }}
   containers:
     - name: {{ .role }}
@@ -366,9 +370,20 @@ spec:
   {{- end }}
 {{- end }}
 
-{{/* PodDisruptionBudget for a component. (dict "root" $ "name" NAME "component" C "pdb" VALUES) */}}
+{{/*
+PodDisruptionBudget for a component: (dict "root" $ "name" NAME "component" C "pdb" VALUES
+"what" VALUES-PATH "replicas" MOST "fixed" BOOL), MOST the replicas it may run (its replicas,
+or its autoscaler's maximum: "fixed" false). Rendered only from 2 replicas: over a single pod
+maxUnavailable 1 protects nothing, and minAvailable 1 would block every node drain until
+someone deletes the pod by hand. With fixed replicas, a maxUnavailable that leaves no pod
+fails rendering.
+*/}}
 {{- define "prover.pdb" -}}
-{{- if .pdb.enabled }}
+{{- $max := hasKey .pdb "maxUnavailable" | ternary .pdb.maxUnavailable 1 }}
+{{- if and .fixed .pdb.enabled (not (kindIs "string" $max)) (ge (int .replicas) 2) (ge (int $max) (int .replicas)) }}
+{{- fail (printf "%s.pdb.maxUnavailable (%d) lets all %d replicas (%s.replicas) be evicted at once: it protects nothing; lower it or set %s.pdb.enabled=false" .what (int $max) (int .replicas) .what .what) }}
+{{- end }}
+{{- if and .pdb.enabled (ge (int .replicas) 2) }}
 ---
 apiVersion: policy/v1
 kind: PodDisruptionBudget
@@ -378,7 +393,7 @@ metadata:
     {{- include "prover.labels" .root | nindent 4 }}
     app.kubernetes.io/component: {{ .component }}
 spec:
-  maxUnavailable: {{ hasKey .pdb "maxUnavailable" | ternary .pdb.maxUnavailable 1 }}
+  maxUnavailable: {{ $max }}
   selector:
     matchLabels:
       {{- include "prover.selectorLabels" .root | nindent 6 }}
@@ -418,4 +433,88 @@ are in the values, so changing them still rolls the pods.
 */}}
 {{- define "prover.credentialsChecksum" -}}
 {{- dict "credentials" .Values.credentials "externalRedis" .Values.externalRedis "redisBundled" (include "prover.redisBundled" .) "scopedS3" (include "prover.scopedS3" .) | toJson | sha256sum -}}
+{{- end }}
+
+{{/*
+A NetworkPolicy peer (one list item): the release's pods of the given components. Call with
+(dict "root" $ "components" LIST).
+*/}}
+{{- define "prover.componentPeer" -}}
+- podSelector:
+    matchLabels:
+      {{- include "prover.selectorLabels" .root | nindent 6 }}
+    matchExpressions:
+      - key: app.kubernetes.io/component
+        operator: In
+        values: {{ toJson .components }}
+{{- end }}
+
+{{/*
+The components of the worker pools (worker-<pool>), as JSON (a list).
+*/}}
+{{- define "prover.workerComponents" -}}
+{{- $c := list }}
+{{- range .Values.workerPools }}
+{{- $c = append $c (printf "worker-%s" .name) }}
+{{- end }}
+{{- toJson $c }}
+{{- end }}
+
+{{/*
+The TCP port of a URL: the one it names, else 443 for https, 80 for http, else the default.
+Call with (dict "url" URL "default" PORT).
+*/}}
+{{- define "prover.urlPort" -}}
+{{- $u := urlParse .url }}
+{{- if regexMatch ":[0-9]+$" $u.host }}{{ regexFind "[0-9]+$" $u.host }}
+{{- else if eq $u.scheme "https" }}443
+{{- else if eq $u.scheme "http" }}80
+{{- else }}{{ .default }}
+{{- end }}
+{{- end }}
+
+{{/*
+NetworkPolicy egress rules (list items) of a prover pod to a backend it must reach: "redis",
+"s3" or "tracing". The bundled Redis and MinIO by their pods; an external one by the peers of
+networkPolicy.externalRedis / externalS3 / tracing, which must then be given (rendering fails
+otherwise: an egress policy cannot name a host, and allowing every address would let a
+compromised worker reach the internet and the cloud metadata endpoint). Ports: the values', or
+the URL's. Call with (dict "root" $ "backend" NAME).
+*/}}
+{{- define "prover.backendEgress" -}}
+{{- $root := .root }}
+{{- $np := $root.Values.networkPolicy }}
+{{- if and (eq .backend "redis") (include "prover.redisBundled" $root) }}
+- to:
+    {{- include "prover.componentPeer" (dict "root" $root "components" (list "redis")) | nindent 4 }}
+  ports:
+    - port: 6379
+      protocol: TCP
+{{- else if and (eq .backend "s3") (include "prover.minioBundled" $root) }}
+- to:
+    {{- include "prover.componentPeer" (dict "root" $root "components" (list "minio")) | nindent 4 }}
+  ports:
+    - port: 9000
+      protocol: TCP
+{{- else }}
+{{- $key := get (dict "redis" "externalRedis" "s3" "externalS3" "tracing" "tracing") .backend }}
+{{- $redisAt := $root.Values.externalRedis.url | empty | ternary "externalRedis.urlFromSecret" (printf "externalRedis.url at %s" (urlParse ($root.Values.externalRedis.url | default "redis://x")).host) }}
+{{- $what := get (dict "redis" (printf "the external Redis (%s)" $redisAt) "s3" (printf "the external S3 (externalS3.endpoint=%s)" $root.Values.externalS3.endpoint) "tracing" (printf "the trace collector (tracing.otlpEndpoint=%s)" ($root.Values.tracing).otlpEndpoint)) .backend }}
+{{- $url := get (dict "redis" ($root.Values.externalRedis.url | default "redis://unknown") "s3" $root.Values.externalS3.endpoint "tracing" ($root.Values.tracing).otlpEndpoint) .backend }}
+{{- $peers := (get $np $key | default dict).to }}
+{{- if not $peers }}
+{{- fail (printf "networkPolicy.enabled with %s needs networkPolicy.%s.to: the NetworkPolicy peers (ipBlocks, or namespace/pod selectors) the pods may reach it at, e.g. [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: data}}}] or [{ipBlock: {cidr: 10.0.0.0/8}}] ([{ipBlock: {cidr: 0.0.0.0/0, except: [169.254.169.254/32]}}] allows any address but the cloud metadata endpoint); or set networkPolicy.enabled=false" $what $key) }}
+{{- end }}
+{{- $ports := (get $np $key | default dict).ports }}
+{{- if not $ports }}
+{{- $ports = list (include "prover.urlPort" (dict "url" $url "default" 6379) | int) }}
+{{- end }}
+- to:
+    {{- toYaml $peers | nindent 4 }}
+  ports:
+    {{- range $ports }}
+    - port: {{ . }}
+      protocol: TCP
+    {{- end }}
+{{- end }}
 {{- end }}
