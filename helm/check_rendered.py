@@ -447,6 +447,13 @@ def main():
         expect(sc.get("allowPrivilegeEscalation") is False, f"{dname}: allowPrivilegeEscalation")
         expect(c["livenessProbe"]["httpGet"]["path"] == "/healthz", f"{dname}: liveness /healthz")
         expect(c["readinessProbe"]["httpGet"]["path"] == "/readyz", f"{dname}: readiness /readyz")
+        # The process serves HTTP only after waiting for its backends (PROVER_BACKEND_WAIT_SECS,
+        # default 120 s): the startup probe must outlast that wait, or liveness kills the pod.
+        sp = c.get("startupProbe", {})
+        wait = int(env_of(c).get("PROVER_BACKEND_WAIT_SECS", {}).get("value", "120"))
+        budget = sp.get("periodSeconds", 10) * sp.get("failureThreshold", 3) + sp.get("initialDelaySeconds", 0)
+        expect(sp.get("httpGet", {}).get("path") == "/healthz" and budget > wait,
+               f"{dname}: startup probe allows {budget}s, the backend wait is {wait}s")
         ports = {p["name"]: p["containerPort"] for p in c["ports"]}
         expect(ports.get("metrics") == 9090, f"{dname}: metrics port 9090")
         if role == "planner":

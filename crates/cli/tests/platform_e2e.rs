@@ -1125,3 +1125,38 @@ fn services_run_with_a_bucket_scoped_s3_identity() {
         assert!(err.contains(&format!("bucket {other}")) && err.contains("AccessDenied"), "{err}");
     }
 }
+
+/// Issue 33 item 6: a process started while its Redis is away (a restart, or pods started in any
+/// order) waits for it, logging each try, instead of exiting; it becomes ready once Redis
+/// answers. A wrong password is not waited out: the process exits at once, naming Redis.
+#[test]
+fn a_service_started_before_redis_waits_for_it() {
+    let Some(s) = Services::from_env() else { return };
+    let port = free_port();
+    let away = Services { redis: format!("redis://127.0.0.1:{port}/"), s3: s.s3.clone(), bucket: s.bucket.clone(), logs: tempfile::tempdir().unwrap() };
+    let mut worker = away.spawn("worker", "early-worker", None);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !away.log("early-worker").contains("backend not reachable yet") {
+        assert!(worker.child.try_wait().unwrap().is_none(), "the worker exited instead of waiting: {}", away.log("early-worker"));
+        assert!(Instant::now() < deadline, "no waiting logged: {}", away.log("early-worker"));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let redis = Command::new("redis-server")
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--maxmemory-policy", "noeviction"])
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("redis-server (the test command installs it)");
+    let redis = Proc { child: redis, metrics: 0 };
+    wait_ready(worker.metrics);
+    assert!(away.log("early-worker").contains(&format!("127.0.0.1:{port}")), "the log names the Redis it waits for");
+
+    let wrong = Services { redis: format!("redis://:wrong-password@127.0.0.1:{port}/"), ..away };
+    let mut refused = wrong.spawn("worker", "wrong-password", None);
+    let status = refused.child.wait().unwrap();
+    let log = wrong.log("wrong-password");
+    assert_eq!(status.code(), Some(1), "{log}");
+    assert!(log.contains("Redis") && !log.contains("backend not reachable yet"), "a wrong password was waited out: {log}");
+    drop(redis);
+}

@@ -218,6 +218,11 @@ pub struct BackendArgs {
     /// checking that it never evicts keys: only for a server known to run `noeviction`.
     #[arg(long, env = "PROVER_ASSUME_NOEVICTION", value_parser = clap::builder::BoolishValueParser::new())]
     pub assume_noeviction: bool,
+    /// Seconds to wait at start for Redis to answer and the S3 endpoint to accept connections
+    /// (a backend restarting, or started after this process), trying again with a growing delay
+    /// and logging each try; 0 tries once. A wrong password or URL fails at once.
+    #[arg(long, env = "PROVER_BACKEND_WAIT_SECS", default_value_t = crate::defaults::BACKEND_WAIT_SECS)]
+    pub backend_wait_secs: u64,
 }
 
 /// `docs/configuration.md`: every flag of [`ServiceConfig`] (the settings of `prover serve`
@@ -276,6 +281,7 @@ impl ServiceConfig {
         QueueConfig {
             visibility_timeout: Duration::from_secs(self.visibility_timeout_secs.max(1)),
             max_attempts: self.max_attempts.max(1),
+            idle_consumer_after: Duration::from_secs(self.visibility_timeout_secs.max(1)) * queue::IDLE_CONSUMER_TIMEOUTS,
             ..QueueConfig::default()
         }
     }
@@ -353,8 +359,10 @@ impl ServiceConfig {
 pub enum ServiceError {
     #[error("configuration: {0}")]
     Config(String),
-    #[error("{what}: {source}")]
-    Backend { what: &'static str, source: Box<dyn std::error::Error + Send + Sync> },
+    /// The cause is part of the message (not an error `source`, which `{:#}` would print a
+    /// second time).
+    #[error("{what}: {cause}")]
+    Backend { what: &'static str, cause: Box<dyn std::error::Error + Send + Sync> },
     #[error("{0}")]
     Role(#[from] crate::PlatformError),
     #[error("listen on {addr}: {source}")]
@@ -362,7 +370,7 @@ pub enum ServiceError {
 }
 
 fn backend(what: &'static str) -> impl FnOnce(Box<dyn std::error::Error + Send + Sync>) -> ServiceError {
-    move |source| ServiceError::Backend { what, source }
+    move |cause| ServiceError::Backend { what, cause }
 }
 
 /// Connects to Redis and S3.
@@ -387,6 +395,7 @@ pub async fn connect_backends(b: &BackendArgs, queue_config: QueueConfig, config
         return Err(ServiceError::Config("--redis-timeout-secs (PROVER_REDIS_TIMEOUT_SECS) must be at least 1".into()));
     }
     let redis_timeout = Duration::from_secs(b.redis_timeout_secs);
+    wait_for_backends(redis, &endpoint, redis_timeout, Duration::from_secs(b.backend_wait_secs)).await?;
     let queue = RedisQueue::connect_opts(redis, queue_config, b.assume_noeviction, redis_timeout).await.map_err(|e| backend("Redis queue")(Box::new(e)))?;
     if let Some(why) = queue.eviction_unchecked() {
         tracing::warn!(reason = why, "Redis eviction policy not checked (--assume-noeviction): an evicted key would be a lost task");
@@ -403,6 +412,35 @@ pub async fn connect_backends(b: &BackendArgs, queue_config: QueueConfig, config
     .map_err(|e| backend("S3")(Box::new(e)))?;
     let blobs: Arc<dyn BlobStore> = Arc::new(metrics::MeteredStore::new(Arc::new(s3), Duration::from_secs(b.s3_timeout_secs.max(1))));
     Ok(Platform::with_config(Arc::new(queue), blobs, Arc::new(jobs), config))
+}
+
+/// Waits until the Redis at `redis` answers `PING` and the S3 endpoint accepts a TCP connection,
+/// for at most `wait`, with a delay doubling from 250 ms to 5 s between tries. Only what waiting
+/// can cure is waited out ([`queue::ping_redis`]); the last problem is the error when the time is
+/// up. The stores' own connection checks (eviction policy, bucket) come after, once.
+async fn wait_for_backends(redis: &str, s3: &str, timeout: Duration, wait: Duration) -> Result<(), ServiceError> {
+    let uri: tonic::codegen::http::Uri = s3.parse().map_err(|e| ServiceError::Config(format!("--s3-endpoint (PROVER_S3_ENDPOINT) {s3:?}: {e}")))?;
+    let host = uri.host().ok_or_else(|| ServiceError::Config(format!("--s3-endpoint (PROVER_S3_ENDPOINT) {s3:?} names no host")))?.trim_matches(['[', ']']).to_string();
+    let port = uri.port_u16().unwrap_or(if uri.scheme_str() == Some("https") { 443 } else { 80 });
+    let deadline = tokio::time::Instant::now() + wait;
+    let mut delay = Duration::from_millis(250);
+    loop {
+        let problem = match queue::ping_redis(redis, timeout).await {
+            Err((e, false)) => return Err(backend("Redis")(Box::new(e))),
+            Err((e, true)) => ("Redis", format!("{}: {e}", queue::redact_url(redis))),
+            Ok(()) => match tokio::time::timeout(timeout, tokio::net::TcpStream::connect((host.as_str(), port))).await {
+                Ok(Ok(_)) => return Ok(()),
+                Ok(Err(e)) => ("S3", format!("{s3}: {e}")),
+                Err(_) => ("S3", format!("{s3}: no connection within {timeout:?}")),
+            },
+        };
+        if tokio::time::Instant::now() + delay > deadline {
+            return Err(backend(problem.0)(format!("{} (waited up to {wait:?}: --backend-wait-secs)", problem.1).into()));
+        }
+        tracing::warn!(backend = problem.0, problem = %problem.1, retry_in = ?delay, "backend not reachable yet; waiting");
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(Duration::from_secs(5));
+    }
 }
 
 /// Embedded mode: in-process queue and job store, blobs under `data_dir` (`prover serve

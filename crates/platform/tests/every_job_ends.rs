@@ -129,6 +129,7 @@ async fn an_object_store_outage_is_waited_out() {
         max_attempts: 2,
         backoff_base: Duration::from_millis(50),
         backoff_max: Duration::from_millis(50),
+        ..QueueConfig::default()
     };
     let (q, blobs, store, _dir) = common::backends(false, cfg).await.unwrap();
     let outage = Arc::new(Outage::new(blobs, "inputs/leaves.bin", Duration::from_secs(3)));

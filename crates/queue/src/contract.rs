@@ -17,6 +17,7 @@ pub fn contract_config() -> QueueConfig {
         max_attempts: 3,
         backoff_base: Duration::from_secs(1),
         backoff_max: Duration::from_secs(4),
+        idle_consumer_after: Duration::from_secs(20),
     }
 }
 

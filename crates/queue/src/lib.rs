@@ -117,10 +117,16 @@ pub struct QueueConfig {
     pub max_attempts: u32,
     pub backoff_base: Duration,
     pub backoff_max: Duration,
+    /// A consumer idle this long while holding nothing is deleted from its group (Redis):
+    /// consumer names carry the process id, so every restart leaves one. A live consumer
+    /// reads at least every few seconds, and each read resets its idle time.
+    pub idle_consumer_after: Duration,
 }
 
 /// Seconds a lease lasts by default (the services' `--visibility-timeout-secs`).
 pub const DEFAULT_VISIBILITY_TIMEOUT_SECS: u64 = 120;
+/// [`QueueConfig::idle_consumer_after`] in visibility timeouts (the services' setting).
+pub const IDLE_CONSUMER_TIMEOUTS: u32 = 10;
 /// Deliveries of a task by default before it is dead-lettered (`--max-attempts`).
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 5;
 
@@ -131,6 +137,7 @@ impl Default for QueueConfig {
             max_attempts: DEFAULT_MAX_ATTEMPTS,
             backoff_base: Duration::from_millis(500),
             backoff_max: Duration::from_secs(30),
+            idle_consumer_after: Duration::from_secs(IDLE_CONSUMER_TIMEOUTS as u64 * DEFAULT_VISIBILITY_TIMEOUT_SECS),
         }
     }
 }
@@ -205,6 +212,28 @@ pub async fn redis_eviction_policy(conn: &mut impl redis::aio::ConnectionLike) -
     }
     let answer: Vec<String> = redis::cmd("CONFIG").arg("GET").arg("maxmemory-policy").query_async(conn).await?;
     Ok(answer.get(1).cloned())
+}
+
+/// One `PING` of the Redis at `url`, connecting anew, each step within `timeout`. The error says
+/// whether waiting can cure it (`true`): the server refuses or drops the connection, does not
+/// answer in time, or is loading its data set after a restart (`LOADING`). A malformed URL, a
+/// wrong password or a refused command is `false`: waiting changes nothing.
+pub async fn ping_redis(url: &str, timeout: std::time::Duration) -> Result<(), (QueueError, bool)> {
+    let client = redis::Client::open(url).map_err(|e| (QueueError::Backend(e.to_string()), false))?;
+    let transient = |e: &redis::RedisError| {
+        e.is_io_error() || e.is_timeout() || e.is_connection_refusal() || e.is_connection_dropped() || matches!(e.retry_method(), redis::RetryMethod::WaitAndRetry)
+    };
+    let late = || (QueueError::Backend(format!("no answer within {timeout:?}")), true);
+    let mut conn = match tokio::time::timeout(timeout, client.get_multiplexed_async_connection()).await {
+        Err(_) => return Err(late()),
+        Ok(Err(e)) => return Err((QueueError::Backend(e.to_string()), transient(&e))),
+        Ok(Ok(c)) => c,
+    };
+    match tokio::time::timeout(timeout, redis::cmd("PING").query_async::<String>(&mut conn)).await {
+        Err(_) => Err(late()),
+        Ok(Err(e)) => Err((QueueError::Backend(e.to_string()), transient(&e))),
+        Ok(Ok(_)) => Ok(()),
+    }
 }
 
 /// A URL fit for a log line or an error message: any password (and user name) replaced by

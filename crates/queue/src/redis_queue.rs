@@ -171,6 +171,26 @@ end
 return nil
 "#;
 
+/// Deletes the consumers of a kind's group that hold nothing and were idle at least the given
+/// time: consumer names carry the process id, so every restart leaves one behind, and
+/// `XPENDING`/`XINFO` grow with them. KEYS: the stream; ARGV: group, min idle (ms), the calling
+/// consumer (kept). A consumer with a pending entry is never deleted (that would drop the entry
+/// from the group's pending list: a lost task). Returns how many went.
+const REAP_CONSUMERS: &str = r#"
+local ok, consumers = pcall(redis.call, 'XINFO', 'CONSUMERS', KEYS[1], ARGV[1])
+if not ok then return 0 end
+local gone = 0
+for _, c in ipairs(consumers) do
+  local f = {}
+  for j = 1, #c, 2 do f[c[j]] = c[j + 1] end
+  if f['pending'] == 0 and f['idle'] >= tonumber(ARGV[2]) and f['name'] ~= ARGV[3] then
+    redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], f['name'])
+    gone = gone + 1
+  end
+end
+return gone
+"#;
+
 /// Tasks per [`ENQUEUE_ONCE_MANY`] call: bounds how long one script holds the server.
 const ENQUEUE_CHUNK: usize = 500;
 
@@ -206,6 +226,7 @@ pub struct RedisQueue {
     assign: Script,
     finish: Script,
     maintain: Script,
+    reap_consumers: Script,
     bury: Script,
     enqueue_once_many: Script,
     complete: Script,
@@ -218,6 +239,8 @@ pub struct RedisQueue {
     groups: std::sync::Mutex<std::collections::HashSet<String>>,
     /// When each kind's retries were last promoted and expired leases last looked for.
     maintained: std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>,
+    /// When each set of kinds' idle consumers were last looked for ([`REAP_CONSUMERS`]).
+    reaped: std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>,
     unchecked: Option<String>,
 }
 
@@ -282,9 +305,11 @@ impl RedisQueue {
             enqueue_once_many: Script::new(ENQUEUE_ONCE_MANY),
             hot: Default::default(),
             maintain: Script::new(MAINTAIN),
+            reap_consumers: Script::new(REAP_CONSUMERS),
             bury: Script::new(BURY),
             groups: Default::default(),
             maintained: Default::default(),
+            reaped: Default::default(),
             unchecked,
         })
     }
@@ -389,6 +414,7 @@ impl RedisQueue {
     /// it leases to `consumer`.
     async fn reclaim(&self, kinds: &[&str], consumer: &str) -> Result<Option<Lease>, QueueError> {
         let key = kinds.join(",");
+        self.reap_idle_consumers(&key, kinds, consumer).await?;
         while self.maintenance_due(&key) {
             let mut c = self.conn.clone();
             let mut inv = self.maintain.prepare_invoke();
@@ -427,6 +453,37 @@ impl RedisQueue {
             }
         }
         Ok(None)
+    }
+
+    /// Every half of the idle limit (per process and set of kinds): deletes the consumers of
+    /// `kinds`' groups idle [`QueueConfig::idle_consumer_after`] and holding nothing (other
+    /// processes' leftovers), one [`REAP_CONSUMERS`] call per kind. Returns how many went.
+    async fn reap_idle_consumers(&self, key: &str, kinds: &[&str], consumer: &str) -> Result<u64, QueueError> {
+        let idle = self.config.idle_consumer_after;
+        {
+            let mut r = self.reaped.lock().expect("mutex");
+            let now = std::time::Instant::now();
+            match r.get(key) {
+                Some(t) if now.duration_since(*t) < idle / 2 => return Ok(0),
+                _ => {
+                    r.insert(key.to_string(), now);
+                }
+            }
+        }
+        let mut gone = 0;
+        for kind in kinds {
+            let n: u64 = self
+                .reap_consumers
+                .key(stream(kind))
+                .arg(GROUP)
+                .arg(idle.as_millis().max(1) as u64)
+                .arg(consumer)
+                .invoke_async(&mut self.conn.clone())
+                .await
+                .map_err(err)?;
+            gone += n;
+        }
+        Ok(gone)
     }
 
     /// One `XREADGROUP` over the streams of `kinds` (`COUNT 1` each), blocking up to `block`

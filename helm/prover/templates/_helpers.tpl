@@ -286,6 +286,13 @@ spec:
         - name: metrics
           containerPort: 9090
           protocol: TCP
+      # Until /healthz first answers (the process waits up to PROVER_BACKEND_WAIT_SECS for
+      # Redis and S3 before it serves HTTP), the startup probe holds the liveness probe back.
+      startupProbe:
+        httpGet:
+          path: /healthz
+          port: metrics
+        {{- toYaml $root.Values.probes.startup | nindent 8 }}
       livenessProbe:
         httpGet:
           path: /healthz
