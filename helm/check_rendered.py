@@ -112,11 +112,86 @@ def check_operator(name, by_kind, operators, workers, config):
             expect(w["spec"]["replicas"] == 2, f"{wname}: a pool without queueScaling keeps its replicas")
 
 
+# What each ci values file sets of gc.* (the rest are the chart's defaults).
+GC_EXPECTED = {
+    "gpu-values": None,  # gc.enabled: false
+    "operator-values": {"schedule": "@hourly", "timeZone": "Etc/UTC", "olderThan": "30d", "grace": "5m", "dryRun": True},
+}
+GC_DEFAULTS = {"schedule": "17 3 * * *", "timeZone": None, "olderThan": "7d", "grace": "60s", "dryRun": False}
+
+
+def check_gc(name, by_kind, services, setup_jobs):
+    """gc.enabled: a CronJob running `prover admin gc` with the values' cut-off and grace, one
+    run at a time, never with --allow-empty-index (a Redis that lost its data would make it
+    delete every job's objects), bounded (deadlines, few retries), under the services' security
+    context without a service account token, with the services' image and S3 identity; with the
+    bundled Redis as its own `gc` ACL user. gc.enabled false: no CronJob."""
+    crons = by_kind.get("CronJob", {})
+    want = GC_EXPECTED.get(name, GC_DEFAULTS)
+    if want is None:
+        expect(not crons, f"no CronJob with gc.enabled false: {sorted(crons)}")
+        return
+    expect(list(crons) == ["prover-gc"], f"one gc CronJob: {sorted(crons)}")
+    for cname, cj in crons.items():
+        spec = cj["spec"]
+        job = spec["jobTemplate"]["spec"]
+        pod = job["template"]["spec"]
+        c = pod["containers"][0]
+        args = c.get("args", [])
+        expect("--allow-empty-index" not in args and not any("allow-empty-index" in str(x) for x in c.get("command", []) + [e.get("value", "") for e in c.get("env", [])]),
+               f"{cname}: never --allow-empty-index ({args})")
+        expect(args[:2] == ["admin", "gc"], f"{cname}: runs prover admin gc ({args})")
+        flag = lambda f: args[args.index(f) + 1] if f in args and args.index(f) + 1 < len(args) else None
+        expect(flag("--older-than") == want["olderThan"], f"{cname}: --older-than {flag('--older-than')}, expected {want['olderThan']}")
+        expect(flag("--grace") == want["grace"], f"{cname}: --grace {flag('--grace')}, expected {want['grace']}")
+        expect(("--dry-run" in args) == want["dryRun"], f"{cname}: --dry-run {'--dry-run' in args}, expected {want['dryRun']}")
+        expect(spec["schedule"] == want["schedule"], f"{cname}: schedule {spec['schedule']!r}, expected {want['schedule']!r}")
+        expect(spec.get("timeZone") == want["timeZone"], f"{cname}: timeZone {spec.get('timeZone')!r}, expected {want['timeZone']!r}")
+        expect(spec.get("concurrencyPolicy") == "Forbid", f"{cname}: concurrencyPolicy {spec.get('concurrencyPolicy')} (two runs would delete the same objects)")
+        expect(isinstance(spec.get("startingDeadlineSeconds"), int), f"{cname}: startingDeadlineSeconds set")
+        expect(isinstance(spec.get("successfulJobsHistoryLimit"), int) and isinstance(spec.get("failedJobsHistoryLimit"), int), f"{cname}: history limits set")
+        expect(isinstance(job.get("activeDeadlineSeconds"), int), f"{cname}: activeDeadlineSeconds set")
+        expect(isinstance(job.get("backoffLimit"), int) and job["backoffLimit"] <= 3, f"{cname}: backoffLimit {job.get('backoffLimit')} (a refusal fails again)")
+        expect(pod.get("restartPolicy") == "Never", f"{cname}: restartPolicy {pod.get('restartPolicy')}")
+        expect(pod.get("automountServiceAccountToken") is False, f"{cname}: no service account token")
+        psc, sc = pod.get("securityContext", {}), c.get("securityContext", {})
+        expect(psc.get("runAsNonRoot") is True and psc.get("seccompProfile", {}).get("type") == "RuntimeDefault", f"{cname}: pod non-root, seccomp RuntimeDefault ({psc})")
+        expect(sc.get("readOnlyRootFilesystem") is True and sc.get("allowPrivilegeEscalation") is False and sc.get("capabilities", {}).get("drop") == ["ALL"],
+               f"{cname}: read-only root, no privilege escalation, no capabilities ({sc})")
+        expect(c.get("resources", {}).get("limits", {}).get("memory"), f"{cname}: a memory limit")
+        tpl_labels = job["template"]["metadata"]["labels"]
+        expect(tpl_labels.get("app.kubernetes.io/component") == "gc", f"{cname}: its pods' component is gc ({tpl_labels})")
+        env = env_of(c)
+        for svc_name, svc in services.items():
+            sc_ = svc["spec"]["template"]["spec"]["containers"][0]
+            expect(c["image"] == sc_["image"], f"{cname}: image {c['image']}, the services' is {sc_['image']}")
+            svc_env = env_of(sc_)
+            for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+                expect(env.get(key, {}).get("valueFrom") == svc_env.get(key, {}).get("valueFrom"), f"{cname}: {key} the services' ({env.get(key)})")
+            expect(c.get("envFrom") == sc_.get("envFrom"), f"{cname}: the services' ConfigMap")
+            break
+        s3_key = env.get("AWS_ACCESS_KEY_ID", {}).get("valueFrom", {}).get("secretKeyRef", {}).get("key")
+        expect((s3_key == "services-access-key") == bool(setup_jobs), f"{cname}: S3 identity {s3_key} (setup Jobs: {list(setup_jobs)})")
+        redis_bundled = any(n.endswith("-redis") for n in by_kind.get("StatefulSet", {}))
+        url = env.get("PROVER_REDIS_URL", {})
+        if redis_bundled:
+            expect(url.get("value", "").startswith("redis://gc:$(REDIS_PASSWORD)@"), f"{cname}: the bundled Redis as the gc ACL user: {url}")
+            key = env.get("REDIS_PASSWORD", {}).get("valueFrom", {}).get("secretKeyRef", {}).get("key")
+            expect(key == "REDIS_PASSWORD_GC", f"{cname}: the gc user's own Redis password, not {key}")
+            expect("REDIS_PASSWORD" in env and list(env).index("REDIS_PASSWORD") < list(env).index("PROVER_REDIS_URL"), f"{cname}: REDIS_PASSWORD before the URL that expands it")
+        else:
+            expect("secretKeyRef" in url.get("valueFrom", {}), f"{cname}: the external Redis URL from the Secret ({url})")
+        if name == "external-values":
+            expect(env.get("SSL_CERT_FILE", {}).get("value") == "/etc/prover/store-ca/ca.crt", f"{cname}: SSL_CERT_FILE (storeCA)")
+        expect("OTEL_EXPORTER_OTLP_ENDPOINT" not in env, f"{cname}: no traces (its NetworkPolicy allows Redis and S3 only)")
+
+
 def check_redis_users(sts, secrets, role_urls):
     """Starts a real redis-server with the bundled Redis's rendered arguments (its `--user` lines
     from files/redis-acl.conf, each $(REDIS_PASSWORD_<ROLE>) from the rendered Secret) and
-    checks that every role's URL authenticates, and that the worker's user can neither write
-    nor read a tenant's token while the planner's can read one."""
+    checks that every role's URL authenticates, that the worker's user can neither write nor
+    read a tenant's token while the planner's can read one, and that the gc user reads job
+    records and the index but writes no token, runs no CONFIG and cannot expire the index."""
     import os
     import shutil
     import socket
@@ -170,6 +245,24 @@ def check_redis_users(sts, secrets, role_urls):
             expect("NOPERM" in out, f"the worker's Redis user ran {cmd[0]} {cmd[1]} (answer not shown: it may hold secrets)")
         planner_pw = data.get(role_urls.get("planner", ("", ""))[1], "")
         expect("tenant" in ask("planner", planner_pw, "HGETALL", "prover:token:" + "ab" * 32), "the planner's Redis user reads tokens")
+        # gc: reads job records and expires collected ones; nothing else (files/redis-acl.conf).
+        gc_pw = data.get(role_urls.get("gc", ("", ""))[1], "")
+        ask("default", admin, "HSET", "prover:job:gc-check", "state", "done")
+        ask("default", admin, "ZADD", "prover:jobs", "1", "gc-check")
+        expect(ask("gc", gc_pw, "HGETALL", "prover:job:gc-check") == "state\ndone", "the gc user reads a job record")
+        expect(ask("gc", gc_pw, "ZREVRANGE", "prover:jobs", "0", "0") == "gc-check", "the gc user reads the job index")
+        expect(ask("gc", gc_pw, "ZREM", "prover:jobs", "gc-gone") == "0", "the gc user drops an expired id from the job index")
+        # What the job store's expire does: its script, loaded if the server lacks it, run by hash.
+        sha = ask("gc", gc_pw, "SCRIPT", "LOAD", "for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ARGV[1]) end return 1")
+        expect(ask("gc", gc_pw, "EVALSHA", sha, "1", "prover:job:gc-check", "600000") == "1", f"the gc user expires a job record by script ({sha})")
+        expect(0 < int(ask("default", admin, "PTTL", "prover:job:gc-check") or 0) <= 600000, "the gc user's script gave the record a TTL")
+        refused = [["HSET", "prover:token:x", "a", "b"], ["HGETALL", "prover:token:" + "ab" * 32], ["CONFIG", "GET", "*"],
+                   ["PEXPIRE", "prover:jobs", "1"], ["DEL", "prover:job:gc-check"], ["HSET", "prover:job:gc-check", "state", "running"],
+                   ["XADD", "prover:q:pari.prove", "*", "f", "v"], ["SCAN", "0"],
+                   ["EVAL", "return redis.call('HSET', KEYS[1], 'a', 'b')", "1", "prover:token:x"]]
+        for cmd in refused:
+            out = ask("gc", gc_pw, *cmd)
+            expect("NOPERM" in out, f"the gc Redis user ran {' '.join(cmd[:2])} (answer not shown: it may hold secrets)")
     finally:
         proc.kill()
         proc.wait()
@@ -306,9 +399,9 @@ def check_network_policies(name, by_kind):
     policies = list(by_kind.get("NetworkPolicy", {}).values())
     pods = {}  # workload name -> pod endpoint
     ip = 1
-    for kind in ("Deployment", "StatefulSet", "Job"):
+    for kind in ("Deployment", "StatefulSet", "Job", "CronJob"):
         for wname, w in by_kind.get(kind, {}).items():
-            tpl = w["spec"]["template"]
+            tpl = w["spec"]["jobTemplate"]["spec"]["template"] if kind == "CronJob" else w["spec"]["template"]
             ports = {p["name"]: p["containerPort"] for c in tpl["spec"]["containers"] for p in c.get("ports", []) if "name" in p}
             pods[wname] = endpoint(tpl["metadata"]["labels"], ip=f"10.244.1.{ip}", ports=ports)
             ip += 1
@@ -332,6 +425,7 @@ def check_network_policies(name, by_kind):
     needs = {r: [redis, s3] + ([TRACING[name]] if name in TRACING else []) for r in prover_roles}
     needs["operator"] = [redis] + [(p, 50051) for _, p in by_comp.get("planner", [])] + KUBE_API
     needs["minio-setup"] = [s3]
+    needs["gc"] = [redis, s3]
     for comp, members in by_comp.items():
         for wname, pod in members:
             for proto in ("UDP", "TCP"):
@@ -356,6 +450,16 @@ def check_network_policies(name, by_kind):
             expect(not allowed(policies, worker, planner, 50051), f"{wname}: a worker reaches the planner's gRPC port")
         for api, port in KUBE_API:
             expect(not allowed(policies, worker, api, port), f"{wname}: a worker reaches the Kubernetes API ({api['ip']}:{port})")
+    # The gc CronJob's pods: Redis, S3 and DNS out, nothing else; nothing in.
+    for wname, gc in by_comp.get("gc", []):
+        for _, planner in by_comp.get("planner", []):
+            expect(not allowed(policies, gc, planner, 50051), f"{wname}: gc reaches the planner's gRPC port")
+        for api, port in KUBE_API:
+            expect(not allowed(policies, gc, api, port), f"{wname}: gc reaches the Kubernetes API ({api['ip']}:{port})")
+        expect(not allowed(policies, gc, METADATA, 80), f"{wname}: gc reaches the cloud metadata endpoint")
+        if name in TRACING:
+            expect(not allowed(policies, gc, *TRACING[name]), f"{wname}: gc reaches the trace collector")
+        expect(not allowed(policies, PROMETHEUS, gc, 9090), f"{wname}: something reaches gc's pods (Prometheus on 9090)")
     impostor = endpoint({k: v for k, v in next(iter(pods.values()))["labels"].items() if k in ("app.kubernetes.io/name", "app.kubernetes.io/instance")}
                         | {"app.kubernetes.io/component": "debug"}, ip="10.244.2.1")
     for comp, port in (("redis", 6379), ("minio", 9000)):
@@ -544,6 +648,7 @@ def main():
 
     expect(bool(by_kind.get("Certificate")) == (name == "external-values"), "a Certificate only with planner.tls.certManager")
     check_operator(name, by_kind, operators, deployments, config)
+    check_gc(name, by_kind, deployments, setup_jobs)
     check_network_policies(name, by_kind)
     check_prometheus_rule(name, by_kind)
 
@@ -561,6 +666,11 @@ def main():
             expect(key == f"REDIS_PASSWORD_{role.upper()}", f"{dname}: the {role}'s own Redis password, not {key}")
             expect(list(env).index("REDIS_PASSWORD") < list(env).index("PROVER_REDIS_URL"), f"{dname}: REDIS_PASSWORD before the URL that expands it")
             role_urls[role] = (url, key)
+        for cj in by_kind.get("CronJob", {}).values():
+            env = env_of(cj["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0])
+            key = env.get("REDIS_PASSWORD", {}).get("valueFrom", {}).get("secretKeyRef", {}).get("key")
+            role_urls["gc"] = (env.get("PROVER_REDIS_URL", {}).get("value", ""), key)
+        expect("gc" in role_urls, "the gc CronJob's Redis URL (gc.enabled by default)")
         for s in redis:
             check_redis_users(s, by_kind["Secret"], role_urls)
     elif name in ("external-values", "existing-secret-values"):

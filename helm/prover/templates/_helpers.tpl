@@ -525,3 +525,12 @@ the URL's. Call with (dict "root" $ "backend" NAME).
     {{- end }}
 {{- end }}
 {{- end }}
+
+{{/*
+Seconds of a duration in `prover admin gc`'s syntax (a number, then s, m, h or d; a bare number
+is seconds), which values.schema.json checks.
+*/}}
+{{- define "prover.durationSeconds" -}}
+{{- $n := regexFind "^[0-9]+" . }}
+{{- mul ($n | int64) (get (dict "" 1 "s" 1 "m" 60 "h" 3600 "d" 86400) (trimPrefix $n .)) }}
+{{- end }}
