@@ -990,7 +990,7 @@ fn services_run_as_their_redis_acl_users() {
         let () = cmd.query(&mut c).unwrap_or_else(|e| panic!("ACL SETUSER {user}: {e}"));
         urls.insert(user.clone(), admin.replacen("redis://", &format!("redis://{user}:{password}@"), 1));
     }
-    assert_eq!(urls.keys().map(String::as_str).collect::<Vec<_>>(), ["aggregator", "executor", "operator", "planner", "worker"]);
+    assert_eq!(urls.keys().map(String::as_str).collect::<Vec<_>>(), ["aggregator", "executor", "gc", "operator", "planner", "worker"]);
 
     // The job, each role as its user; the token made by the administrator.
     let token = ok(prover(&["admin", "token", "create", "--tenant", &format!("acl-{run}"), "--redis", &admin]));
@@ -1026,7 +1026,11 @@ fn services_run_as_their_redis_acl_users() {
         }
     };
     let hash = format!("prover:token:{}", "ab".repeat(32));
-    for role in ["executor", "aggregator", "worker", "operator"] {
+    // The gc CronJob's user runs `prover admin gc` (a dry run: the bucket is shared with other
+    // tests; this database lists this test's job, so gc does not refuse an empty index).
+    let out = ok(prover(&["admin", "gc", "--dry-run", "--older-than", "7d", "--grace", "0s", "--redis", &urls["gc"], "--s3-endpoint", &s.s3, "--bucket", &s.bucket]));
+    assert!(out.contains("dry run") || out.contains("would"), "{out}");
+    for role in ["executor", "aggregator", "worker", "operator", "gc"] {
         let url = &urls[role];
         refused(url, "writing a token", redis::cmd("HSET").arg(&hash).arg("tenant").arg("evil"));
         refused(url, "adding to the token index", redis::cmd("SADD").arg("prover:tokens").arg("x"));

@@ -221,7 +221,9 @@ pub async fn redis_eviction_policy(conn: &mut impl redis::aio::ConnectionLike) -
 pub async fn ping_redis(url: &str, timeout: std::time::Duration) -> Result<(), (QueueError, bool)> {
     let client = redis::Client::open(url).map_err(|e| (QueueError::Backend(e.to_string()), false))?;
     let transient = |e: &redis::RedisError| {
-        e.is_io_error() || e.is_timeout() || e.is_connection_refusal() || e.is_connection_dropped() || matches!(e.retry_method(), redis::RetryMethod::WaitAndRetry)
+        // Not every I/O error: a certificate the client does not trust is one too, and waiting
+        // does not cure it.
+        e.is_timeout() || e.is_connection_refusal() || e.is_connection_dropped() || matches!(e.retry_method(), redis::RetryMethod::WaitAndRetry)
     };
     let late = || (QueueError::Backend(format!("no answer within {timeout:?}")), true);
     let mut conn = match tokio::time::timeout(timeout, client.get_multiplexed_async_connection()).await {
