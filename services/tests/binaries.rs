@@ -22,13 +22,14 @@ fn each_binary_names_its_missing_configuration() {
 
 #[test]
 fn an_unreachable_redis_is_reported() {
-    // Nothing listens on port 1: the connection error is reported, not a panic.
+    // Nothing listens on port 1: the connection error is reported, not a panic. (Without
+    // --backend-wait-secs 0 the worker would wait two minutes for it first.)
     let out = Command::new(env!("CARGO_BIN_EXE_worker"))
-        .args(["--redis", "redis://127.0.0.1:1/", "--s3-endpoint", "http://127.0.0.1:1", "--metrics-listen", "127.0.0.1:0"])
+        .args(["--redis", "redis://127.0.0.1:1/", "--s3-endpoint", "http://127.0.0.1:1", "--metrics-listen", "127.0.0.1:0", "--backend-wait-secs", "0"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.starts_with("error: Redis queue"), "{err}");
+    assert!(err.starts_with("error: Redis: redis://127.0.0.1:1/") && err.contains("--backend-wait-secs"), "{err}");
     assert!(!err.contains("panicked"));
 }
