@@ -259,20 +259,26 @@ async fn proofjob_is_submitted_mirrored_and_failed_on_invalid_spec() {
     teardown(&client, &ns).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn deleting_a_running_proofjob_cancels_its_job() {
-    let Some(client) = kube_client().await else { return };
-    let ns = setup(&client, "op-cancel").await;
-    let dir = tempfile::tempdir().unwrap();
-    let (stop_tx, stop_rx) = watch::channel(false);
-    // No workers: the job is planned and then waits for ever.
-    let endpoint = start_platform(&[Role::Planner, Role::Executor], dir.path(), stop_rx.clone()).await;
+/// A platform with a planner and an executor but no workers (its jobs are planned and then wait
+/// for ever), and a controller context polling it every 500 ms.
+async fn stuck_platform(dir: &std::path::Path, stop: watch::Receiver<bool>) -> (String, Arc<proofjob::JobContext>) {
+    let endpoint = start_platform(&[Role::Planner, Role::Executor], dir, stop).await;
     let ctx = Arc::new(proofjob::JobContext {
         client: operator_client().await,
         jobs: job_client(&endpoint),
         poll: Duration::from_millis(500),
         retry: Duration::from_secs(2),
     });
+    (endpoint, ctx)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn deleting_a_running_proofjob_cancels_its_job() {
+    let Some(client) = kube_client().await else { return };
+    let ns = setup(&client, "op-cancel").await;
+    let dir = tempfile::tempdir().unwrap();
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let (endpoint, ctx) = stuck_platform(dir.path(), stop_rx.clone()).await;
     let controller = tokio::spawn(prover_operator::run_proofjobs(ctx, Some(ns.clone()), Arc::new(Stats::default()), stopper(&stop_rx)));
 
     let jobs_api: Api<ProofJob> = Api::namespaced(client.clone(), &ns);
@@ -501,14 +507,7 @@ async fn an_edited_job_id_neither_cancels_nor_mirrors_another_proofjobs_job() {
     let ns = setup(&client, "op-steal").await;
     let dir = tempfile::tempdir().unwrap();
     let (stop_tx, stop_rx) = watch::channel(false);
-    // No workers: the jobs are planned and then wait for ever.
-    let endpoint = start_platform(&[Role::Planner, Role::Executor], dir.path(), stop_rx.clone()).await;
-    let ctx = Arc::new(proofjob::JobContext {
-        client: operator_client().await,
-        jobs: job_client(&endpoint),
-        poll: Duration::from_millis(500),
-        retry: Duration::from_secs(2),
-    });
+    let (endpoint, ctx) = stuck_platform(dir.path(), stop_rx.clone()).await;
     // The first controller stops before the edit, so that the deletion below reaches the
     // finalizer of a ProofJob that still looks running (a controller that saw the edit first
     // would fail the ProofJob, and a failed one cancels nothing anyway).
