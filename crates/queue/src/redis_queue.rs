@@ -326,16 +326,7 @@ impl RedisQueue {
     /// costs about two maintenance calls and two blocking reads a second, however many kinds
     /// it serves (a retry waits up to that much longer than its backoff).
     fn maintenance_due(&self, key: &str) -> bool {
-        let every = (self.config.visibility_timeout / 4).min(MAINTENANCE_EVERY);
-        let mut m = self.maintained.lock().expect("mutex");
-        let now = std::time::Instant::now();
-        match m.get(key) {
-            Some(t) if now.duration_since(*t) < every => false,
-            _ => {
-                m.insert(key.to_string(), now);
-                true
-            }
-        }
+        due_every(&self.maintained, key, (self.config.visibility_timeout / 4).min(MAINTENANCE_EVERY))
     }
 
     async fn ensure_group(&self, kind: &str) -> Result<(), QueueError> {
@@ -460,15 +451,8 @@ impl RedisQueue {
     /// processes' leftovers), one [`REAP_CONSUMERS`] call per kind. Returns how many went.
     async fn reap_idle_consumers(&self, key: &str, kinds: &[&str], consumer: &str) -> Result<u64, QueueError> {
         let idle = self.config.idle_consumer_after;
-        {
-            let mut r = self.reaped.lock().expect("mutex");
-            let now = std::time::Instant::now();
-            match r.get(key) {
-                Some(t) if now.duration_since(*t) < idle / 2 => return Ok(0),
-                _ => {
-                    r.insert(key.to_string(), now);
-                }
-            }
+        if !due_every(&self.reaped, key, idle / 2) {
+            return Ok(0);
         }
         let mut gone = 0;
         for kind in kinds {
@@ -651,6 +635,20 @@ fn dead_entries(reply: Value) -> Result<Vec<crate::DeadLetter>, QueueError> {
         }
     }
     Ok(out)
+}
+
+/// Whether `every` has passed since `key` was last found due in `last` (always the first time);
+/// records the time when it is.
+fn due_every(last: &std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>, key: &str, every: Duration) -> bool {
+    let mut m = last.lock().expect("mutex");
+    let now = std::time::Instant::now();
+    match m.get(key) {
+        Some(t) if now.duration_since(*t) < every => false,
+        _ => {
+            m.insert(key.to_string(), now);
+            true
+        }
+    }
 }
 
 /// The `m` field of a stream entry's field list.
