@@ -1052,6 +1052,27 @@ fn services_run_as_their_redis_acl_users() {
     });
     assert!(stats.0.completed >= 2, "{:?}", stats.0);
     assert_eq!((stats.1.pending, stats.1.running), (0, 0));
+
+    // Every role that ends jobs ends one with an idempotency key, which the ending script names
+    // (and gives its TTL): the executor (its reconciler, Pari jobs), the aggregator (the last
+    // step of Reckle and Hekaton jobs, a failed bundle) and a worker (a witness that does not
+    // satisfy its circuit). Without prover:idem:* in their rules the aggregator's and the
+    // worker's EVALSHA was refused (NOPERM) and the job never ended: the real cluster's first
+    // Reckle job (scripts/cluster.sh). The Pari job above ends on the executor, so it missed it.
+    rt.block_on(async {
+        let planner = jobs::RedisJobStore::connect(&urls["planner"]).await.expect("the planner's user connects");
+        for role in ["executor", "aggregator", "worker"] {
+            let id = format!("acl-end-{role}-{run}");
+            let mut rec = jobs::JobRecord::new(&id, "noop", "{}");
+            rec.tenant = format!("acl-{run}");
+            jobs::JobStore::create(&planner, &rec, Some((&format!("acl-end-{role}"), "fingerprint"))).await.unwrap();
+            let store = jobs::RedisJobStore::connect(&urls[role]).await.unwrap_or_else(|e| panic!("the {role}'s user connects: {e}"));
+            let ended = jobs::JobStore::end(&store, &id, jobs::JobState::Failed, "ended by a role", Duration::from_secs(600)).await;
+            assert!(ended.unwrap_or_else(|e| panic!("the {role} cannot end a job: {e}")), "the {role} did not end the job");
+            let rec = jobs::JobStore::get(&planner, &id).await.unwrap().expect("the record");
+            assert_eq!((rec.state, rec.idempotency_key.as_str()), (jobs::JobState::Failed, format!("acl-end-{role}").as_str()));
+        }
+    });
 }
 
 /// Issue 12 item 5: the services run with an S3 identity limited to their bucket, made by the

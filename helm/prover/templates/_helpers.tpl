@@ -534,3 +534,12 @@ is seconds), which values.schema.json checks.
 {{- $n := regexFind "^[0-9]+" . }}
 {{- mul ($n | int64) (get (dict "" 1 "s" 1 "m" 60 "h" 3600 "d" 86400) (trimPrefix $n .)) }}
 {{- end }}
+
+{{/* The PriorityClass of the bundled Redis and MinIO ("" when none): values backendPriority. */}}
+{{- define "prover.backendPriorityClass" -}}
+{{- if .Values.backendPriority.create -}}
+{{ include "prover.fullname" . }}-backend
+{{- else -}}
+{{ .Values.backendPriority.className }}
+{{- end -}}
+{{- end }}
