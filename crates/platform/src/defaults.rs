@@ -48,6 +48,6 @@ pub const RECKLE_WRAP_WORKER: bool = false;
 pub const REDIS_TIMEOUT_SECS: u64 = queue::DEFAULT_REDIS_TIMEOUT_SECS;
 /// How long a process waits at start for its Redis and S3 to be reachable
 /// (`--backend-wait-secs`): a rolling restart of a backend, or pods started in any order.
-pub const BACKEND_WAIT_SECS: u64 = 120;
+pub const BACKEND_WAIT_SECS: u64 = queue::BACKEND_WAIT_SECS;
 /// Seconds one object-store call may take.
 pub const S3_TIMEOUT_SECS: u64 = 120;

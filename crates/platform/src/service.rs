@@ -415,32 +415,28 @@ pub async fn connect_backends(b: &BackendArgs, queue_config: QueueConfig, config
 }
 
 /// Waits until the Redis at `redis` answers `PING` and the S3 endpoint accepts a TCP connection,
-/// for at most `wait`, with a delay doubling from 250 ms to 5 s between tries. Only what waiting
-/// can cure is waited out ([`queue::ping_redis`]); the last problem is the error when the time is
-/// up. The stores' own connection checks (eviction policy, bucket) come after, once.
+/// for at most `wait` ([`queue::wait_reachable`]: a delay doubling from 250 ms to 5 s between
+/// tries). Only what waiting can cure is waited out ([`queue::ping_redis`]); the last problem is
+/// the error when the time is up. The stores' own connection checks (eviction policy, bucket)
+/// come after, once.
 async fn wait_for_backends(redis: &str, s3: &str, timeout: Duration, wait: Duration) -> Result<(), ServiceError> {
     let uri: tonic::codegen::http::Uri = s3.parse().map_err(|e| ServiceError::Config(format!("--s3-endpoint (PROVER_S3_ENDPOINT) {s3:?}: {e}")))?;
     let host = uri.host().ok_or_else(|| ServiceError::Config(format!("--s3-endpoint (PROVER_S3_ENDPOINT) {s3:?} names no host")))?.trim_matches(['[', ']']).to_string();
     let port = uri.port_u16().unwrap_or(if uri.scheme_str() == Some("https") { 443 } else { 80 });
-    let deadline = tokio::time::Instant::now() + wait;
-    let mut delay = Duration::from_millis(250);
-    loop {
-        let problem = match queue::ping_redis(redis, timeout).await {
-            Err((e, false)) => return Err(backend("Redis")(Box::new(e))),
-            Err((e, true)) => ("Redis", format!("{}: {e}", queue::redact_url(redis))),
-            Ok(()) => match tokio::time::timeout(timeout, tokio::net::TcpStream::connect((host.as_str(), port))).await {
-                Ok(Ok(_)) => return Ok(()),
-                Ok(Err(e)) => ("S3", format!("{s3}: {e}")),
-                Err(_) => ("S3", format!("{s3}: no connection within {timeout:?}")),
-            },
-        };
-        if tokio::time::Instant::now() + delay > deadline {
-            return Err(backend(problem.0)(format!("{} (waited up to {wait:?}: --backend-wait-secs)", problem.1).into()));
+    let s3_down = |problem: String| queue::Unreachable { backend: "S3", problem: problem.into(), curable: true };
+    let reached = queue::wait_reachable(wait, || async {
+        queue::probe_redis(redis, timeout).await?;
+        match tokio::time::timeout(timeout, tokio::net::TcpStream::connect((host.as_str(), port))).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(s3_down(format!("{s3}: {e}"))),
+            Err(_) => Err(s3_down(format!("{s3}: no connection within {timeout:?}"))),
         }
-        tracing::warn!(backend = problem.0, problem = %problem.1, retry_in = ?delay, "backend not reachable yet; waiting");
-        tokio::time::sleep(delay).await;
-        delay = (delay * 2).min(Duration::from_secs(5));
-    }
+    })
+    .await;
+    reached.map_err(|u| match u.curable {
+        true => backend(u.backend)(format!("{} (waited up to {wait:?}: --backend-wait-secs)", u.problem).into()),
+        false => backend(u.backend)(u.problem),
+    })
 }
 
 /// Embedded mode: in-process queue and job store, blobs under `data_dir` (`prover serve

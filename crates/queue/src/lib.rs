@@ -238,6 +238,59 @@ pub async fn ping_redis(url: &str, timeout: std::time::Duration) -> Result<(), (
     }
 }
 
+/// How long a process waits at start for its backends before it gives up (`--backend-wait-secs`,
+/// `PROVER_BACKEND_WAIT_SECS`, of the services and the operator): long enough for a Redis or
+/// an object store started in the same rollout to come up.
+pub const BACKEND_WAIT_SECS: u64 = 120;
+
+/// A backend that did not answer [`wait_reachable`]'s probe: which one, the problem, and
+/// whether waiting can cure it.
+#[derive(Debug)]
+pub struct Unreachable {
+    pub backend: &'static str,
+    pub problem: Box<dyn std::error::Error + Send + Sync>,
+    pub curable: bool,
+}
+
+/// Calls `probe` until it succeeds, for at most `wait`, sleeping between tries a delay that
+/// doubles from 250 ms to 5 s and logging each curable problem. Returns the first incurable
+/// problem, or the last one once the time is up.
+pub async fn wait_reachable<F, Fut>(wait: std::time::Duration, mut probe: F) -> Result<(), Unreachable>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<(), Unreachable>>,
+{
+    let deadline = tokio::time::Instant::now() + wait;
+    let mut delay = std::time::Duration::from_millis(250);
+    loop {
+        let u = match probe().await {
+            Ok(()) => return Ok(()),
+            Err(u) => u,
+        };
+        if !u.curable || tokio::time::Instant::now() + delay > deadline {
+            return Err(u);
+        }
+        tracing::warn!(backend = u.backend, problem = %u.problem, retry_in = ?delay, "backend not reachable yet; waiting");
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(std::time::Duration::from_secs(5));
+    }
+}
+
+/// One [`ping_redis`] of the Redis at `url`, as [`wait_reachable`]'s probe (the password
+/// redacted from a curable problem's message).
+pub async fn probe_redis(url: &str, timeout: std::time::Duration) -> Result<(), Unreachable> {
+    ping_redis(url, timeout).await.map_err(|(e, curable)| Unreachable {
+        backend: "Redis",
+        problem: if curable { format!("{}: {e}", redact_url(url)).into() } else { Box::new(e) },
+        curable,
+    })
+}
+
+/// [`wait_reachable`] for the Redis at `url` ([`probe_redis`] each try).
+pub async fn wait_for_redis(url: &str, timeout: std::time::Duration, wait: std::time::Duration) -> Result<(), Unreachable> {
+    wait_reachable(wait, || probe_redis(url, timeout)).await
+}
+
 /// A URL fit for a log line or an error message: any password (and user name) replaced by
 /// `***` (`redis://:secret@host:6379/0` → `redis://***@host:6379/0`).
 pub fn redact_url(url: &str) -> String {

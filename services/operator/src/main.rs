@@ -47,6 +47,10 @@ struct RunArgs {
     /// Redis URL of the platform's queues. Without it the ProverPool scaler does not run.
     #[arg(long, env = "PROVER_REDIS_URL")]
     redis: Option<String>,
+    /// Seconds to wait at start for Redis to answer (a Redis started in the same rollout),
+    /// retrying with a growing delay, before giving up; 0: one try.
+    #[arg(long, env = "PROVER_BACKEND_WAIT_SECS", default_value_t = queue::BACKEND_WAIT_SECS)]
+    backend_wait_secs: u64,
     /// Watch only this namespace (default: all namespaces).
     #[arg(long, env = "PROVER_OPERATOR_NAMESPACE")]
     namespace: Option<String>,
@@ -112,7 +116,12 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         tasks.spawn(prover_operator::run_proofjobs(ctx, args.namespace.clone(), stats.clone(), stopped()));
     }
     if let Some(redis) = &args.redis {
-        let queue = RedisQueue::connect(redis, QueueConfig::default()).await.context("connect to Redis")?;
+        let config = QueueConfig::default();
+        queue::wait_for_redis(redis, Duration::from_secs(queue::DEFAULT_REDIS_TIMEOUT_SECS), Duration::from_secs(args.backend_wait_secs))
+            .await
+            .map_err(|u| anyhow::anyhow!(u.problem))
+            .with_context(|| format!("Redis not reachable (waited up to {} s: --backend-wait-secs)", args.backend_wait_secs))?;
+        let queue = RedisQueue::connect(redis, config).await.context("connect to Redis")?;
         let ctx = Arc::new(pool::PoolContext::new(client.clone(), Arc::new(queue), Duration::from_secs(args.scale_interval_secs.max(1))));
         tracing::info!(namespace = ?args.namespace, "ProverPool scaler");
         tasks.spawn(prover_operator::run_pools(ctx, args.namespace.clone(), stats.clone(), stopped()));

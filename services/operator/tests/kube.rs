@@ -571,3 +571,72 @@ async fn an_edited_job_id_neither_cancels_nor_mirrors_another_proofjobs_job() {
     let _ = tokio::time::timeout(Duration::from_secs(30), second).await;
     teardown(&client, &ns).await;
 }
+
+/// `GET /readyz` on the operator's HTTP port: whether it answered 200.
+async fn ready(port: u16) -> bool {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Ok(mut s) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else { return false };
+    if s.write_all(b"GET /readyz HTTP/1.0\r\nHost: operator\r\n\r\n").await.is_err() {
+        return false;
+    }
+    let mut answer = Vec::new();
+    let _ = s.read_to_end(&mut answer).await;
+    answer.starts_with(b"HTTP/1.0 200") || answer.starts_with(b"HTTP/1.1 200")
+}
+
+/// The operator started before its Redis (a Redis pod replaced in the same rollout) waits for
+/// it, retrying, and becomes ready once it answers; before, it exited at once and crash-looped
+/// (seen on the real cluster, scripts/cluster.sh). With `--backend-wait-secs 0` it gives up
+/// after one try, naming Redis. Waits on the operator's own log line and /readyz, not on time.
+#[tokio::test]
+async fn the_operator_waits_for_a_redis_started_after_it() {
+    use std::process::Stdio;
+    use tokio::io::AsyncBufReadExt;
+    let Some(_client) = kube_client().await else { return };
+    let kubeconfig = std::env::var("PROVER_TEST_KUBECONFIG").unwrap();
+    let redis_port = free_port();
+    let redis_url = format!("redis://127.0.0.1:{redis_port}/");
+    let operator = |wait: &str, http: u16| {
+        let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_operator"));
+        c.args(["run", "--redis", &redis_url, "--namespace", "default", "--backend-wait-secs", wait])
+            .args(["--metrics-listen", &format!("127.0.0.1:{http}")])
+            .env("KUBECONFIG", &kubeconfig)
+            .env_remove("PROVER_ENDPOINT")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        c
+    };
+
+    let out = operator("0", free_port()).output().await.unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the operator ran without its Redis: {err}");
+    assert!(err.contains("Redis not reachable (waited up to 0 s: --backend-wait-secs)"), "{err}");
+
+    let http = free_port();
+    let mut child = operator("600", http).spawn().unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    loop {
+        match lines.next_line().await.unwrap() {
+            Some(line) if line.contains("backend not reachable yet; waiting") => break,
+            Some(_) => {}
+            None => panic!("the operator exited instead of waiting for Redis: {:?}", child.wait().await),
+        }
+    }
+    assert!(!ready(http).await, "ready before its Redis answered");
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let mut redis = tokio::process::Command::new("redis-server")
+        .args(["--port", &redis_port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        .stdout(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("redis-server on PATH (scripts/test.d/10-services.sh installs it)");
+    eventually(Duration::from_secs(600), "the operator to become ready once Redis is up", || async {
+        let up = ready(http).await;
+        (up.then_some(()), format!("ready {up}"))
+    })
+    .await;
+    assert!(child.try_wait().unwrap().is_none(), "the operator exited");
+    let _ = child.kill().await;
+    let _ = redis.kill().await;
+}
