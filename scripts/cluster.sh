@@ -23,6 +23,7 @@
 #     kinds      the kinds `jobs` leaves out: a Reckle update (C' computed here), a circom circuit
 #                registered and proved for three witnesses, Hekaton with --final (verify-final,
 #                and a flipped bit refused); then a ProofJob of every kind until Done, verified
+#                with a token of the namespace's tenant (the operator submits as that tenant)
 #     scale      a ProverPool (helm upgrade: pari.prove on a pool of its own, 1..3 pods) taken
 #                from 1 to 3 real pods by a 48-task job and back to 1 once the queue drains
 #     prometheus Prometheus on the host (built once from the Go module proxy: Debian's has no
@@ -308,10 +309,13 @@ verify_hekaton() { # JOB
   out="$(fetch_job "$1" "$dir")"
   d="$(echo "$out" | sed -n 's/^vk digest = \([0-9a-f]*\).*/\1/p')"
   a="$(echo "$out" | sed -n 's/^aggregate key digest = \([0-9a-f]*\).*/\1/p')"
-  [ -n "$d" ] && [ -n "$a" ] || die "job $1: no vk digest or aggregate key digest from prover fetch: $out"
-  out="$("$PROVER" hekaton verify "$dir" --vk-digest "$d" --agg-vk-digest "$a" 2>&1)" \
-    || die "prover hekaton verify $dir --vk-digest $d --agg-vk-digest $a: $out"
-  log "hekaton job $1: $(echo "$out" | tail -1) (--vk-digest $d --agg-vk-digest $a)"
+  [ -n "$d" ] || die "job $1: no vk digest from prover fetch: $out"
+  # A job that aggregates publishes its aggregate key's digest; a --final job publishes the
+  # k-proof form (what its wrap proves), without one.
+  local pins=(--vk-digest "$d")
+  [ -n "$a" ] && pins+=(--agg-vk-digest "$a")
+  out="$("$PROVER" hekaton verify "$dir" "${pins[@]}" 2>&1)" || die "prover hekaton verify $dir ${pins[*]}: $out"
+  log "hekaton job $1: $(echo "$out" | tail -1) (${pins[*]})"
 }
 
 step_jobs() {
@@ -337,33 +341,14 @@ step_jobs() {
 }
 
 step_proofjob() {
-  local name=cluster-test-pari phase="" job msg t0=$SECONDS
-  kc -n "$NS" delete proofjob "$name" --ignore-not-found --wait --timeout=120s >/dev/null
-  kc -n "$NS" apply -f - >/dev/null <<YAML
-apiVersion: prover.dev/v1alpha1
-kind: ProofJob
-metadata: {name: $name}
-spec:
-  kind: pari-batch
-  pariBatch: {circuit: chain, size: 64, count: 8, proofsPerTask: 4, bundleSize: 8}
-YAML
-  log "ProofJob $name applied; waiting for phase Done"
-  while :; do
-    phase="$(kc -n "$NS" get proofjob "$name" -o jsonpath='{.status.phase}')"
-    case "$phase" in
-      Done) break ;;
-      Failed | Cancelled) die "ProofJob $name: $phase: $(kc -n "$NS" get proofjob "$name" -o jsonpath='{.status.message}')" ;;
-    esac
-    [ $((SECONDS - t0)) -lt 1800 ] || die "ProofJob $name not Done after 1800 s (phase '$phase')"
-    sleep 3
-  done
-  job="$(kc -n "$NS" get proofjob "$name" -o jsonpath='{.status.jobId}')"
-  msg="$(kc -n "$NS" get proofjob "$name" -o jsonpath='{.status.tasks}')"
-  log "ProofJob $name: Done after $((SECONDS - t0)) s, job $job, tasks $msg"
+  local name=cluster-test-pari job
+  job="$(proofjob_done "$name" "  kind: pari-batch
+  pariBatch: {circuit: chain, size: 64, count: 8, proofsPerTask: 4, bundleSize: 8}")"
+  log "ProofJob $name: tasks $(kc -n "$NS" get proofjob "$name" -o jsonpath='{.status.tasks}')"
   kc -n "$NS" get proofjobs
-  # The job belongs to the operator's tenant: fetch it with the operator's token.
+  # The job belongs to the namespace's tenant: fetch it with a token of that tenant.
   local saved="${TOKEN:-}"
-  TOKEN="$(kc -n "$NS" get secret "$RELEASE-operator-token" -o jsonpath='{.data.operator}' | base64 -d)"
+  TOKEN="$(ns_token)"
   connect
   verify_pari "$job" 1
   TOKEN="$saved"
@@ -416,7 +401,7 @@ step_kill_worker() {
 # ---------------------------------------------------------------------------------------------
 # The kinds `jobs` leaves out, through the CLI as docs/cli.md gives them: a Reckle update of a
 # done batch, a circom circuit registered then proved for three witnesses, a Hekaton job with
-# its final proof; then a ProofJob of every kind, as the operator's tenant.
+# its final proof; then a ProofJob of every kind, as the namespace's tenant.
 leaves_text() { # leaves.bin [INDEX=VALUE...]: one value per line, with the changes applied
   python3 - "$@" <<'PY'
 import sys
@@ -470,10 +455,19 @@ proofjob_done() { # NAME SPEC_YAML (indented under spec:)
   kc -n "$NS" get proofjob "$name" -o jsonpath='{.status.jobId}'
 }
 
-operator_token() { kc -n "$NS" get secret "$RELEASE-operator-token" -o jsonpath='{.data.operator}' | base64 -d; }
+# A token of the namespace's tenant. The operator submits each ProofJob as the tenant named
+# after its namespace (docs/security.md: the planner's delegating tenant), so the ProofJobs'
+# jobs, the circuits they prove and the witnesses they name are that tenant's.
+ns_token() {
+  local t
+  t="$(kc -n "$NS" exec "deploy/$RELEASE-planner" -- prover admin token create --tenant "$NS" \
+    2>>"$LOGS/cluster-token.log" | grep -o 'prv_[A-Za-z0-9_-]*' | head -1)"
+  [ -n "$t" ] || die "no API token for tenant $NS from prover admin token create"
+  echo "$t"
+}
 
 step_kinds() {
-  local t0=$SECONDS base upd c c2 out cid vd job hk w fx=crates/circom/tests/fixtures leaves keys=() saved
+  local t0=$SECONDS base upd add c c2 out cid vd job hk w fx=crates/circom/tests/fixtures keys=() saved
   mkdir -p "$WORK"
   connect
   # A Reckle batch, then an update of it: C' computed here from the base job's published leaves.
@@ -483,7 +477,9 @@ step_kinds() {
   log "submitted reckle $base, hekaton --final $hk"
   c="$(reckle_root 1024 21 3)"
   watch_job "$base" 1800 && verify_reckle "$base" "$c"
-  upd="$(client submit reckle-update --base "$base" --set 5=123456789 --add 700 | tail -1)" || die "prover submit reckle-update"
+  add="$(python3 -c 'import json,sys; b={e["index"] for e in json.load(open(sys.argv[1]))["batch"]}; print(min(set(range(700, 1024)) - b))' \
+    "$WORK/proof-$base/statement.json")"
+  upd="$(client submit reckle-update --base "$base" --set 5=123456789 --add "$add" | tail -1)" || die "prover submit reckle-update"
   leaves_text "$WORK/proof-$base/leaves.bin" 5=123456789 >"$WORK/leaves-$upd.txt"
   c2="$(reckle_c 3 --leaves-file "$WORK/leaves-$upd.txt")"
   [ "$c2" != "$c" ] || die "the update did not change C"
@@ -505,10 +501,10 @@ step_kinds() {
   verify_hekaton_final "$hk"
   log "CLI kinds done after $((SECONDS - t0)) s"
 
-  # A ProofJob of every kind (pari-batch is the proofjob step's), as the operator's tenant: its
-  # circuit registered and its witnesses uploaded with the operator's token.
+  # A ProofJob of every kind (pari-batch is the proofjob step's), as the namespace's tenant:
+  # its circuit registered and its witnesses uploaded with a token of that tenant.
   saved="$TOKEN"
-  TOKEN="$(operator_token)"
+  TOKEN="$(ns_token)"
   connect
   job="$(proofjob_done cluster-test-reckle "  kind: reckle-batch
   reckleBatch: {logN: 6, logBucket: 2, batch: [3, 17, 40], leaves: [$(seq -s ', ' 101 164)]}")"
@@ -523,7 +519,7 @@ step_kinds() {
   job="$(proofjob_done cluster-test-hekaton "  kind: hekaton
   hekaton: {circuit: synthetic, subcircuits: 2, steps: 16, wires: 2, seed: 3}")"
   verify_hekaton "$job"
-  out="$(client circuit register --r1cs "$fx/example-bls12381.r1cs" 2>&1)" || die "prover circuit register (operator's tenant): $out"
+  out="$(client circuit register --r1cs "$fx/example-bls12381.r1cs" 2>&1)" || die "prover circuit register (tenant $NS): $out"
   cid="$(echo "$out" | sed -n 's/^circuit_id //p')"; vd="$(echo "$out" | sed -n 's/^vk_digest //p')"
   for w in example-bls12381.wtns example-bls12381-w1.wtns; do
     keys+=("$(client upload "$fx/$w" 2>/dev/null)") || die "prover upload $w"
