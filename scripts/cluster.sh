@@ -558,7 +558,7 @@ YAML
   log "pool burst at 1 ready pod after $((SECONDS - t0)) s; submitting 48 one-proof tasks"
   connect
   t0=$SECONDS
-  job="$(client submit pari --circuit chain --size 16384 --count 48 --proofs-per-task 1 --bundle-size 16 | tail -1)" || die "prover submit pari"
+  job="$(client submit pari --circuit chain --size 4096 --count 48 --proofs-per-task 1 --bundle-size 16 | tail -1)" || die "prover submit pari"
   : >"$WORK/scale.tsv"
   while :; do
     line="$(kc -n "$NS" get proverpool "$RELEASE-worker-burst" -o jsonpath='{.status.desiredReplicas} {.status.busyWorkers} {.status.pending}')"
