@@ -31,6 +31,19 @@ fn arg(name: &str) -> Option<String> {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
 }
 
+/// This process's peak resident memory since the last call, in MiB (Linux: `VmHWM`, then reset
+/// through `clear_refs`); `None` where `/proc` does not say.
+fn peak_mib_since_last() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kib: u64 = status.lines().find(|l| l.starts_with("VmHWM:"))?.split_whitespace().nth(1)?.parse().ok()?;
+    std::fs::write("/proc/self/clear_refs", "5").ok()?;
+    Some(kib / 1024)
+}
+
+fn mib(v: Option<u64>) -> String {
+    v.map_or("–".into(), |m| format!("{m} MiB"))
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[v.len() / 2]
@@ -47,8 +60,8 @@ fn main() {
     let distinct = std::env::args().any(|a| a == "--batch-distinct");
     let mut rng = ChaCha20Rng::seed_from_u64(1);
 
-    println!("| k | key shapes | wrap R1CS constraints | per subcircuit | SR1CS rows | BW6-767 domain | setup | prove | verify | final proof |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("| k | key shapes | wrap R1CS constraints | per subcircuit | SR1CS rows | BW6-767 domain | setup | prove | verify | final proof | peak RSS setup / prove |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     let mut kept = None;
     let mut per_k: Vec<(usize, usize)> = Vec::new();
     for &k in &ks {
@@ -72,25 +85,31 @@ fn main() {
         let rows = pari::r1cs::synthesize_setup(WrapCircuit::<Config>::blank(&hvk).unwrap()).unwrap().num_rows();
         let domain = pari::domain::Domain::<Fq>::new(rows).map_or("does not fit".to_string(), |d| d.size().to_string());
         if k > prove_max {
-            println!("| {k} | {} | {n} | {per} | {rows} | {domain} | – | – | – | – |", hvk.vks.len());
+            println!("| {k} | {} | {n} | {per} | {rows} | {domain} | – | – | – | – | – |", hvk.vks.len());
             continue;
         }
+        // Peaks of the setup (synthesis, SR1CS, key) and of the prover with the key held.
+        let _ = peak_mib_since_last();
         let t = Instant::now();
         let (pk, key) = wrap::setup::<Config, BW6_767, _>(&hvk, &mut rng).unwrap();
         let setup = t.elapsed().as_secs_f64();
+        let setup_peak = peak_mib_since_last();
         let t = Instant::now();
         let fin = wrap::prove::<Config, BW6_767, _>(&pk, &hvk, &x, &proof, &mut rng).unwrap();
         let prove = t.elapsed().as_secs_f64();
+        let prove_peak = peak_mib_since_last();
         let pvk = key.wrap_vk.prepare().unwrap();
         let t = Instant::now();
         wrap::verify_final::<Config, BW6_767>(&key, &pvk, &x, &fin).unwrap();
         let verify = t.elapsed().as_secs_f64();
         let size = fin.to_bytes().unwrap().len();
         println!(
-            "| {k} | {} | {n} | {per} | {rows} | {domain} | {setup:.1} s | {prove:.1} s | {:.2} ms | {size} B (Pari {} B) |",
+            "| {k} | {} | {n} | {per} | {rows} | {domain} | {setup:.1} s | {prove:.1} s | {:.2} ms | {size} B (Pari {} B) | {} / {} |",
             hvk.vks.len(),
             verify * 1e3,
-            fin.pari.compressed_size()
+            fin.pari.compressed_size(),
+            mib(setup_peak),
+            mib(prove_peak)
         );
         if kept.is_none() {
             kept = Some((pk, key, hvk, x, proof, fin));

@@ -75,17 +75,30 @@ impl<F: PrimeField> Sr1cs<F> {
 
     /// Converts R1CS matrices `(A, B, C)` over `L` instance and `W` witness variables.
     pub fn from_r1cs(a: &[Row<F>], b: &[Row<F>], c: &[Row<F>], num_instance: usize, num_witness: usize) -> Self {
+        Self::from_r1cs_owned(a.to_vec(), b.to_vec(), c.to_vec(), num_instance, num_witness)
+    }
+
+    /// [`Sr1cs::from_r1cs`] taking the matrices by value: each R1CS row is freed as soon as its
+    /// SR1CS rows are made, so the two forms of a large circuit (tens of millions of terms for
+    /// the Hekaton wrap) are never both whole in memory.
+    pub fn from_r1cs_owned(a: Vec<Row<F>>, b: Vec<Row<F>>, c: Vec<Row<F>>, num_instance: usize, num_witness: usize) -> Self {
         let l = num_instance;
+        let constraints = a.len();
         // Instance index j → its copy L + j; witness index L + k → 2L + k.
-        let map = |row: &Row<F>| -> Row<F> { combine(row.iter().map(|&(coef, i)| (coef, i + l)).collect()) };
+        let map = |mut row: Row<F>| -> Row<F> {
+            for (_, i) in row.iter_mut() {
+                *i += l;
+            }
+            combine(row)
+        };
         let one_copy = l; // the copy x'_0 of the constant 1
         let s_base = 2 * l + num_witness;
         let four = F::from(4u64);
-        let mut ra = Vec::with_capacity(2 * a.len() + l);
-        let mut rb = Vec::with_capacity(2 * a.len() + l);
+        let mut ra = Vec::with_capacity(constraints + l);
+        let mut rb = Vec::with_capacity(constraints + l);
         let mut squares = 0usize;
-        for i in 0..a.len() {
-            let (ai, bi, ci) = (map(&a[i]), map(&b[i]), map(&c[i]));
+        for ((ai, bi), ci) in a.into_iter().zip(b).zip(c) {
+            let (ai, bi, ci) = (map(ai), map(bi), map(ci));
             let constant = |r: &Row<F>| -> Option<F> {
                 match r.as_slice() {
                     [] => Some(F::zero()),
@@ -96,7 +109,7 @@ impl<F: PrimeField> Sr1cs<F> {
             // (0)² = c − λ·other when one factor is a constant λ (or empty: λ = 0).
             let linear = constant(&ai).map(|la| (la, &bi)).or_else(|| constant(&bi).map(|lb| (lb, &ai)));
             if let Some((lambda, other)) = linear {
-                let mut row = ci.clone();
+                let mut row = ci;
                 row.extend(other.iter().map(|&(coef, v)| (-(lambda * coef), v)));
                 ra.push(Vec::new());
                 rb.push(combine(row));
@@ -105,17 +118,25 @@ impl<F: PrimeField> Sr1cs<F> {
             // (b)² = λ⁻¹·c when a = λ·b.
             if let Some(lambda) = proportional(&ai, &bi) {
                 let inv = lambda.inverse().expect("a proportionality factor is nonzero");
+                let mut rhs = ci;
+                for (coef, _) in rhs.iter_mut() {
+                    *coef *= inv;
+                }
                 ra.push(bi);
-                rb.push(ci.iter().map(|&(coef, v)| (coef * inv, v)).collect());
+                rb.push(rhs);
                 continue;
             }
             let s = s_base + squares;
             squares += 1;
-            let mut diff = ai.clone();
+            let mut diff = Vec::with_capacity(ai.len() + bi.len());
+            diff.extend_from_slice(&ai);
             diff.extend(bi.iter().map(|&(coef, v)| (-coef, v)));
             let mut sum = ai;
             sum.extend(bi);
-            let mut rhs: Row<F> = ci.iter().map(|&(coef, v)| (coef * four, v)).collect();
+            let mut rhs = ci;
+            for (coef, _) in rhs.iter_mut() {
+                *coef *= four;
+            }
             rhs.push((F::one(), s));
             ra.push(combine(diff));
             rb.push(vec![(F::one(), s)]);
@@ -126,6 +147,8 @@ impl<F: PrimeField> Sr1cs<F> {
             ra.push(vec![(F::one(), j), (-F::one(), l + j)]);
             rb.push(Vec::new());
         }
+        ra.shrink_to_fit();
+        rb.shrink_to_fit();
         Sr1cs { a: ra, b: rb, num_instance: l as u64, r1cs_witness: num_witness as u64, r1cs_constraints: squares as u64 }
     }
 
@@ -173,6 +196,7 @@ fn combine<F: PrimeField>(mut row: Row<F>) -> Row<F> {
         }
     }
     out.retain(|(c, _)| !c.is_zero());
+    out.shrink_to_fit();
     out
 }
 
@@ -196,14 +220,19 @@ fn synthesize_matrices<F: PrimeField, C: ConstraintSynthesizer<F>>(circuit: C, m
     cs.set_mode(mode);
     circuit.generate_constraints(cs.clone())?;
     cs.finalize();
-    let matrices = cs.to_matrices()?;
+    let mut matrices = cs.to_matrices()?;
     let m = matrices
-        .get(R1CS_PREDICATE_LABEL)
+        .remove(R1CS_PREDICATE_LABEL)
         .ok_or_else(|| Error::Synthesis("the circuit has no R1CS constraints".into()))?;
     if cs.num_predicates() != 1 || m.len() != 3 {
         return Err(Error::Synthesis("only plain R1CS circuits are supported".into()));
     }
-    Ok(Sr1cs::from_r1cs(&m[0], &m[1], &m[2], cs.num_instance_variables(), cs.num_witness_variables()))
+    let (num_instance, num_witness) = (cs.num_instance_variables(), cs.num_witness_variables());
+    // The constraint system (its inlined linear combinations are larger than the matrices) is
+    // freed before the conversion; the conversion frees each R1CS row as it goes.
+    drop(cs);
+    let [a, b, c]: [Vec<Row<F>>; 3] = m.try_into().map_err(|_| Error::Synthesis("only plain R1CS circuits are supported".into()))?;
+    Ok(Sr1cs::from_r1cs_owned(a, b, c, num_instance, num_witness))
 }
 
 /// Synthesizes `circuit` with its assignment; returns `(instance with leading 1, witness)`.
