@@ -451,21 +451,21 @@ impl<E: Pairing> ProvingKey<E> {
             }
         }
         let (l, two_m) = (l as usize, two_m as usize);
-        for (k, (ra, rb)) in sr.a.iter().zip(&sr.b).enumerate() {
-            if let Some(&(_, i)) = ra.iter().chain(rb).find(|&&(_, i)| i >= vars) {
+        for (k, (ra, rb)) in sr.a.rows().zip(sr.b.rows()).enumerate() {
+            if let Some((_, i)) = ra.clone().chain(rb.clone()).find(|&(_, i)| i >= vars) {
                 return Err(bad(format!("row {k} uses variable {i}, past the {vars} variables")));
             }
-            if rb.iter().any(|&(_, i)| i < l) {
+            if rb.clone().any(|(_, i)| i < l) {
                 return Err(bad(format!("row {k} of B uses an instance column")));
             }
             if k < two_m {
-                if ra.iter().any(|&(_, i)| i < l) {
+                if ra.clone().any(|(_, i)| i < l) {
                     return Err(bad(format!("row {k} of A uses an instance column outside the outlined rows")));
                 }
             } else {
                 let j = k - two_m;
                 let one = E::ScalarField::ONE;
-                if ra.as_slice() != [(one, j), (-one, l + j)] || !rb.is_empty() {
+                if !ra.eq([(one, j), (-one, l + j)]) || rb.len() != 0 {
                     return Err(bad(format!("outlined row {k} is not (z_{j} − x'_{j})² = 0")));
                 }
             }

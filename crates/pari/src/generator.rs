@@ -58,11 +58,11 @@ pub fn setup_sr1cs<E: Pairing, R: RngCore + CryptoRng>(
     let num_vars = sr1cs.num_variables();
     let mut a_tau = vec![E::ScalarField::zero(); num_vars];
     let mut b_tau = vec![E::ScalarField::zero(); num_vars];
-    for (j, (ra, rb)) in sr1cs.a.iter().zip(&sr1cs.b).enumerate() {
-        for &(c, i) in ra {
+    for (j, (ra, rb)) in sr1cs.a.rows().zip(sr1cs.b.rows()).enumerate() {
+        for (c, i) in ra {
             a_tau[i] += c * lagrange[j];
         }
-        for &(c, i) in rb {
+        for (c, i) in rb {
             b_tau[i] += c * lagrange[j];
         }
     }

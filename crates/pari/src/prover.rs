@@ -9,7 +9,7 @@ use rand::{CryptoRng, RngCore};
 use crate::data_structures::{Proof, ProvingKey};
 use crate::domain::Domain;
 use crate::msm::{msm, Accumulation, Pippenger};
-use crate::r1cs::{eval_row, synthesize_assignment};
+use crate::r1cs::synthesize_assignment;
 use crate::transcript::{digest_of, Transcript};
 use crate::Error;
 
@@ -104,14 +104,14 @@ fn prove_inner<E: Pairing, R: RngCore + CryptoRng>(
     let mut xa = vec![F::<E>::zero(); n];
     let mut zb = vec![F::<E>::zero(); n];
     for j in 0..sr.num_rows() {
-        for &(c, i) in &sr.a[j] {
+        for (c, i) in sr.a.row(j) {
             if i < l {
                 xa[j] += c * z[i];
             } else {
                 wa[j] += c * z[i];
             }
         }
-        zb[j] = eval_row(&sr.b[j], &z);
+        zb[j] = sr.b.eval(j, &z);
         let za = wa[j] + xa[j];
         if check && za.square() != zb[j] {
             return Err(Error::Unsatisfied(j));

@@ -22,22 +22,208 @@
 //! outlined rows `(z_j − x'_j)² = 0`, `j < L`. A circom circuit's linear constraints and an
 //! S-box's squarings thus cost one row instead of two.
 
+use std::collections::HashMap;
+use std::io::{Read, Write};
+
 use ark_ff::PrimeField;
 use ark_relations::gr1cs::{
     ConstraintSynthesizer, ConstraintSystem, OptimizationGoal, SynthesisMode, R1CS_PREDICATE_LABEL,
 };
-use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use ark_serialize::{CanonicalDeserialize, CanonicalSerialize, Compress, SerializationError, Valid, Validate};
 
 use crate::Error;
 
 /// A sparse row: `(coefficient, variable index)` pairs.
 pub type Row<F> = Vec<(F, usize)>;
 
+/// A sparse matrix in compressed rows, with its coefficients interned: 8 bytes a term (a
+/// 32-bit column and a 32-bit index into the table of distinct coefficients) where a
+/// [`Row`] takes 56 on a 381-bit field. A circuit's coefficients repeat (±1, 2, 4, a few
+/// constants), so the table stays small: the Hekaton wrap at k = 4 has 10.9M terms.
+///
+/// Its canonical encoding is a `Vec<Row<F>>`'s (row count, then each row's length and
+/// `(coefficient, index as u64)` pairs), so keys written before it read the same.
+#[derive(Clone, Debug, Default)]
+pub struct SparseRows<F: PrimeField> {
+    /// Row `j`'s terms are `starts[j]..starts[j + 1]` (`starts[0] = 0`).
+    starts: Vec<usize>,
+    cols: Vec<u32>,
+    coefs: Vec<u32>,
+    values: Vec<F>,
+    /// Coefficient → its index in `values`, while rows are pushed (emptied by
+    /// [`SparseRows::shrink`]).
+    index: HashMap<F, u32>,
+}
+
+impl<F: PrimeField> SparseRows<F> {
+    pub fn new() -> Self {
+        SparseRows { starts: vec![0], cols: Vec::new(), coefs: Vec::new(), values: Vec::new(), index: HashMap::new() }
+    }
+
+    /// Appends a row. Refuses a variable index or a term count past 32 bits (no circuit that
+    /// fits in memory has them).
+    pub fn push_row(&mut self, row: impl IntoIterator<Item = (F, usize)>) -> Result<(), Error> {
+        if self.starts.is_empty() {
+            self.starts.push(0);
+        }
+        for (c, v) in row {
+            let col = u32::try_from(v).map_err(|_| Error::Malformed(format!("variable index {v} does not fit 32 bits")))?;
+            let coef = match self.index.get(&c) {
+                Some(&k) => k,
+                None => {
+                    let k = u32::try_from(self.values.len())
+                        .map_err(|_| Error::Malformed("more than 2^32 distinct coefficients".into()))?;
+                    self.values.push(c);
+                    self.index.insert(c, k);
+                    k
+                }
+            };
+            self.cols.push(col);
+            self.coefs.push(coef);
+        }
+        self.starts.push(self.cols.len());
+        Ok(())
+    }
+
+    /// Drops the building index and spare capacity once every row is in.
+    pub fn shrink(&mut self) {
+        self.index = HashMap::new();
+        self.starts.shrink_to_fit();
+        self.cols.shrink_to_fit();
+        self.coefs.shrink_to_fit();
+        self.values.shrink_to_fit();
+    }
+
+    /// Builds from rows (each row's order kept).
+    pub fn from_rows(rows: impl IntoIterator<Item = Row<F>>) -> Result<Self, Error> {
+        let mut m = Self::new();
+        for r in rows {
+            m.push_row(r)?;
+        }
+        m.shrink();
+        Ok(m)
+    }
+
+    /// The rows as vectors (for tests and tools that edit a matrix).
+    pub fn to_rows(&self) -> Vec<Row<F>> {
+        (0..self.len()).map(|j| self.row(j).collect()).collect()
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Number of terms in all rows.
+    pub fn num_terms(&self) -> usize {
+        self.cols.len()
+    }
+
+    /// Number of distinct coefficients.
+    pub fn num_coefficients(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Number of terms in row `j`.
+    pub fn row_len(&self, j: usize) -> usize {
+        self.starts[j + 1] - self.starts[j]
+    }
+
+    /// Row `j`'s `(coefficient, variable index)` pairs.
+    pub fn row(&self, j: usize) -> impl ExactSizeIterator<Item = (F, usize)> + Clone + '_ {
+        let range = self.starts[j]..self.starts[j + 1];
+        self.cols[range.clone()].iter().zip(&self.coefs[range]).map(|(&v, &c)| (self.values[c as usize], v as usize))
+    }
+
+    /// Every row, in order.
+    pub fn rows(&self) -> impl Iterator<Item = impl ExactSizeIterator<Item = (F, usize)> + Clone + '_> + '_ {
+        (0..self.len()).map(|j| self.row(j))
+    }
+
+    /// `⟨row j, z⟩`.
+    pub fn eval(&self, j: usize, z: &[F]) -> F {
+        let range = self.starts[j]..self.starts[j + 1];
+        let mut acc = F::zero();
+        for (&v, &c) in self.cols[range.clone()].iter().zip(&self.coefs[range]) {
+            let c = &self.values[c as usize];
+            if c.is_one() {
+                acc += z[v as usize];
+            } else {
+                acc += *c * z[v as usize];
+            }
+        }
+        acc
+    }
+
+    /// The largest variable index any row uses.
+    pub fn max_index(&self) -> Option<usize> {
+        self.cols.iter().max().map(|&v| v as usize)
+    }
+}
+
+impl<F: PrimeField> PartialEq for SparseRows<F> {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len()
+            && self.num_terms() == other.num_terms()
+            && (0..self.len()).all(|j| self.row(j).eq(other.row(j)))
+    }
+}
+
+impl<F: PrimeField> Eq for SparseRows<F> {}
+
+impl<F: PrimeField> CanonicalSerialize for SparseRows<F> {
+    fn serialize_with_mode<W: Write>(&self, mut w: W, compress: Compress) -> Result<(), SerializationError> {
+        (self.len() as u64).serialize_with_mode(&mut w, compress)?;
+        for j in 0..self.len() {
+            (self.row_len(j) as u64).serialize_with_mode(&mut w, compress)?;
+            for (c, v) in self.row(j) {
+                c.serialize_with_mode(&mut w, compress)?;
+                (v as u64).serialize_with_mode(&mut w, compress)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn serialized_size(&self, compress: Compress) -> usize {
+        8 * (1 + self.len()) + self.num_terms() * (F::zero().serialized_size(compress) + 8)
+    }
+}
+
+impl<F: PrimeField> Valid for SparseRows<F> {
+    fn check(&self) -> Result<(), SerializationError> {
+        Ok(())
+    }
+}
+
+impl<F: PrimeField> CanonicalDeserialize for SparseRows<F> {
+    fn deserialize_with_mode<R: Read>(mut r: R, compress: Compress, validate: Validate) -> Result<Self, SerializationError> {
+        let rows = u64::deserialize_with_mode(&mut r, compress, validate)?;
+        let mut m = Self::new();
+        // Lengths come from the bytes: reserve nothing on their word, grow as terms arrive.
+        for _ in 0..rows {
+            let len = u64::deserialize_with_mode(&mut r, compress, validate)?;
+            let mut row = Vec::new();
+            for _ in 0..len {
+                let c = F::deserialize_with_mode(&mut r, compress, validate)?;
+                let v = u64::deserialize_with_mode(&mut r, compress, validate)?;
+                row.push((c, usize::try_from(v).map_err(|_| SerializationError::InvalidData)?));
+            }
+            m.push_row(row).map_err(|_| SerializationError::InvalidData)?;
+        }
+        m.shrink();
+        Ok(m)
+    }
+}
+
 /// A square R1CS with outlined instance.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct Sr1cs<F: PrimeField> {
-    pub a: Vec<Row<F>>,
-    pub b: Vec<Row<F>>,
+    pub a: SparseRows<F>,
+    pub b: SparseRows<F>,
     /// `L`: instance length, including the constant 1.
     pub num_instance: u64,
     /// `W`: witness variables of the original R1CS.
@@ -73,17 +259,12 @@ impl<F: PrimeField> Sr1cs<F> {
         self.a.len().saturating_sub(self.num_instance as usize)
     }
 
-    /// Converts R1CS matrices `(A, B, C)` over `L` instance and `W` witness variables.
-    pub fn from_r1cs(a: &[Row<F>], b: &[Row<F>], c: &[Row<F>], num_instance: usize, num_witness: usize) -> Self {
-        Self::from_r1cs_owned(a.to_vec(), b.to_vec(), c.to_vec(), num_instance, num_witness)
-    }
-
-    /// [`Sr1cs::from_r1cs`] taking the matrices by value: each R1CS row is freed as soon as its
-    /// SR1CS rows are made, so the two forms of a large circuit (tens of millions of terms for
-    /// the Hekaton wrap) are never both whole in memory.
-    pub fn from_r1cs_owned(a: Vec<Row<F>>, b: Vec<Row<F>>, c: Vec<Row<F>>, num_instance: usize, num_witness: usize) -> Self {
+    /// Converts R1CS matrices `(A, B, C)` over `L` instance and `W` witness variables. Takes
+    /// them by value: each R1CS row is freed as soon as its SR1CS rows are made, so the two
+    /// forms of a large circuit (tens of millions of terms for the Hekaton wrap) are never both
+    /// whole in memory.
+    pub fn from_r1cs(a: Vec<Row<F>>, b: Vec<Row<F>>, c: Vec<Row<F>>, num_instance: usize, num_witness: usize) -> Result<Self, Error> {
         let l = num_instance;
-        let constraints = a.len();
         // Instance index j → its copy L + j; witness index L + k → 2L + k.
         let map = |mut row: Row<F>| -> Row<F> {
             for (_, i) in row.iter_mut() {
@@ -94,8 +275,8 @@ impl<F: PrimeField> Sr1cs<F> {
         let one_copy = l; // the copy x'_0 of the constant 1
         let s_base = 2 * l + num_witness;
         let four = F::from(4u64);
-        let mut ra = Vec::with_capacity(constraints + l);
-        let mut rb = Vec::with_capacity(constraints + l);
+        let mut ra = SparseRows::new();
+        let mut rb = SparseRows::new();
         let mut squares = 0usize;
         for ((ai, bi), ci) in a.into_iter().zip(b).zip(c) {
             let (ai, bi, ci) = (map(ai), map(bi), map(ci));
@@ -111,8 +292,8 @@ impl<F: PrimeField> Sr1cs<F> {
             if let Some((lambda, other)) = linear {
                 let mut row = ci;
                 row.extend(other.iter().map(|&(coef, v)| (-(lambda * coef), v)));
-                ra.push(Vec::new());
-                rb.push(combine(row));
+                ra.push_row([])?;
+                rb.push_row(combine(row))?;
                 continue;
             }
             // (b)² = λ⁻¹·c when a = λ·b.
@@ -122,8 +303,8 @@ impl<F: PrimeField> Sr1cs<F> {
                 for (coef, _) in rhs.iter_mut() {
                     *coef *= inv;
                 }
-                ra.push(bi);
-                rb.push(rhs);
+                ra.push_row(bi)?;
+                rb.push_row(rhs)?;
                 continue;
             }
             let s = s_base + squares;
@@ -138,18 +319,18 @@ impl<F: PrimeField> Sr1cs<F> {
                 *coef *= four;
             }
             rhs.push((F::one(), s));
-            ra.push(combine(diff));
-            rb.push(vec![(F::one(), s)]);
-            ra.push(combine(sum));
-            rb.push(combine(rhs));
+            ra.push_row(combine(diff))?;
+            rb.push_row([(F::one(), s)])?;
+            ra.push_row(combine(sum))?;
+            rb.push_row(combine(rhs))?;
         }
         for j in 0..l {
-            ra.push(vec![(F::one(), j), (-F::one(), l + j)]);
-            rb.push(Vec::new());
+            ra.push_row([(F::one(), j), (-F::one(), l + j)])?;
+            rb.push_row([])?;
         }
-        ra.shrink_to_fit();
-        rb.shrink_to_fit();
-        Sr1cs { a: ra, b: rb, num_instance: l as u64, r1cs_witness: num_witness as u64, r1cs_constraints: squares as u64 }
+        ra.shrink();
+        rb.shrink();
+        Ok(Sr1cs { a: ra, b: rb, num_instance: l as u64, r1cs_witness: num_witness as u64, r1cs_constraints: squares as u64 })
     }
 
     /// The SR1CS witness `(x', w, s)` for instance `z_inst` (with the leading 1) and R1CS
@@ -164,11 +345,12 @@ impl<F: PrimeField> Sr1cs<F> {
         z.resize(self.num_variables(), F::zero());
         let s_base = 2 * l + w.len();
         let mut set = vec![false; self.r1cs_constraints as usize];
-        for (ra, rb) in self.a.iter().zip(&self.b) {
-            if let [(coef, v)] = rb.as_slice() {
-                if coef.is_one() && *v >= s_base && *v - s_base < set.len() && !set[*v - s_base] {
-                    set[*v - s_base] = true;
-                    z[*v] = eval_row(ra, &z).square();
+        for j in 0..self.a.len().min(self.b.len()) {
+            let mut rb = self.b.row(j);
+            if let (1, Some((coef, v))) = (rb.len(), rb.next()) {
+                if coef.is_one() && v >= s_base && v - s_base < set.len() && !set[v - s_base] {
+                    set[v - s_base] = true;
+                    z[v] = self.a.eval(j, &z).square();
                 }
             }
         }
@@ -232,7 +414,7 @@ fn synthesize_matrices<F: PrimeField, C: ConstraintSynthesizer<F>>(circuit: C, m
     // freed before the conversion; the conversion frees each R1CS row as it goes.
     drop(cs);
     let [a, b, c]: [Vec<Row<F>>; 3] = m.try_into().map_err(|_| Error::Synthesis("only plain R1CS circuits are supported".into()))?;
-    Ok(Sr1cs::from_r1cs_owned(a, b, c, num_instance, num_witness))
+    Sr1cs::from_r1cs(a, b, c, num_instance, num_witness)
 }
 
 /// Synthesizes `circuit` with its assignment; returns `(instance with leading 1, witness)`.
@@ -243,4 +425,49 @@ pub fn synthesize_assignment<F: PrimeField, C: ConstraintSynthesizer<F>>(circuit
     circuit.generate_constraints(cs.clone())?;
     cs.finalize();
     Ok((cs.instance_assignment()?, cs.witness_assignment()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ark_bls12_381::Fr;
+
+    fn rows() -> Vec<Row<Fr>> {
+        vec![
+            vec![(Fr::from(1u64), 0), (-Fr::from(1u64), 7)],
+            vec![],
+            vec![(Fr::from(4u64), 3), (Fr::from(1u64), 5), (-Fr::from(1u64), 9)],
+            vec![(Fr::from(123_456_789u64), 2)],
+        ]
+    }
+
+    /// The compact matrix reads and writes exactly the bytes of the `Vec<Row>` it replaced, so
+    /// keys written before it load, and their digests are unchanged.
+    #[test]
+    fn sparse_rows_encode_as_vectors_of_rows() {
+        let m = SparseRows::from_rows(rows()).unwrap();
+        assert_eq!((m.len(), m.num_terms(), m.num_coefficients()), (4, 6, 4));
+        assert_eq!(m.to_rows(), rows());
+        let z: Vec<Fr> = (0..10u64).map(|i| Fr::from(i * i + 1)).collect();
+        for (j, r) in rows().iter().enumerate() {
+            assert_eq!(m.eval(j, &z), eval_row(r, &z));
+        }
+        for compress in [Compress::Yes, Compress::No] {
+            let mut ours = Vec::new();
+            m.serialize_with_mode(&mut ours, compress).unwrap();
+            let mut theirs = Vec::new();
+            rows().serialize_with_mode(&mut theirs, compress).unwrap();
+            assert_eq!(ours, theirs);
+            assert_eq!(m.serialized_size(compress), theirs.len());
+            let back = SparseRows::<Fr>::deserialize_with_mode(&ours[..], compress, Validate::Yes).unwrap();
+            assert_eq!(back, m);
+        }
+        // An index past 32 bits is refused on read, not truncated.
+        let mut far = rows();
+        far[2].push((Fr::from(1u64), 1usize << 32));
+        let mut bytes = Vec::new();
+        far.serialize_compressed(&mut bytes).unwrap();
+        assert!(SparseRows::<Fr>::deserialize_compressed(&bytes[..]).is_err());
+        assert!(SparseRows::from_rows(far).is_err());
+    }
 }

@@ -15,6 +15,7 @@ use ark_serialize::CanonicalDeserialize;
 use ark_std::rand::{Rng, SeedableRng};
 use pari::bundle::Bundle;
 use pari::circuits::CircuitFamily;
+use pari::r1cs::{Row, SparseRows};
 use pari::{batch_verify, batch_verify_locate, prove, setup, verify, Proof, ProvingKey, VerifyingKey};
 use rand_chacha::ChaCha20Rng;
 
@@ -81,6 +82,14 @@ fn forged_key_of_same_size_verifies_when_the_key_is_not_pinned() {
     assert!(bundle.verify(&honest_vk.prepare().unwrap(), &mut ChaCha20Rng::seed_from_u64(3)).is_err());
 }
 
+/// Edits a proving key's SR1CS rows as vectors.
+fn edit_rows(pk: &mut ProvingKey<Bls>, edit: impl FnOnce(&mut Vec<Row<Fr>>, &mut Vec<Row<Fr>>)) {
+    let (mut a, mut b) = (pk.sr1cs.a.to_rows(), pk.sr1cs.b.to_rows());
+    edit(&mut a, &mut b);
+    pk.sr1cs.a = SparseRows::from_rows(a).unwrap();
+    pk.sr1cs.b = SparseRows::from_rows(b).unwrap();
+}
+
 /// A proving key with rows deleted: today it parses, then `prove` panics in `r1cs.rs`.
 #[test]
 fn proving_key_with_rows_deleted_is_refused_on_read() {
@@ -88,8 +97,10 @@ fn proving_key_with_rows_deleted_is_refused_on_read() {
     let (pk, _) = setup::<Bls, _, _>(family.blank::<Fr>(), &mut ChaCha20Rng::seed_from_u64(4)).unwrap();
     for keep in [0, 1, pk.sr1cs.num_rows() / 2, pk.sr1cs.num_rows() - 1] {
         let mut cut = pk.clone();
-        cut.sr1cs.a.truncate(keep);
-        cut.sr1cs.b.truncate(keep);
+        edit_rows(&mut cut, |a, b| {
+            a.truncate(keep);
+            b.truncate(keep);
+        });
         let bytes = cut.to_bytes();
         match ProvingKey::<Bls>::from_bytes(&bytes) {
             Err(e) => assert!(e.to_string().contains("row"), "keep {keep}: {e}"),
@@ -106,13 +117,16 @@ fn proving_key_with_rows_deleted_is_refused_on_read() {
     // Other damage of the same kind: an instance column in B, a moved outlined row, a witness
     // index past the end, and counts that overflow.
     let mut b_inst = pk.clone();
-    b_inst.sr1cs.b[0].push((Fr::one(), 1));
+    edit_rows(&mut b_inst, |_, b| b[0].push((Fr::one(), 1)));
     let mut moved = pk.clone();
     let last = moved.sr1cs.num_rows() - 1;
-    moved.sr1cs.a.swap(0, last);
-    moved.sr1cs.b.swap(0, last);
+    edit_rows(&mut moved, |a, b| {
+        a.swap(0, last);
+        b.swap(0, last);
+    });
     let mut far = pk.clone();
-    far.sr1cs.a[3].push((Fr::one(), usize::MAX >> 1));
+    let past = far.sr1cs.num_variables();
+    edit_rows(&mut far, |a, _| a[3].push((Fr::one(), past)));
     let mut overflow = pk.clone();
     overflow.sr1cs.r1cs_witness = u64::MAX - 1;
     for (what, bad) in [("instance column in B", b_inst), ("moved outlined row", moved), ("index past the end", far), ("overflow", overflow)] {

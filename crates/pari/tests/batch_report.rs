@@ -158,8 +158,11 @@ fn key_digests_print_parse_and_pin() {
     assert!(ProvingKey::<Bls>::from_bytes_with_digest(&raw, &recorded).is_err());
     // A recorded digest does not excuse a bad shape: a key with rows deleted is refused.
     let mut cut = pk.clone();
-    cut.sr1cs.a.pop();
-    cut.sr1cs.b.pop();
+    let (mut a, mut b) = (cut.sr1cs.a.to_rows(), cut.sr1cs.b.to_rows());
+    a.pop();
+    b.pop();
+    cut.sr1cs.a = pari::r1cs::SparseRows::from_rows(a).unwrap();
+    cut.sr1cs.b = pari::r1cs::SparseRows::from_rows(b).unwrap();
     let cut = cut.to_bytes_uncompressed();
     let err = ProvingKey::<Bls>::from_bytes_with_digest(&cut, &KeyDigest::of_bytes(&cut)).unwrap_err();
     assert!(err.to_string().contains("row count"), "{err}");

@@ -6,7 +6,7 @@ use ark_bls12_381::{Bls12_381, Fr};
 use ark_ff::{AdditiveGroup, Field, One, UniformRand, Zero};
 use ark_relations::gr1cs::{ConstraintSynthesizer, ConstraintSystemRef, LinearCombination, SynthesisError, Variable};
 use ark_std::rand::SeedableRng;
-use pari::r1cs::{eval_row, synthesize_setup, Sr1cs};
+use pari::r1cs::{synthesize_setup, Sr1cs};
 use rand_chacha::ChaCha20Rng;
 
 /// The forms, over public `x` and witnesses `u, v, y`.
@@ -88,7 +88,7 @@ fn sr1cs_holds(sr: &Sr1cs<Fr>, x: Fr, w: &[Fr]) -> bool {
     let inst = [Fr::one(), x];
     let mut z = inst.to_vec();
     z.extend(sr.witness(&inst, w));
-    sr.a.iter().zip(&sr.b).all(|(ra, rb)| eval_row(ra, &z).square() == eval_row(rb, &z))
+    (0..sr.num_rows()).all(|j| sr.a.eval(j, &z).square() == sr.b.eval(j, &z))
 }
 
 #[test]
