@@ -159,6 +159,13 @@ impl<F: PrimeField> SparseRows<F> {
         acc
     }
 
+    /// Bytes its rows hold in memory (for cache budgets).
+    pub fn heap_size(&self) -> usize {
+        self.starts.len() * std::mem::size_of::<usize>()
+            + (self.cols.len() + self.coefs.len()) * std::mem::size_of::<u32>()
+            + self.values.len() * std::mem::size_of::<F>()
+    }
+
     /// The largest variable index any row uses.
     pub fn max_index(&self) -> Option<usize> {
         self.cols.iter().max().map(|&v| v as usize)
@@ -238,6 +245,11 @@ pub fn eval_row<F: PrimeField>(row: &[(F, usize)], z: &[F]) -> F {
 }
 
 impl<F: PrimeField> Sr1cs<F> {
+    /// Bytes its matrices hold in memory.
+    pub fn heap_size(&self) -> usize {
+        self.a.heap_size() + self.b.heap_size()
+    }
+
     /// Number of SR1CS rows: the constraint rows, then `L` outlined rows.
     pub fn num_rows(&self) -> usize {
         self.a.len()
@@ -447,6 +459,7 @@ mod tests {
     fn sparse_rows_encode_as_vectors_of_rows() {
         let m = SparseRows::from_rows(rows()).unwrap();
         assert_eq!((m.len(), m.num_terms(), m.num_coefficients()), (4, 6, 4));
+        assert_eq!(m.heap_size(), 5 * 8 + 6 * 8 + 4 * 32);
         assert_eq!(m.to_rows(), rows());
         let z: Vec<Fr> = (0..10u64).map(|i| Fr::from(i * i + 1)).collect();
         for (j, r) in rows().iter().enumerate() {

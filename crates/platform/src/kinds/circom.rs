@@ -730,14 +730,15 @@ async fn prover_circuit<E: Pairing>(p: &Platform, tenant: &str, spec: &CircomJob
         return Err(corrupt(format!("circuit {}: {R1CS} does not have the circuit's digest", spec.circuit_id)));
     }
     let pk = p.blobs().get(&pk_key).await?;
-    // Decoded sizes: a constraint term holds a 32-byte coefficient as the file does; the key's
-    // points are kept affine (about the bytes of their compressed form, twice).
-    let size = r1cs.len() as u64 + 2 * pk.len() as u64;
+    // Decoded sizes: a constraint term holds a 32-byte coefficient as the file does; the key
+    // says what it holds.
+    let r1cs_size = r1cs.len() as u64;
     let c = crate::work::blocking(move |_| -> Result<ProverCircuit<E>, PlatformError> {
         let r1cs = circom::R1cs::<E::ScalarField>::from_bytes(&r1cs).map_err(|e| corrupt(format!("{R1CS}: {e}")))?;
         Ok(ProverCircuit { r1cs, pk: ProvingKey::<E>::from_bytes(&pk).map_err(pari_err)? })
     })
     .await??;
+    let size = r1cs_size + c.pk.heap_size();
     let c = Arc::new(c);
     p.cache().put(&name, c.clone(), size);
     Ok(c)

@@ -192,8 +192,6 @@ async fn wrap_keys(p: &Platform, sd: &str, vd: &VkDigest, fd: &str) -> Result<Wr
     let d = vd.to_string();
     let pk_digest = p.blobs().get(&wrap_key_file(sd, &d, fd, "pk.digest")).await?;
     let pk_bytes = p.blobs().get(&wrap_key_file(sd, &d, fd, "pk.bin")).await?;
-    // Stored uncompressed: its decoded size is about its stored size.
-    let size = pk_bytes.len() as u64;
     let file = wrap_key_file(sd, &d, fd, "pk.bin");
     let k2 = key.clone();
     let pk = blocking("wrap keys", move || {
@@ -207,6 +205,8 @@ async fn wrap_keys(p: &Platform, sd: &str, vd: &VkDigest, fd: &str) -> Result<Wr
     })
     .await
     .map_err(|e| corrupt(format!("{file}: {e}")))?;
+    // What the decoded key holds (a third of its uncompressed encoding for the wrap).
+    let size = pk.heap_size();
     let keys = (Arc::new(pk), key);
     p.cache().put(&name, Arc::new(keys.clone()), size);
     Ok(keys)
