@@ -36,6 +36,13 @@ pub fn msm_u128<G: CurveGroup>(bases: &[G::Affine], scalars: &[u128]) -> G {
     msm::<G>(bases, &lo) + msm::<G>(bases, &hi) * shift
 }
 
+/// Whether [`Pippenger`] has the batch-affine path for `G` (BLS12-381 and BN254 G1).
+pub fn has_batch_affine<G: CurveGroup>() -> bool {
+    use std::any::TypeId;
+    let t = TypeId::of::<G>();
+    t == TypeId::of::<ark_bls12_381::G1Projective>() || t == TypeId::of::<ark_bn254::G1Projective>()
+}
+
 /// How [`Pippenger`] fills its buckets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Accumulation {
@@ -123,6 +130,16 @@ impl Pippenger {
         self.combine(sums)
     }
 
+    /// `Σ s_i · bases_i` with the bases the concatenation of `parts`, so that a caller whose
+    /// points live in several vectors (a proving key's) copies none of them; projective buckets
+    /// whatever the curve (the batch-affine path needs one contiguous vector).
+    pub fn run_parts<G: CurveGroup>(&self, parts: &[&[G::Affine]]) -> G {
+        let sums: Vec<G> = ark_std::cfg_into_iter!(0..self.windows)
+            .map(|w| self.window_projective::<G>(parts.iter().flat_map(|p| p.iter()), w))
+            .collect();
+        self.combine(sums)
+    }
+
     /// The batch-affine path when `G` is `Projective<P>` (decided by type identity, no unsafe).
     #[allow(clippy::ptr_arg)]
     fn run_sw<G: CurveGroup, P: SWCurveConfig>(&self, bases: &Vec<G::Affine>) -> Option<G> {
@@ -150,7 +167,10 @@ impl Pippenger {
 
     /// One window with buckets in arkworks' bucket representation (extended Jacobian `XYZZ`
     /// coordinates for short Weierstrass curves: 8M per mixed addition).
-    fn window_projective<G: CurveGroup>(&self, bases: &[G::Affine], w: usize) -> G {
+    fn window_projective<'a, G: CurveGroup>(&self, bases: impl IntoIterator<Item = &'a G::Affine>, w: usize) -> G
+    where
+        G::Affine: 'a,
+    {
         let mut buckets = vec![G::ZERO_BUCKET; 1 << (self.c - 1)];
         for (&d, b) in self.window_digits(w).iter().zip(bases) {
             if d > 0 {
@@ -408,6 +428,12 @@ mod tests {
                 }
             }
             assert_eq!(msm_u128::<G>(&bases, &small), expect_small);
+            // The same points in three parts (one of them empty), copied into none.
+            let (head, tail) = bases.split_at(n / 3);
+            for acc in [Accumulation::BatchAffine, Accumulation::Projective] {
+                let parts: [&[G::Affine]; 3] = [head, &[], tail];
+                assert_eq!(Pippenger::from_field(&full, acc).run_parts::<G>(&parts), expect_full, "parts, n {n} {acc:?}");
+            }
         }
         let pts: Vec<G::Affine> = (0..3).map(|_| G::rand(&mut rng).into_affine()).collect();
         let table = FixedBaseTable::<G>::new(&pts);
@@ -424,5 +450,11 @@ mod tests {
         check::<ark_bls12_381::G1Projective>();
         check::<ark_bn254::G1Projective>();
         check::<ark_bls12_381::G2Projective>(); // no fast path: the projective fallback
+    }
+
+    #[test]
+    fn the_batch_affine_curves_are_named() {
+        assert!(has_batch_affine::<ark_bls12_381::G1Projective>() && has_batch_affine::<ark_bn254::G1Projective>());
+        assert!(!has_batch_affine::<ark_bls12_381::G2Projective>() && !has_batch_affine::<ark_bw6_767::G1Projective>());
     }
 }
