@@ -165,11 +165,6 @@ impl<F: PrimeField> SparseRows<F> {
             + (self.cols.len() + self.coefs.len()) * std::mem::size_of::<u32>()
             + self.values.len() * std::mem::size_of::<F>()
     }
-
-    /// The largest variable index any row uses.
-    pub fn max_index(&self) -> Option<usize> {
-        self.cols.iter().max().map(|&v| v as usize)
-    }
 }
 
 impl<F: PrimeField> PartialEq for SparseRows<F> {
