@@ -907,8 +907,12 @@ step_reset() {
   for m in $(awk '$2 ~ "^/var/lib/kubelet/" {print $2}' /proc/mounts | sort -r); do umount "$m" || true; done
   while mountpoint -q /var/lib/kubelet; do umount /var/lib/kubelet || break; done
   ip link del cni0 2>/dev/null || true
-  rm -rf "$RC_STATE" /var/lib/kubelet /var/lib/docker /var/lib/containerd /var/lib/cni \
-    /etc/cni/net.d/10-k8s-bridge.conflist
+  # A directory may be a mount point of its own (some machines mount /var/lib/docker): empty it.
+  local d
+  for d in "$RC_STATE" /var/lib/kubelet /var/lib/docker /var/lib/containerd /var/lib/cni; do
+    if mountpoint -q "$d"; then find "$d" -mindepth 1 -delete; else rm -rf "$d"; fi
+  done
+  rm -f /etc/cni/net.d/10-k8s-bridge.conflist
   [ -f /etc/containerd/config.toml.dist ] && mv /etc/containerd/config.toml.dist /etc/containerd/config.toml
   log "reset done (kept: apt packages, $RC_BIN)"
 }
