@@ -26,6 +26,37 @@ use rand_chacha::ChaCha20Rng;
 
 type Fq = ark_bls12_381::Fq;
 
+/// The first proved k's wrap proving key in each encoding: its size, and the time to load it by
+/// digest (hash, decode, shape checks: a worker's path) with the memory that load takes beyond
+/// what the process held before it (the bytes, then the decoded key beside them).
+fn key_encodings(pk: &pari::ProvingKey<BW6_767>) {
+    println!();
+    println!("| wrap proving key | bytes | load by digest | peak RSS of the load, above the process before it |");
+    println!("|---|---|---|---|");
+    type Encode = fn(&pari::ProvingKey<BW6_767>) -> Vec<u8>;
+    let encodings: [(&str, Encode); 4] = [
+        ("version 1 (SR1CS rows), uncompressed", |pk| pk.to_bytes_v1(false)),
+        ("version 2 (SR1CS compact), uncompressed", |pk| pk.to_bytes_uncompressed()),
+        ("version 1 (SR1CS rows), compressed", |pk| pk.to_bytes_v1(true)),
+        ("version 2 (SR1CS compact), compressed", |pk| pk.to_bytes()),
+    ];
+    for (name, encode) in encodings {
+        let _ = peak_mib_since_last();
+        let before = peak_mib_since_last();
+        let bytes = encode(pk);
+        let digest = pari::KeyDigest::of_bytes(&bytes);
+        let t = Instant::now();
+        let back = pari::ProvingKey::<BW6_767>::from_bytes_with_digest(&bytes, &digest).unwrap();
+        let load = t.elapsed().as_secs_f64();
+        let peak = peak_mib_since_last();
+        assert!(back == *pk);
+        let size = bytes.len() as f64 / (1 << 20) as f64;
+        drop((back, bytes));
+        let above = before.zip(peak).map(|(b, p)| p.saturating_sub(b));
+        println!("| {name} | {size:.1} MiB | {load:.1} s | {} |", mib(above));
+    }
+}
+
 fn arg(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
@@ -117,6 +148,7 @@ fn main() {
     }
 
     let Some((pk, key, hvk, x, proof, fin)) = kept else { return };
+    key_encodings(&pk);
     if batch == 0 {
         return;
     }

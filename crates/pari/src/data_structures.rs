@@ -12,6 +12,9 @@ use crate::transcript::digest_of;
 use crate::Error;
 
 const VERSION: u8 = 1;
+/// Proving keys: version 2 holds the SR1CS compact ([`Sr1cs::serialize_compact`]); version 1
+/// (its rows as `(coefficient, u64 index)` pairs) is still read.
+const PK_VERSION: u8 = 2;
 
 /// A Pari proof `π = (T, U, v_a, v_b)`: 2 G1 + 2 field elements (160 B on BLS12-381, 128 B on
 /// BN254, compressed).
@@ -52,7 +55,7 @@ pub struct VerifyingKey<E: Pairing> {
 /// outlined instance rows, no instance column outside them, every index in range, vector
 /// lengths, all with checked arithmetic. [`ProvingKey::from_bytes_with_digest`] skips the point
 /// checks for bytes whose digest was recorded when they were first checked.
-#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProvingKey<E: Pairing> {
     pub vk: VerifyingKey<E>,
     pub sr1cs: Sr1cs<E::ScalarField>,
@@ -137,9 +140,13 @@ pub(crate) fn encode(magic: &[u8; 4], value: &impl CanonicalSerialize) -> Vec<u8
 }
 
 fn encode_with(magic: &[u8; 4], value: &impl CanonicalSerialize, compress: Compress) -> Vec<u8> {
+    encode_version(magic, VERSION, value, compress)
+}
+
+fn encode_version(magic: &[u8; 4], version: u8, value: &impl CanonicalSerialize, compress: Compress) -> Vec<u8> {
     let mut out = Vec::with_capacity(5 + value.serialized_size(compress));
     out.extend_from_slice(magic);
-    out.push(VERSION);
+    out.push(version);
     value.serialize_with_mode(&mut out, compress).expect("serialize to Vec");
     out
 }
@@ -340,24 +347,94 @@ impl<E: Pairing> CanonicalDeserialize for VerifyingKey<E> {
 }
 
 impl<E: Pairing> ProvingKey<E> {
+    /// `"PRPK" ‖ 2 ‖ body`, points compressed, the SR1CS compact (8 bytes a term). Version 1
+    /// keys (the SR1CS as rows of `(coefficient, u64 index)`, 56 bytes a term on a 381-bit
+    /// field) are still read; their digests ([`KeyDigest::of_bytes`]) are their own bytes', so
+    /// a key recorded by digest loads as it was written.
     pub fn to_bytes(&self) -> Vec<u8> {
-        encode(b"PRPK", self)
+        encode_version(b"PRPK", PK_VERSION, self, Compress::Yes)
     }
 
     /// Parses, validates every point, and checks that the parts of the key fit together
     /// ([`ProvingKey::check_shape`]).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        let pk: Self = decode_with(b"PRPK", "proving key", bytes, Validate::No)?;
+        let pk = Self::decode(bytes, false)?;
         pk.check_shape()?;
         pk.check_points()?;
         Ok(pk)
+    }
+
+    /// Either magic (`PRPK` compressed; `PRPU` uncompressed if `uncompressed_too`) and either
+    /// version; no validation.
+    fn decode(bytes: &[u8], uncompressed_too: bool) -> Result<Self, Error> {
+        const WHAT: &str = "proving key";
+        let compress = if uncompressed_too && bytes.starts_with(b"PRPU") { Compress::No } else { Compress::Yes };
+        let magic = if compress == Compress::No { b"PRPU" } else { b"PRPK" };
+        if bytes.len() < 5 || &bytes[..4] != magic {
+            return Err(Error::Malformed(format!("{WHAT}: wrong magic bytes")));
+        }
+        let version = bytes[4];
+        if version != 1 && version != PK_VERSION {
+            return Err(Error::Malformed(format!("{WHAT}: unsupported version {version}")));
+        }
+        let mut body = &bytes[5..];
+        let pk = Self::read_body(&mut body, compress, version).map_err(|e| Error::Malformed(format!("{WHAT}: {e}")))?;
+        if !body.is_empty() {
+            return Err(Error::Malformed(format!("{WHAT}: {} trailing bytes", body.len())));
+        }
+        Ok(pk)
+    }
+
+    /// The body of a version `version` key, without validation.
+    fn read_body<R: Read>(mut r: R, compress: Compress, version: u8) -> Result<Self, SerializationError> {
+        let vk = VerifyingKey::deserialize_with_mode(&mut r, compress, Validate::No)?;
+        let sr1cs = if version == 1 {
+            Sr1cs::deserialize_with_mode(&mut r, compress, Validate::No)?
+        } else {
+            Sr1cs::deserialize_compact(&mut r, compress)?
+        };
+        Ok(ProvingKey {
+            vk,
+            sr1cs,
+            sigma: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
+            sigma_q: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
+            sigma_a: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
+            sigma_b: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
+            sigma_1: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
+            zk_a: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
+            zk_b: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
+            zk_b_tau: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
+        })
+    }
+
+    /// The version 1 encoding of this key (the SR1CS as rows), for tests that check old keys
+    /// still load.
+    #[doc(hidden)]
+    pub fn to_bytes_v1(&self, compress: bool) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(if compress { b"PRPK" } else { b"PRPU" });
+        out.push(1);
+        let mode = if compress { Compress::Yes } else { Compress::No };
+        (|| -> Result<(), SerializationError> {
+            self.vk.serialize_with_mode(&mut out, mode)?;
+            self.sr1cs.serialize_with_mode(&mut out, mode)?;
+            for v in [&self.sigma, &self.sigma_q, &self.sigma_a, &self.sigma_b, &self.sigma_1] {
+                v.serialize_with_mode(&mut out, mode)?;
+            }
+            for p in [&self.zk_a, &self.zk_b, &self.zk_b_tau] {
+                p.serialize_with_mode(&mut out, mode)?;
+            }
+            Ok(())
+        })()
+        .expect("serialize to Vec");
+        out
     }
 
     /// The same key uncompressed (`"PRPU" ‖ version ‖ body`, about twice the size): for a
     /// worker's cache, read back by [`ProvingKey::from_bytes_with_digest`] without the square
     /// root per point that decompression costs.
     pub fn to_bytes_uncompressed(&self) -> Vec<u8> {
-        encode_with(b"PRPU", self, Compress::No)
+        encode_version(b"PRPU", PK_VERSION, self, Compress::No)
     }
 
     /// Loads a proving key whose bytes were fully checked before: hashes `bytes`, compares with
@@ -371,11 +448,7 @@ impl<E: Pairing> ProvingKey<E> {
         if &found != expected {
             return Err(Error::UnexpectedKey { expected: *expected, found });
         }
-        let pk: Self = if bytes.starts_with(b"PRPU") {
-            decode_mode(b"PRPU", "proving key", bytes, Compress::No, Validate::No)?
-        } else {
-            decode_with(b"PRPK", "proving key", bytes, Validate::No)?
-        };
+        let pk = Self::decode(bytes, true)?;
         pk.check_shape()?;
         Ok(pk)
     }
@@ -386,11 +459,7 @@ impl<E: Pairing> ProvingKey<E> {
     /// that holds no digest its reader controls (a digest kept beside the key vouches for
     /// nothing against whoever can write there).
     pub fn from_bytes_checked(bytes: &[u8]) -> Result<Self, Error> {
-        let pk: Self = if bytes.starts_with(b"PRPU") {
-            decode_mode(b"PRPU", "proving key", bytes, Compress::No, Validate::No)?
-        } else {
-            decode_with(b"PRPK", "proving key", bytes, Validate::No)?
-        };
+        let pk = Self::decode(bytes, true)?;
         pk.check_shape()?;
         pk.check_points()?;
         Ok(pk)
@@ -488,20 +557,31 @@ impl<E: Pairing> Valid for ProvingKey<E> {
     }
 }
 
+/// The canonical form is version 2's body (the SR1CS compact).
+impl<E: Pairing> CanonicalSerialize for ProvingKey<E> {
+    fn serialize_with_mode<W: ark_serialize::Write>(&self, mut w: W, compress: Compress) -> Result<(), SerializationError> {
+        self.vk.serialize_with_mode(&mut w, compress)?;
+        self.sr1cs.serialize_compact(&mut w, compress)?;
+        for v in [&self.sigma, &self.sigma_q, &self.sigma_a, &self.sigma_b, &self.sigma_1] {
+            v.serialize_with_mode(&mut w, compress)?;
+        }
+        for p in [&self.zk_a, &self.zk_b, &self.zk_b_tau] {
+            p.serialize_with_mode(&mut w, compress)?;
+        }
+        Ok(())
+    }
+
+    fn serialized_size(&self, compress: Compress) -> usize {
+        self.vk.serialized_size(compress)
+            + self.sr1cs.compact_size(compress)
+            + [&self.sigma, &self.sigma_q, &self.sigma_a, &self.sigma_b, &self.sigma_1].iter().map(|v| v.serialized_size(compress)).sum::<usize>()
+            + [&self.zk_a, &self.zk_b, &self.zk_b_tau].iter().map(|p| p.serialized_size(compress)).sum::<usize>()
+    }
+}
+
 impl<E: Pairing> CanonicalDeserialize for ProvingKey<E> {
-    fn deserialize_with_mode<R: Read>(mut r: R, compress: Compress, validate: Validate) -> Result<Self, SerializationError> {
-        let pk = ProvingKey {
-            vk: VerifyingKey::deserialize_with_mode(&mut r, compress, Validate::No)?,
-            sr1cs: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
-            sigma: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
-            sigma_q: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
-            sigma_a: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
-            sigma_b: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
-            sigma_1: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
-            zk_a: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
-            zk_b: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
-            zk_b_tau: CanonicalDeserialize::deserialize_with_mode(&mut r, compress, Validate::No)?,
-        };
+    fn deserialize_with_mode<R: Read>(r: R, compress: Compress, validate: Validate) -> Result<Self, SerializationError> {
+        let pk = Self::read_body(r, compress, PK_VERSION)?;
         if validate == Validate::Yes {
             Valid::check(&pk)?;
         }

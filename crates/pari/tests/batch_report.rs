@@ -180,4 +180,23 @@ fn key_digests_print_parse_and_pin() {
     assert!(ProvingKey::<Bls>::from_bytes_with_digest(&off, &KeyDigest::of_bytes(&off)).is_ok());
     let err = ProvingKey::<Bls>::from_bytes_checked(&off).unwrap_err();
     assert!(err.to_string().contains("proving key"), "{err}");
+
+    // Keys written before the compact SR1CS (version 1) load, by every path, by their own
+    // digest; the compact encoding is the smaller; an unknown version is refused.
+    for compress in [true, false] {
+        let old = pk.to_bytes_v1(compress);
+        let new = if compress { &bytes } else { &raw };
+        assert_eq!(old[4], 1);
+        assert_eq!(new[4], 2);
+        assert!(new.len() < old.len(), "compact {} against {}", new.len(), old.len());
+        assert_eq!(ProvingKey::<Bls>::from_bytes_with_digest(&old, &KeyDigest::of_bytes(&old)).unwrap(), pk);
+        assert_eq!(ProvingKey::<Bls>::from_bytes_checked(&old).unwrap(), pk);
+        if compress {
+            assert_eq!(ProvingKey::<Bls>::from_bytes(&old).unwrap(), pk);
+        }
+        let mut unknown = new.clone();
+        unknown[4] = 3;
+        let err = ProvingKey::<Bls>::from_bytes_checked(&unknown).unwrap_err();
+        assert!(err.to_string().contains("unsupported version 3"), "{err}");
+    }
 }
