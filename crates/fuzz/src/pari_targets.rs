@@ -60,7 +60,8 @@ pub fn targets() -> Vec<Target> {
     }
     out.push(Target {
         name: "pari.pk",
-        seeds: vec![pk.to_bytes()],
+        // Both versions: the compact SR1CS (version 2) and the rows (version 1) still read.
+        seeds: vec![pk.to_bytes(), pk.to_bytes_v1(true)],
         run: Box::new(|b| ProvingKey::<E>::from_bytes(b).is_ok()),
         short_run: None,
     });
