@@ -2,7 +2,8 @@
 # The project on a real single-node Kubernetes cluster on this machine: the image from
 # docker/Dockerfile, `helm install` of helm/prover with the bundled Redis and MinIO and the
 # operator, then jobs as the README and docs/kubernetes.md submit them, their proofs fetched
-# and verified offline. Not part of the test command (about 35 minutes from a fresh machine);
+# and verified offline. Not part of the test command (70 minutes for every step after a `reset`,
+# the Go builds kept; see docs/kubernetes.md);
 # run it by hand, as root:
 #
 #   bash scripts/cluster.sh [STEP...]      (no step: all of the steps below, in order)
@@ -244,6 +245,7 @@ reckle_c() { # LOG_BUCKET ARGS...
   local q="$1" out pid c="" t0=$SECONDS
   shift
   out="$(mktemp -u "$WORK/reckle-root-XXXXXX")"
+  : >"$out.log" # exists before the first look, whenever the background process opens it
   "$PROVER" reckle prove "$@" --random-batch 2 --log-bucket "$q" --out "$out" >/dev/null 2>"$out.log" &
   pid=$!
   while [ -z "$c" ]; do
