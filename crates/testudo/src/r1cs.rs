@@ -17,7 +17,6 @@
 //! matrices are re-indexed to this layout once, in [`R1cs::new`].
 
 use ark_ff::PrimeField;
-use ark_serialize::CanonicalSerialize;
 use blake2::digest::consts::U32;
 use blake2::{Blake2b, Digest};
 

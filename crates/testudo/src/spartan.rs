@@ -58,7 +58,12 @@ pub const DOMAIN_TAG: &[u8] = b"testudo/spartan/v1";
 /// A Spartan proof with a commitment of type `C` and an opening proof of type `O`
 /// (see [`ProofFor`]).
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
-pub struct SpartanProof<F: PrimeField, C, O> {
+pub struct SpartanProof<F, C, O>
+where
+    F: PrimeField,
+    C: CanonicalSerialize + CanonicalDeserialize,
+    O: CanonicalSerialize + CanonicalDeserialize,
+{
     /// `C_w`, the commitment to `w̃`.
     pub commitment: C,
     /// The outer sumcheck (degree 3, `s_x` rounds).
