@@ -40,10 +40,7 @@ pub enum Error {
 
     /// A proof does not have the shape the verifier expects (before any algebra).
     #[error("malformed proof: {field}: {reason}")]
-    Malformed {
-        field: &'static str,
-        reason: String,
-    },
+    Malformed { field: &'static str, reason: String },
 
     /// A sumcheck round polynomial does not sum to the running claim: `p_j(0) + p_j(1) ≠ c_{j−1}`.
     #[error("{sumcheck} sumcheck, round {round}: p(0) + p(1) differs from the claim")]

@@ -132,7 +132,9 @@ mod tests {
         let evals: Vec<Fr> = (0..8).map(|_| Fr::rand(&mut rng)).collect();
         let f = MultilinearPoly::new(3, evals.clone()).unwrap();
         for (i, e) in evals.iter().enumerate() {
-            let bits: Vec<Fr> = (0..3).map(|k| Fr::from(((i >> (2 - k)) & 1) as u64)).collect();
+            let bits: Vec<Fr> = (0..3)
+                .map(|k| Fr::from(((i >> (2 - k)) & 1) as u64))
+                .collect();
             assert_eq!(f.evaluate(&bits).unwrap(), *e);
         }
     }

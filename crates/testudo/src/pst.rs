@@ -76,9 +76,7 @@ pub fn setup<E: Pairing, R: RngCore + CryptoRng>(
     rng: &mut R,
 ) -> Result<(PstCommitterKey<E>, PstVerifierKey<E>), Error> {
     checked_pow2(num_vars + 1, "PST num_vars")?;
-    let t: Vec<E::ScalarField> = (0..num_vars)
-        .map(|_| E::ScalarField::rand(rng))
-        .collect();
+    let t: Vec<E::ScalarField> = (0..num_vars).map(|_| E::ScalarField::rand(rng)).collect();
     let g = E::G1::generator();
     let h = E::G2::generator();
     // All levels in one batch multiplication (one table of multiples of g).
@@ -113,12 +111,10 @@ pub fn setup_insecure_from_seed<E: Pairing>(
 impl<E: Pairing> PstCommitterKey<E> {
     /// The level that commits to `vars`-variable polynomials: `ν − vars`.
     fn level(&self, vars: usize) -> Result<usize, Error> {
-        self.num_vars
-            .checked_sub(vars)
-            .ok_or(Error::KeyTooSmall {
-                supported: self.num_vars,
-                needed: vars,
-            })
+        self.num_vars.checked_sub(vars).ok_or(Error::KeyTooSmall {
+            supported: self.num_vars,
+            needed: vars,
+        })
     }
 }
 
@@ -214,8 +210,12 @@ where
         // C·g^{−y}·Π_j w_j^{a_j}
         let lhs = commitment.0.into_group() - vk.g * value
             + E::G1::msm_unchecked(&proof.quotients, point);
-        let g1 = std::iter::once(lhs.into_affine())
-            .chain(proof.quotients.iter().map(|w| (-w.into_group()).into_affine()));
+        let g1 = std::iter::once(lhs.into_affine()).chain(
+            proof
+                .quotients
+                .iter()
+                .map(|w| (-w.into_group()).into_affine()),
+        );
         let g2 = std::iter::once(vk.h).chain(vk.h_t[k0..].iter().copied());
         if E::multi_pairing(g1, g2).is_zero() {
             Ok(())
@@ -265,7 +265,14 @@ mod tests {
             P::verify(&vk, &c, &a, y, &proof, &mut Transcript::new(b"pst")).unwrap();
             // A wrong value is rejected.
             assert_eq!(
-                P::verify(&vk, &c, &a, y + Fr::from(1u64), &proof, &mut Transcript::new(b"pst")),
+                P::verify(
+                    &vk,
+                    &c,
+                    &a,
+                    y + Fr::from(1u64),
+                    &proof,
+                    &mut Transcript::new(b"pst")
+                ),
                 Err(Error::Opening("PST pairing check failed"))
             );
         }

@@ -218,7 +218,12 @@ impl<F: PrimeField> R1cs<F> {
         self.matrices
             .iter()
             .zip(rho)
-            .map(|(m, w)| w * m.iter().map(|(r, c, v)| *v * eq_rx[*r] * eq_ry[*c]).sum::<F>())
+            .map(|(m, w)| {
+                w * m
+                    .iter()
+                    .map(|(r, c, v)| *v * eq_rx[*r] * eq_ry[*c])
+                    .sum::<F>()
+            })
             .sum()
     }
 }
@@ -254,28 +259,35 @@ pub(crate) mod tests {
     use super::*;
     use ark_bls12_381::Fr;
 
-    /// A chain of multiplications with `n ≥ 1` constraints: `v_0 = x`, `v_{i+1} = v_i·v_i`
-    /// for `i < n − 1`, and the last constraint `v_{n−1}·v_{n−1} = y`, with `io = (x, y)` and
-    /// witness `(v_1, …, v_{n−1})`. Returns the instance, `io` and the witness.
+    /// `A`, `B`, `C` of one instance, in the caller's layout.
+    pub(crate) type Matrices = [Vec<Entry<Fr>>; 3];
+
+    /// The matrices of a chain of `n ≥ 1` squarings: `v_0 = x`, `v_{i+1} = v_i·v_i` for
+    /// `i < n − 1`, and the last constraint `v_{n−1}·v_{n−1} = y`. Columns (caller's layout):
+    /// `0 = x`, `1 = y`, `2 = one`, `2 + k = v_k` for `k ≥ 1`.
+    pub(crate) fn chain_matrices(n: usize) -> Matrices {
+        let one = Fr::from(1u64);
+        let v = |i: usize| if i == 0 { 0 } else { 2 + i };
+        let a = (0..n).map(|i| (i, v(i), one)).collect();
+        let b = (0..n).map(|i| (i, v(i), one)).collect();
+        let c = (0..n)
+            .map(|i| (i, if i + 1 < n { v(i + 1) } else { 1 }, one))
+            .collect();
+        [a, b, c]
+    }
+
+    /// The squaring chain ([`chain_matrices`]) of `n ≥ 1` constraints from `x`, with
+    /// `io = (x, y)` and witness `(v_1, …, v_{n−1})`.
     pub(crate) fn squaring_chain(n: usize, x: u64) -> (R1cs<Fr>, Vec<Fr>, Vec<Fr>) {
         assert!(n >= 1);
-        // Columns (caller's layout): 0 = x, 1 = y, 2 = one, 3 + k = v_{k+1}.
-        let v = |i: usize| if i == 0 { 0 } else { 2 + i };
-        let mut a = Vec::new();
-        let mut b = Vec::new();
-        let mut c = Vec::new();
         let mut values = vec![Fr::from(x)];
-        for i in 0..n {
-            a.push((i, v(i), Fr::from(1u64)));
-            b.push((i, v(i), Fr::from(1u64)));
-            let out = if i + 1 < n { v(i + 1) } else { 1 };
-            c.push((i, out, Fr::from(1u64)));
-            let last = *values.last().unwrap();
+        for _ in 0..n {
+            let last = values[values.len() - 1];
             values.push(last * last);
         }
-        let y = values[n];
+        let [a, b, c] = chain_matrices(n);
         let r1cs = R1cs::new(n, 2, n - 1, a, b, c).unwrap();
-        (r1cs, vec![Fr::from(x), y], values[1..n].to_vec())
+        (r1cs, vec![Fr::from(x), values[n]], values[1..n].to_vec())
     }
 
     #[test]
@@ -333,18 +345,16 @@ pub(crate) mod tests {
     #[test]
     fn digest_depends_on_every_part() {
         let one = Fr::from(1u64);
-        let base = || (vec![(0, 0, one)], vec![(0, 1, one)], vec![(0, 2, one)]);
-        let d = |n, io, w, (a, b, c): (Vec<Entry<Fr>>, Vec<Entry<Fr>>, Vec<Entry<Fr>>)| {
-            R1cs::new(n, io, w, a, b, c).unwrap().digest()
-        };
+        let base = || -> Matrices { [vec![(0, 0, one)], vec![(0, 1, one)], vec![(0, 2, one)]] };
+        let d = |n, io, w, [a, b, c]: Matrices| R1cs::new(n, io, w, a, b, c).unwrap().digest();
         let d0 = d(1, 1, 1, base());
         assert_eq!(d0, d(1, 1, 1, base()));
         assert_ne!(d0, d(2, 1, 1, base()));
         assert_ne!(d0, d(1, 0, 2, base()));
-        let (a, b, _) = base();
-        assert_ne!(d0, d(1, 1, 1, (a, b, vec![(0, 2, one + one)])));
-        let (a, _, c) = base();
-        assert_ne!(d0, d(1, 1, 1, (a, vec![(0, 0, one)], c)));
+        let [a, b, _] = base();
+        assert_ne!(d0, d(1, 1, 1, [a, b, vec![(0, 2, one + one)]]));
+        let [a, _, c] = base();
+        assert_ne!(d0, d(1, 1, 1, [a, vec![(0, 0, one)], c]));
     }
 }
 

@@ -257,7 +257,7 @@ mod tests {
 
     use crate::pst::{self, Pst, PstCommitterKey, PstVerifierKey};
     use crate::r1cs::test_instances::random_satisfiable;
-    use crate::r1cs::tests::squaring_chain;
+    use crate::r1cs::tests::{chain_matrices, squaring_chain};
 
     type P = Pst<Bls12_381>;
     type Proof = ProofFor<Fr, P>;
@@ -266,20 +266,30 @@ mod tests {
         pst::setup_insecure_from_seed::<Bls12_381>(nu, 7).unwrap()
     }
 
-    /// An honest proof for the squaring chain of 16 constraints (5 witness variables).
-    fn honest() -> (
-        PstCommitterKey<Bls12_381>,
-        PstVerifierKey<Bls12_381>,
-        R1cs<Fr>,
-        Vec<Fr>,
-        Vec<Fr>,
-        Proof,
-    ) {
+    /// An honest, accepted proof for the squaring chain of 16 constraints (15 witness
+    /// values: `w̃` has 4 variables), with everything that made it.
+    struct Honest {
+        ck: PstCommitterKey<Bls12_381>,
+        vk: PstVerifierKey<Bls12_381>,
+        r1cs: R1cs<Fr>,
+        io: Vec<Fr>,
+        w: Vec<Fr>,
+        proof: Proof,
+    }
+
+    fn honest() -> Honest {
         let (ck, vk) = keys(5);
         let (r1cs, io, w) = squaring_chain(16, 3);
         let proof = prove::<Fr, P>(&ck, &r1cs, &io, &w).unwrap();
         verify::<Fr, P>(&vk, &r1cs, &io, &proof).unwrap();
-        (ck, vk, r1cs, io, w, proof)
+        Honest {
+            ck,
+            vk,
+            r1cs,
+            io,
+            w,
+            proof,
+        }
     }
 
     #[test]
@@ -313,7 +323,13 @@ mod tests {
 
     #[test]
     fn proof_round_trips_through_serialization() {
-        let (_, vk, r1cs, io, _, proof) = honest();
+        let Honest {
+            vk,
+            r1cs,
+            io,
+            proof,
+            ..
+        } = honest();
         let mut bytes = Vec::new();
         proof.serialize_compressed(&mut bytes).unwrap();
         let back = Proof::deserialize_compressed(&bytes[..]).unwrap();
@@ -357,7 +373,13 @@ mod tests {
 
     #[test]
     fn tampered_round_polynomials_are_rejected() {
-        let (_, vk, r1cs, io, _, proof) = honest();
+        let Honest {
+            vk,
+            r1cs,
+            io,
+            proof,
+            ..
+        } = honest();
         let one = Fr::from(1u64);
         // A middle round changed but still summing to its claim: the next round catches it.
         let mut bad = proof.clone();
@@ -403,7 +425,13 @@ mod tests {
 
     #[test]
     fn tampered_final_evaluation_claims_are_rejected() {
-        let (_, vk, r1cs, io, _, proof) = honest();
+        let Honest {
+            vk,
+            r1cs,
+            io,
+            proof,
+            ..
+        } = honest();
         let one = Fr::from(1u64);
         for i in 0..3 {
             let mut bad = proof.clone();
@@ -423,7 +451,14 @@ mod tests {
 
     #[test]
     fn tampered_or_foreign_openings_are_rejected() {
-        let (ck, vk, r1cs, io, w, proof) = honest();
+        let Honest {
+            ck,
+            vk,
+            r1cs,
+            io,
+            w,
+            proof,
+        } = honest();
         let mut bad = proof.clone();
         bad.opening.quotients[0] = (bad.opening.quotients[0] + vk.g).into_affine();
         assert_eq!(
@@ -497,7 +532,14 @@ mod tests {
 
     #[test]
     fn a_proof_for_one_public_input_does_not_verify_another() {
-        let (ck, vk, r1cs, io, w, proof) = honest();
+        let Honest {
+            ck,
+            vk,
+            r1cs,
+            io,
+            w,
+            proof,
+        } = honest();
         let mut io2 = io.clone();
         io2[1] += Fr::from(1u64);
         assert!(verify::<Fr, P>(&vk, &r1cs, &io2, &proof).is_err());
@@ -522,12 +564,19 @@ mod tests {
 
     #[test]
     fn a_proof_for_one_r1cs_does_not_verify_another() {
-        let (ck, vk, r1cs, io, w, proof) = honest();
+        let Honest {
+            ck,
+            vk,
+            r1cs,
+            io,
+            w,
+            proof,
+        } = honest();
         // Same shape, one coefficient changed: constraint 3 now reads 2·v_3·v_3 = v_4.
         let (r1cs2, _, _) = squaring_chain(16, 3);
         let other = {
             let one = Fr::from(1u64);
-            let (mut a, b, c) = chain_matrices(16);
+            let [mut a, b, c] = chain_matrices(16);
             a[3].2 = one + one;
             R1cs::new(16, 2, 15, a, b, c).unwrap()
         };
@@ -543,18 +592,6 @@ mod tests {
             verify::<Fr, P>(&vk, &other, &io, &forged),
             Err(Error::InnerFinal)
         );
-    }
-
-    /// The squaring chain's matrices in the caller's layout (as `squaring_chain` builds them).
-    fn chain_matrices(n: usize) -> (Vec<(usize, usize, Fr)>, Vec<(usize, usize, Fr)>, Vec<(usize, usize, Fr)>) {
-        let one = Fr::from(1u64);
-        let v = |i: usize| if i == 0 { 0 } else { 2 + i };
-        let a = (0..n).map(|i| (i, v(i), one)).collect();
-        let b = (0..n).map(|i| (i, v(i), one)).collect();
-        let c = (0..n)
-            .map(|i| (i, if i + 1 < n { v(i + 1) } else { 1 }, one))
-            .collect();
-        (a, b, c)
     }
 
     #[test]

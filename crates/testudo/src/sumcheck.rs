@@ -92,7 +92,13 @@ where
             *a += combine(vals);
         }
     };
-    let zero = || (vec![F::zero(); k], vec![F::zero(); k], vec![F::zero(); degree + 1]);
+    let zero = || {
+        (
+            vec![F::zero(); k],
+            vec![F::zero(); k],
+            vec![F::zero(); degree + 1],
+        )
+    };
 
     #[cfg(feature = "parallel")]
     {
