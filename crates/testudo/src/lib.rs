@@ -56,6 +56,7 @@ pub mod pst;
 pub mod r1cs;
 pub mod spartan;
 pub mod sumcheck;
+pub mod testudo_comm;
 pub mod transcript;
 
 pub use error::Error;
@@ -63,4 +64,5 @@ pub use pcs::MultilinearPcs;
 pub use poly::MultilinearPoly;
 pub use pst::Pst;
 pub use r1cs::{R1cs, R1csDigest};
+pub use testudo_comm::TestudoComm;
 pub use spartan::{prove, verify, ProofFor, SpartanProof};

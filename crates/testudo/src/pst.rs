@@ -79,14 +79,7 @@ pub fn setup<E: Pairing, R: RngCore + CryptoRng>(
     let t: Vec<E::ScalarField> = (0..num_vars).map(|_| E::ScalarField::rand(rng)).collect();
     let g = E::G1::generator();
     let h = E::G2::generator();
-    // All levels in one batch multiplication (one table of multiples of g).
-    let tables: Vec<Vec<E::ScalarField>> = (0..=num_vars).map(|k| eq_table(&t[k..])).collect();
-    let flat: Vec<E::ScalarField> = tables.iter().flatten().copied().collect();
-    let mut points = g.batch_mul(&flat).into_iter();
-    let levels = tables
-        .iter()
-        .map(|tab| points.by_ref().take(tab.len()).collect())
-        .collect();
+    let levels = lagrange_levels(g, &t);
     let h_t = h.batch_mul(&t);
     Ok((
         PstCommitterKey { num_vars, levels },
@@ -97,6 +90,45 @@ pub fn setup<E: Pairing, R: RngCore + CryptoRng>(
             h_t,
         },
     ))
+}
+
+/// The Lagrange levels of a PST key in any group: `levels[k][b] = gen^{χ_b(t_k, …)}` for
+/// `k = 0 … |t|`, made in one batch multiplication (one table of multiples of `gen`).
+pub(crate) fn lagrange_levels<G: CurveGroup>(gen: G, t: &[G::ScalarField]) -> Vec<Vec<G::Affine>> {
+    let tables: Vec<Vec<G::ScalarField>> = (0..=t.len()).map(|k| eq_table(&t[k..])).collect();
+    let flat: Vec<G::ScalarField> = tables.iter().flatten().copied().collect();
+    let mut points = gen.batch_mul(&flat).into_iter();
+    tables
+        .iter()
+        .map(|tab| points.by_ref().take(tab.len()).collect())
+        .collect()
+}
+
+/// The PST quotient commitments `w_j = gen^{q_j(t)}` of the table `evals` (`μ` variables)
+/// at `point`, with the key's levels starting at `k0` (`levels[k0]` has `2^μ` points).
+/// Each step writes `f = f_lo + x_j·(f_hi − f_lo)`: the quotient is `f_hi − f_lo` and the
+/// remainder `f(a_j, ·) = f_lo + a_j·(f_hi − f_lo)`.
+pub(crate) fn open_quotients<G: CurveGroup>(
+    levels: &[Vec<G::Affine>],
+    k0: usize,
+    evals: &[G::ScalarField],
+    point: &[G::ScalarField],
+) -> Vec<G::Affine> {
+    let mut f = evals.to_vec();
+    let mut quotients = Vec::with_capacity(point.len());
+    for (j, &a) in point.iter().enumerate() {
+        let half = f.len() / 2;
+        let (lo, hi) = f.split_at(half);
+        let q: Vec<G::ScalarField> = lo.iter().zip(hi).map(|(l, h)| *h - l).collect();
+        let base = &levels[k0 + j + 1];
+        debug_assert_eq!(base.len(), q.len());
+        quotients.push(G::msm_unchecked(base, &q));
+        for (l, d) in f[..half].iter_mut().zip(&q) {
+            *l += a * d;
+        }
+        f.truncate(half);
+    }
+    G::normalize_batch(&quotients)
 }
 
 /// **Insecure, for tests and benchmarks only**: [`setup`] with the secret derived from
@@ -166,22 +198,9 @@ where
             });
         }
         let k0 = ck.level(mu)?;
-        let mut f = poly.evals().to_vec();
-        let mut quotients = Vec::with_capacity(mu);
-        for (j, &a) in point.iter().enumerate() {
-            // f = f_lo + x_j·(f_hi − f_lo): the quotient is f_hi − f_lo, the remainder
-            // f(a_j, ·) = f_lo + a_j·(f_hi − f_lo).
-            let half = f.len() / 2;
-            let (lo, hi) = f.split_at(half);
-            let q: Vec<E::ScalarField> = lo.iter().zip(hi).map(|(l, h)| *h - l).collect();
-            quotients.push(msm::<E>(&ck.levels[k0 + j + 1], &q));
-            for (l, d) in f[..half].iter_mut().zip(&q) {
-                *l += a * d;
-            }
-            f.truncate(half);
-        }
+        let quotients = open_quotients::<E::G1>(&ck.levels, k0, poly.evals(), point);
         let proof = PstProof {
-            quotients: E::G1::normalize_batch(&quotients),
+            quotients,
         };
         transcript.absorb_serialized(&proof);
         Ok(proof)
