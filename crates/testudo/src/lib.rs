@@ -29,8 +29,9 @@
 //!
 //! The R1CS instance (it reads the matrices: this is the paper's non-ZK variant in which the
 //! verifier evaluates `Ã, B̃, C̃` at `(r_x, r_y)` itself, in time linear in the nonzeros;
-//! Spartan's SPARK computation commitments are out of scope), the commitment key's setup
-//! (PST's is a trusted setup, [`pst`]) and Fiat–Shamir over a Poseidon sponge ([`transcript`]).
+//! Spartan's SPARK computation commitments are out of scope), the commitment key (a trusted
+//! setup for both [`pst`] and [`testudo_comm`]) and Fiat–Shamir over a Poseidon sponge
+//! ([`transcript`]).
 //!
 //! # Built
 //!
@@ -39,14 +40,17 @@
 //!   and 3 are what Spartan uses).
 //! - [`r1cs`]: checked instances, their digest, Spartan's layout.
 //! - [`spartan`]: the non-ZK Spartan prover and verifier, generic over the field and the PCS.
-//! - [`pcs`]: the [`MultilinearPcs`] trait; [`pst`]: PST (multilinear KZG), generic over a
-//!   pairing, with a linear-size setup.
+//! - [`pcs`]: the [`MultilinearPcs`] trait, with two implementations generic over a pairing:
+//!   [`pst`] (PST, multilinear KZG, linear-size setup) and [`testudo_comm`] (Testudo-Comm,
+//!   §3–4, Fig. 3–4: `2^{⌊ν/2⌋}` PST-committed rows under a √N-size key, combined by the
+//!   generalized MIPP, whose final `ĥ` is checked by a PST opening in G2).
 //!
 //! # Not built yet
 //!
-//! - Testudo-Comm (§3–4, Fig. 3–4): `2^{ν/2}` PST-committed rows under a √N-size key,
-//!   combined by the generalized MIPP; it will be a second [`MultilinearPcs`].
-//! - Zero knowledge and the compression of the Spartan verifier into a Pari proof.
+//! - Zero knowledge and the compression of the Spartan verifier (sumchecks, Poseidon
+//!   transcript, Testudo-Comm's pairing checks) into a Pari proof on a 2-chain's outer curve.
+//! - Spartan's SPARK computation commitments (the verifier reads the R1CS instead).
+//! - Target-group compression of Testudo-Comm's proof (the paper's Remark 2).
 //! - A platform job kind (planner/worker tasks) for Testudo.
 
 pub mod error;
@@ -64,5 +68,5 @@ pub use pcs::MultilinearPcs;
 pub use poly::MultilinearPoly;
 pub use pst::Pst;
 pub use r1cs::{R1cs, R1csDigest};
-pub use testudo_comm::TestudoComm;
 pub use spartan::{prove, verify, ProofFor, SpartanProof};
+pub use testudo_comm::TestudoComm;

@@ -2,10 +2,10 @@
 //!
 //! Spartan commits to the witness polynomial `w̃` before any challenge is drawn and opens it
 //! once, at the point `r_y'` the inner sumcheck ends at. Implementations: [`crate::pst`]
-//! (PST, linear-size setup). Testudo-Comm (√N-size setup, PST rows combined by a generalized
-//! MIPP) will be a second implementation; its opening is interactive, so `open` and `verify`
-//! take the transcript, and its commitment step leaves the prover an opening hint (the row
-//! commitments), so `commit` returns one.
+//! (PST, linear-size setup) and [`crate::testudo_comm`] (√N-size setup). Testudo-Comm's
+//! opening is interactive (the MIPP's challenges), so `open` and `verify` take the transcript,
+//! and its commitment step leaves the prover the row commitments, so `commit` returns an
+//! opening hint.
 
 use ark_crypto_primitives::sponge::Absorb;
 use ark_ff::PrimeField;

@@ -199,9 +199,7 @@ where
         }
         let k0 = ck.level(mu)?;
         let quotients = open_quotients::<E::G1>(&ck.levels, k0, poly.evals(), point);
-        let proof = PstProof {
-            quotients,
-        };
+        let proof = PstProof { quotients };
         transcript.absorb_serialized(&proof);
         Ok(proof)
     }

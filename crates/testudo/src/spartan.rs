@@ -606,4 +606,55 @@ mod tests {
             }
         );
     }
+
+    mod with_testudo_comm {
+        use super::*;
+        use crate::testudo_comm::{self, TestudoComm};
+
+        type T = TestudoComm<Bls12_381>;
+
+        #[test]
+        fn complete_on_random_instances_from_2_to_the_4_to_2_to_the_10() {
+            let (ck, vk) = testudo_comm::setup_insecure_from_seed::<Bls12_381>(10, 11).unwrap();
+            for log_m in 4..=10 {
+                let m = 1usize << log_m;
+                let (r1cs, io, w) = random_satisfiable(m, 2, m - 2, 100 + log_m as u64);
+                let proof = prove::<Fr, T>(&ck, &r1cs, &io, &w).unwrap();
+                verify::<Fr, T>(&vk, &r1cs, &io, &proof).unwrap();
+            }
+        }
+
+        #[test]
+        fn wrong_witness_io_or_opening_is_rejected() {
+            let (ck, vk) = testudo_comm::setup_insecure_from_seed::<Bls12_381>(5, 12).unwrap();
+            let (r1cs, io, w) = squaring_chain(16, 3);
+            let proof = prove::<Fr, T>(&ck, &r1cs, &io, &w).unwrap();
+            verify::<Fr, T>(&vk, &r1cs, &io, &proof).unwrap();
+
+            let mut bad_w = w.clone();
+            bad_w[0] += Fr::from(1u64);
+            let z = r1cs.z_vector(&io, &bad_w).unwrap();
+            let forged = prove_unchecked::<Fr, T>(&ck, &r1cs, r1cs.digest(), &io, z).unwrap();
+            assert!(matches!(
+                verify::<Fr, T>(&vk, &r1cs, &io, &forged),
+                Err(Error::SumcheckRound { .. })
+            ));
+
+            let mut io2 = io.clone();
+            io2[0] += Fr::from(1u64);
+            let z = r1cs.z_vector(&io, &w).unwrap();
+            let forged = prove_unchecked::<Fr, T>(&ck, &r1cs, r1cs.digest(), &io2, z).unwrap();
+            assert_eq!(
+                verify::<Fr, T>(&vk, &r1cs, &io2, &forged),
+                Err(Error::InnerFinal)
+            );
+
+            let mut bad = proof;
+            bad.opening.a_hat = (bad.opening.a_hat + vk.pst.g).into_affine();
+            assert!(matches!(
+                verify::<Fr, T>(&vk, &r1cs, &io, &bad),
+                Err(Error::Opening(_))
+            ));
+        }
+    }
 }

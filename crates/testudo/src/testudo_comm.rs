@@ -234,59 +234,8 @@ where
             }
         }
         let u = E::G1::msm_unchecked(rows, &y).into_affine();
-        transcript.absorb_serialized(&u);
-
-        // 2. The MIPP rounds.
-        let mut av: Vec<E::G1Affine> = rows.clone();
-        let mut yv = y;
-        let mut hv: Vec<E::G2Affine> = ck.h_levels[ck.h_levels.len() - 1 - r].clone();
-        let mut x_invs = Vec::with_capacity(r);
-        let mut rounds = Vec::with_capacity(r);
-        while av.len() > 1 {
-            let m = av.len() / 2;
-            let (a_l, a_r) = av.split_at(m);
-            let (y_l, y_r) = yv.split_at(m);
-            let (h_l, h_r) = hv.split_at(m);
-            let round = MippRound {
-                u_l: E::G1::msm_unchecked(a_l, y_r).into_affine(),
-                u_r: E::G1::msm_unchecked(a_r, y_l).into_affine(),
-                t_l: E::multi_pairing(a_l.iter().copied(), h_r.iter().copied()),
-                t_r: E::multi_pairing(a_r.iter().copied(), h_l.iter().copied()),
-            };
-            transcript.absorb_serialized(&round);
-            let x = transcript.challenge();
-            let x_inv = x
-                .inverse()
-                .ok_or(Error::Opening("zero MIPP challenge"))?;
-            let a_next: Vec<E::G1> = a_l.iter().zip(a_r).map(|(l, r)| *r * x + l).collect();
-            let h_next: Vec<E::G2> = h_l.iter().zip(h_r).map(|(l, r)| *r * x_inv + l).collect();
-            yv = y_l.iter().zip(y_r).map(|(l, r)| *l + x_inv * r).collect();
-            av = E::G1::normalize_batch(&a_next);
-            hv = E::G2::normalize_batch(&h_next);
-            x_invs.push(x_inv);
-            rounds.push(round);
-        }
-        let (a_hat, h_hat) = (av[0], hv[0]);
-        transcript.absorb_serialized(&(a_hat, h_hat));
-
-        // 3. ĥ opened as a G2 PST commitment of f at ρ.
-        let rho = transcript.challenges(r);
-        let h_k0 = ck.h_levels.len() - 1 - r;
-        let h_hat_opening =
-            open_quotients::<E::G2>(&ck.h_levels, h_k0, &product_table(&x_invs), &rho);
-        transcript.absorb_serialized(&h_hat_opening);
-
-        // 4. U opened at a.
         let q = MultilinearPoly::new(c, q)?;
-        let q_opening = Pst::<E>::open(&ck.pst, &q, &(), a, transcript)?;
-        Ok(TcProof {
-            u,
-            rounds,
-            a_hat,
-            h_hat,
-            h_hat_opening,
-            q_opening,
-        })
+        open_parts(ck, rows, y, u, &q, a, transcript)
     }
 
     fn verify(
@@ -323,9 +272,7 @@ where
         for round in &proof.rounds {
             transcript.absorb_serialized(round);
             let x = transcript.challenge();
-            let x_inv = x
-                .inverse()
-                .ok_or(Error::Opening("zero MIPP challenge"))?;
+            let x_inv = x.inverse().ok_or(Error::Opening("zero MIPP challenge"))?;
             t = t + round.t_l * x_inv + round.t_r * x;
             u += round.u_l * x_inv + round.u_r * x;
             x_invs.push(x_inv);
@@ -364,6 +311,73 @@ where
     }
 }
 
+/// Steps 1–4 of the opening once `U` and `q` are chosen (honestly: `U = ⟨A, y⟩` and
+/// `q = Σ_i y_i·p_i`; the tests pass other ones to check that the verifier notices).
+fn open_parts<E>(
+    ck: &TcCommitterKey<E>,
+    rows: &[E::G1Affine],
+    y: Vec<E::ScalarField>,
+    u: E::G1Affine,
+    q: &MultilinearPoly<E::ScalarField>,
+    a: &[E::ScalarField],
+    transcript: &mut Transcript<E::ScalarField>,
+) -> Result<TcProof<E>, Error>
+where
+    E: Pairing,
+    E::ScalarField: Absorb,
+{
+    let r = y.len().trailing_zeros() as usize;
+    transcript.absorb_serialized(&u);
+
+    // 2. The MIPP rounds.
+    let mut av: Vec<E::G1Affine> = rows.to_vec();
+    let mut yv = y;
+    let mut hv: Vec<E::G2Affine> = ck.h_levels[ck.h_levels.len() - 1 - r].clone();
+    let mut x_invs = Vec::with_capacity(r);
+    let mut rounds = Vec::with_capacity(r);
+    while av.len() > 1 {
+        let m = av.len() / 2;
+        let (a_l, a_r) = av.split_at(m);
+        let (y_l, y_r) = yv.split_at(m);
+        let (h_l, h_r) = hv.split_at(m);
+        let round = MippRound {
+            u_l: E::G1::msm_unchecked(a_l, y_r).into_affine(),
+            u_r: E::G1::msm_unchecked(a_r, y_l).into_affine(),
+            t_l: E::multi_pairing(a_l.iter().copied(), h_r.iter().copied()),
+            t_r: E::multi_pairing(a_r.iter().copied(), h_l.iter().copied()),
+        };
+        transcript.absorb_serialized(&round);
+        let x = transcript.challenge();
+        let x_inv = x.inverse().ok_or(Error::Opening("zero MIPP challenge"))?;
+        let a_next: Vec<E::G1> = a_l.iter().zip(a_r).map(|(l, r)| *r * x + l).collect();
+        let h_next: Vec<E::G2> = h_l.iter().zip(h_r).map(|(l, r)| *r * x_inv + l).collect();
+        yv = y_l.iter().zip(y_r).map(|(l, r)| *l + x_inv * r).collect();
+        av = E::G1::normalize_batch(&a_next);
+        hv = E::G2::normalize_batch(&h_next);
+        x_invs.push(x_inv);
+        rounds.push(round);
+    }
+    let (a_hat, h_hat) = (av[0], hv[0]);
+    transcript.absorb_serialized(&(a_hat, h_hat));
+
+    // 3. ĥ opened as a G2 PST commitment of f at ρ.
+    let rho = transcript.challenges(r);
+    let h_k0 = ck.h_levels.len() - 1 - r;
+    let h_hat_opening = open_quotients::<E::G2>(&ck.h_levels, h_k0, &product_table(&x_invs), &rho);
+    transcript.absorb_serialized(&h_hat_opening);
+
+    // 4. U opened at a.
+    let q_opening = Pst::<E>::open(&ck.pst, q, &(), a, transcript)?;
+    Ok(TcProof {
+        u,
+        rounds,
+        a_hat,
+        h_hat,
+        h_hat_opening,
+        q_opening,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -394,14 +408,22 @@ mod tests {
     #[test]
     fn open_verify_for_every_size_up_to_the_key() {
         let (ck, vk) = setup_insecure_from_seed::<Bls12_381>(7, 1).unwrap();
-        // √N-size key: 2^5 − 1 G1 points (4 row... column variables) and 2^4 − 1 G2 points.
+        // √N-size key: PST for 4 column variables (2^5 − 1 G1 points) and G2 levels for 3
+        // row variables (2^4 − 1 points).
         assert_eq!(ck.pst.num_vars, 4);
         assert_eq!(ck.h_levels.len(), 4);
         let mut rng = ChaCha20Rng::seed_from_u64(2);
         for n in 0..=7 {
             let (c, point, v, proof) = open_and_verify(&ck, &vk, n, &mut rng);
             assert_eq!(
-                T::verify(&vk, &c, &point, v + Fr::from(1u64), &proof, &mut Transcript::new(b"tc")),
+                T::verify(
+                    &vk,
+                    &c,
+                    &point,
+                    v + Fr::from(1u64),
+                    &proof,
+                    &mut Transcript::new(b"tc")
+                ),
                 Err(Error::Opening("PST pairing check failed"))
             );
         }
@@ -414,9 +436,8 @@ mod tests {
         let (c, point, v, proof) = open_and_verify(&ck, &vk, 6, &mut rng);
         let g1 = vk.pst.g;
         let g2 = vk.pst.h;
-        let check = |p: &TcProof<Bls12_381>| {
-            T::verify(&vk, &c, &point, v, p, &mut Transcript::new(b"tc"))
-        };
+        let check =
+            |p: &TcProof<Bls12_381>| T::verify(&vk, &c, &point, v, p, &mut Transcript::new(b"tc"));
         let bump1 = |p: &mut <Bls12_381 as Pairing>::G1Affine| *p = (*p + g1).into_affine();
         let bump2 = |p: &mut <Bls12_381 as Pairing>::G2Affine| *p = (*p + g2).into_affine();
 
@@ -437,7 +458,10 @@ mod tests {
         assert!(check(&bad).is_err());
         let mut bad = proof.clone();
         bump2(&mut bad.h_hat_opening[0]);
-        assert_eq!(check(&bad), Err(Error::Opening("MIPP: ĥ's G2 opening failed")));
+        assert_eq!(
+            check(&bad),
+            Err(Error::Opening("MIPP: ĥ's G2 opening failed"))
+        );
         let mut bad = proof.clone();
         bump1(&mut bad.q_opening.quotients[0]);
         assert_eq!(check(&bad), Err(Error::Opening("PST pairing check failed")));
@@ -463,6 +487,35 @@ mod tests {
         assert_eq!(
             T::verify(&vk, &cf, &point, v, &proof, &mut Transcript::new(b"tc")),
             Err(Error::Opening("MIPP: folded T differs from e(Â, ĥ)"))
+        );
+    }
+
+    #[test]
+    fn a_u_for_another_q_is_caught_by_the_folded_u() {
+        // The forger keeps the true rows (so every T-side check holds) but claims U is the
+        // commitment to q' = q + e_0 and opens q' at a to its value: only U' = Â^ŷ catches it.
+        let (ck, vk) = setup_insecure_from_seed::<Bls12_381>(6, 7).unwrap();
+        let mut rng = ChaCha20Rng::seed_from_u64(8);
+        let f = random_poly(6, &mut rng);
+        let point: Vec<Fr> = (0..6).map(|_| Fr::rand(&mut rng)).collect();
+        let (c, rows) = T::commit(&ck, &f).unwrap();
+        let (b, a) = point.split_at(3);
+        let y = eq_table(b);
+        let mut q = vec![Fr::zero(); 8];
+        for (yi, row) in y.iter().zip(f.evals().chunks(8)) {
+            for (qj, pj) in q.iter_mut().zip(row) {
+                *qj += *yi * pj;
+            }
+        }
+        q[0] += Fr::from(1u64);
+        let q = MultilinearPoly::new(3, q).unwrap();
+        let (u, ()) = Pst::<Bls12_381>::commit(&ck.pst, &q).unwrap();
+        let v = q.evaluate(a).unwrap();
+        assert_ne!(v, f.evaluate(&point).unwrap());
+        let proof = open_parts(&ck, &rows, y, u.0, &q, a, &mut Transcript::new(b"tc")).unwrap();
+        assert_eq!(
+            T::verify(&vk, &c, &point, v, &proof, &mut Transcript::new(b"tc")),
+            Err(Error::Opening("MIPP: folded U differs from Â^ŷ"))
         );
     }
 }
