@@ -36,7 +36,9 @@
 //! 5. each outer round's `d + 1 = 4` values, squeezing `r_x[j]` after each;
 //! 6. `v_A, v_B, v_C`, then `ρ_A, ρ_B, ρ_C` are squeezed;
 //! 7. each inner round's 3 values, squeezing `r_y[j]` after each;
-//! 8. `v_w`, then whatever the PCS opening absorbs (PST: the quotients).
+//! 8. `v_w`, then whatever the PCS opening absorbs (PST: the quotients; Testudo-Comm: `U`,
+//!    each MIPP round before its challenge, `(Â, ĥ)` before `ρ`, the G2 quotients, then its
+//!    PST opening).
 //!
 //! Not zero knowledge: the proof reveals evaluations of `w̃`. Testudo hides them by proving
 //! this verifier inside a SNARK (not built yet).
@@ -592,6 +594,13 @@ mod tests {
             verify::<Fr, P>(&vk, &other, &io, &forged),
             Err(Error::InnerFinal)
         );
+        // An instance of another shape: the proof has the wrong number of rounds, which is
+        // an error, not a panic.
+        let (bigger, io_big, _) = squaring_chain(32, 3);
+        assert!(matches!(
+            verify::<Fr, P>(&vk, &bigger, &io_big, &proof),
+            Err(Error::Malformed { field: "outer", .. })
+        ));
     }
 
     #[test]

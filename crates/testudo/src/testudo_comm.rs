@@ -430,6 +430,29 @@ mod tests {
     }
 
     #[test]
+    fn keys_and_proofs_round_trip_through_serialization() {
+        let (ck, vk) = setup_insecure_from_seed::<Bls12_381>(5, 9).unwrap();
+        let mut rng = ChaCha20Rng::seed_from_u64(10);
+        let (c, point, v, proof) = open_and_verify(&ck, &vk, 5, &mut rng);
+        fn round_trip<
+            X: CanonicalSerialize + CanonicalDeserialize + PartialEq + std::fmt::Debug,
+        >(
+            x: &X,
+        ) -> X {
+            let mut bytes = Vec::new();
+            x.serialize_compressed(&mut bytes).unwrap();
+            let back = X::deserialize_compressed(&bytes[..]).unwrap();
+            assert_eq!(&back, x);
+            back
+        }
+        round_trip(&ck);
+        let vk2 = round_trip(&vk);
+        let c2 = round_trip(&c);
+        let proof2 = round_trip(&proof);
+        T::verify(&vk2, &c2, &point, v, &proof2, &mut Transcript::new(b"tc")).unwrap();
+    }
+
+    #[test]
     fn every_tampered_part_of_an_opening_is_rejected() {
         let (ck, vk) = setup_insecure_from_seed::<Bls12_381>(6, 3).unwrap();
         let mut rng = ChaCha20Rng::seed_from_u64(4);
