@@ -1,0 +1,72 @@
+//! Testudo's inner proof system: Spartan over R1CS with a multilinear polynomial commitment.
+//!
+//! Testudo (Campanelli, Gailly, Gennaro, Jovanovic, Mihali, Thaler; `shared/papers/testudo.txt`)
+//! proves R1CS satisfiability with Spartan, a sumcheck-based argument (no FFTs), whose one
+//! polynomial opening uses Testudo-Comm, a multilinear commitment with a universal √N-size
+//! setup, and then compresses the Spartan verifier into a constant-size SNARK. This crate
+//! holds the inner part. It is a pure proof library: no I/O, no global state.
+//!
+//! # Notation (the paper's, §2.5, as used throughout)
+//!
+//! - An R1CS instance: matrices `A, B, C` with `m` rows, public input `io` of length `ℓ`,
+//!   witness `w`, and `z = (io, 1, w)` (the caller's column layout). Satisfied iff
+//!   `(A·z) ∘ (B·z) = C·z`.
+//! - `s_x = ⌈log₂ m⌉` (rows padded with zero constraints) and `s_y = 1 + log₂ h`, where
+//!   `h` is the least power of two `≥ |w|` and `≥ ℓ + 1`.
+//! - Spartan's vector is `ẑ = (w, 0…0 | io, 1, 0…0)` (two halves of length `h`), so
+//!   `z̃(r_y) = (1 − r_y[0])·w̃(r_y[1..]) + r_y[0]·ũ(r_y[1..])` with `u = (io, 1, 0…0)`:
+//!   the prover commits to `w̃` only and the verifier evaluates `ũ` itself from `io`, which is
+//!   what binds the public input ([`r1cs`] re-indexes the matrices to this layout).
+//! - `Ã, B̃, C̃`: the matrices' multilinear extensions in `s_x + s_y` variables; `eq(a, b) =
+//!   Π_k (a_k b_k + (1 − a_k)(1 − b_k))`; multilinear tables are stored with the first
+//!   variable as the most significant index bit ([`poly`]).
+//! - `τ ∈ F^{s_x}`: the outer sumcheck's random point; `r_x ∈ F^{s_x}`: where the outer
+//!   sumcheck ends; `r_y ∈ F^{s_y}`: where the inner sumcheck ends.
+//!
+//! The protocol, its transcript layout and what the verifier checks are in [`spartan`].
+//!
+//! # What the verifier trusts
+//!
+//! The R1CS instance (it reads the matrices: this is the paper's non-ZK variant in which the
+//! verifier evaluates `Ã, B̃, C̃` at `(r_x, r_y)` itself, in time linear in the nonzeros;
+//! Spartan's SPARK computation commitments are out of scope), the commitment key (a trusted
+//! setup for both [`pst`] and [`testudo_comm`]) and Fiat–Shamir over a Poseidon sponge
+//! ([`transcript`]).
+//!
+//! # Built
+//!
+//! - [`poly`]: dense multilinear polynomials, `eq` tables.
+//! - [`sumcheck`]: prover and verifier for products of multilinear polynomials (degrees 2
+//!   and 3 are what Spartan uses).
+//! - [`r1cs`]: checked instances, their digest, Spartan's layout.
+//! - [`spartan`]: the non-ZK Spartan prover and verifier, generic over the field and the PCS.
+//! - [`pcs`]: the [`MultilinearPcs`] trait, with two implementations generic over a pairing:
+//!   [`pst`] (PST, multilinear KZG, linear-size setup) and [`testudo_comm`] (Testudo-Comm,
+//!   §3–4, Fig. 3–4: `2^{⌊ν/2⌋}` PST-committed rows under a √N-size key, combined by the
+//!   generalized MIPP, whose final `ĥ` is checked by a PST opening in G2).
+//!
+//! # Not built yet
+//!
+//! - Zero knowledge and the compression of the Spartan verifier (sumchecks, Poseidon
+//!   transcript, Testudo-Comm's pairing checks) into a Pari proof on a 2-chain's outer curve.
+//! - Spartan's SPARK computation commitments (the verifier reads the R1CS instead).
+//! - Target-group compression of Testudo-Comm's proof (the paper's Remark 2).
+//! - A platform job kind (planner/worker tasks) for Testudo.
+
+pub mod error;
+pub mod pcs;
+pub mod poly;
+pub mod pst;
+pub mod r1cs;
+pub mod spartan;
+pub mod sumcheck;
+pub mod testudo_comm;
+pub mod transcript;
+
+pub use error::Error;
+pub use pcs::MultilinearPcs;
+pub use poly::MultilinearPoly;
+pub use pst::Pst;
+pub use r1cs::{R1cs, R1csDigest};
+pub use spartan::{prove, verify, ProofFor, SpartanProof};
+pub use testudo_comm::TestudoComm;
