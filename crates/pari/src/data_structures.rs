@@ -415,19 +415,25 @@ impl<E: Pairing> ProvingKey<E> {
         out.extend_from_slice(if compress { b"PRPK" } else { b"PRPU" });
         out.push(1);
         let mode = if compress { Compress::Yes } else { Compress::No };
-        (|| -> Result<(), SerializationError> {
-            self.vk.serialize_with_mode(&mut out, mode)?;
-            self.sr1cs.serialize_with_mode(&mut out, mode)?;
-            for v in [&self.sigma, &self.sigma_q, &self.sigma_a, &self.sigma_b, &self.sigma_1] {
-                v.serialize_with_mode(&mut out, mode)?;
-            }
-            for p in [&self.zk_a, &self.zk_b, &self.zk_b_tau] {
-                p.serialize_with_mode(&mut out, mode)?;
-            }
-            Ok(())
-        })()
-        .expect("serialize to Vec");
+        self.write_body(&mut out, mode, 1).expect("serialize to Vec");
         out
+    }
+
+    /// The body of a version `version` key: the SR1CS as rows (1) or compact (2).
+    fn write_body<W: ark_serialize::Write>(&self, mut w: W, compress: Compress, version: u8) -> Result<(), SerializationError> {
+        self.vk.serialize_with_mode(&mut w, compress)?;
+        if version == 1 {
+            self.sr1cs.serialize_with_mode(&mut w, compress)?;
+        } else {
+            self.sr1cs.serialize_compact(&mut w, compress)?;
+        }
+        for v in [&self.sigma, &self.sigma_q, &self.sigma_a, &self.sigma_b, &self.sigma_1] {
+            v.serialize_with_mode(&mut w, compress)?;
+        }
+        for p in [&self.zk_a, &self.zk_b, &self.zk_b_tau] {
+            p.serialize_with_mode(&mut w, compress)?;
+        }
+        Ok(())
     }
 
     /// The same key uncompressed (`"PRPU" ‖ version ‖ body`, about twice the size): for a
@@ -559,16 +565,8 @@ impl<E: Pairing> Valid for ProvingKey<E> {
 
 /// The canonical form is version 2's body (the SR1CS compact).
 impl<E: Pairing> CanonicalSerialize for ProvingKey<E> {
-    fn serialize_with_mode<W: ark_serialize::Write>(&self, mut w: W, compress: Compress) -> Result<(), SerializationError> {
-        self.vk.serialize_with_mode(&mut w, compress)?;
-        self.sr1cs.serialize_compact(&mut w, compress)?;
-        for v in [&self.sigma, &self.sigma_q, &self.sigma_a, &self.sigma_b, &self.sigma_1] {
-            v.serialize_with_mode(&mut w, compress)?;
-        }
-        for p in [&self.zk_a, &self.zk_b, &self.zk_b_tau] {
-            p.serialize_with_mode(&mut w, compress)?;
-        }
-        Ok(())
+    fn serialize_with_mode<W: ark_serialize::Write>(&self, w: W, compress: Compress) -> Result<(), SerializationError> {
+        self.write_body(w, compress, PK_VERSION)
     }
 
     fn serialized_size(&self, compress: Compress) -> usize {
