@@ -153,13 +153,18 @@ fn encode_version(magic: &[u8; 4], version: u8, value: &impl CanonicalSerialize,
 
 /// Checks magic and version; returns the body.
 fn body<'a>(magic: &[u8; 4], what: &str, bytes: &'a [u8]) -> Result<&'a [u8], Error> {
+    body_of_versions(magic, what, bytes, &[VERSION]).map(|(_, b)| b)
+}
+
+/// Checks magic and that the version is one of `versions`; returns the version and the body.
+fn body_of_versions<'a>(magic: &[u8; 4], what: &str, bytes: &'a [u8], versions: &[u8]) -> Result<(u8, &'a [u8]), Error> {
     if bytes.len() < 5 || &bytes[..4] != magic {
         return Err(Error::Malformed(format!("{what}: wrong magic bytes")));
     }
-    if bytes[4] != VERSION {
+    if !versions.contains(&bytes[4]) {
         return Err(Error::Malformed(format!("{what}: unsupported version {}", bytes[4])));
     }
-    Ok(&bytes[5..])
+    Ok((bytes[4], &bytes[5..]))
 }
 
 /// Decodes `magic ‖ version ‖ body` with the given validation mode; the whole input must be
@@ -370,14 +375,7 @@ impl<E: Pairing> ProvingKey<E> {
         const WHAT: &str = "proving key";
         let compress = if uncompressed_too && bytes.starts_with(b"PRPU") { Compress::No } else { Compress::Yes };
         let magic = if compress == Compress::No { b"PRPU" } else { b"PRPK" };
-        if bytes.len() < 5 || &bytes[..4] != magic {
-            return Err(Error::Malformed(format!("{WHAT}: wrong magic bytes")));
-        }
-        let version = bytes[4];
-        if version != 1 && version != PK_VERSION {
-            return Err(Error::Malformed(format!("{WHAT}: unsupported version {version}")));
-        }
-        let mut body = &bytes[5..];
+        let (version, mut body) = body_of_versions(magic, WHAT, bytes, &[1, PK_VERSION])?;
         let pk = Self::read_body(&mut body, compress, version).map_err(|e| Error::Malformed(format!("{WHAT}: {e}")))?;
         if !body.is_empty() {
             return Err(Error::Malformed(format!("{WHAT}: {} trailing bytes", body.len())));
