@@ -380,6 +380,34 @@ pub fn status(ep: Endpoint, job: String) -> anyhow::Result<()> {
     })
 }
 
+/// `prover limits`: the server's GetLimits.
+pub fn limits(ep: Endpoint) -> anyhow::Result<pb::Limits> {
+    runtime()?.block_on(async { anyhow::Ok(connect(&ep).await?.get_limits(pb::GetLimitsRequest {}).await.map_err(rpc)?.into_inner()) })
+}
+
+/// Prints limits as two Markdown tables, or as JSON.
+pub fn print_limits(l: &pb::Limits, json: bool) -> anyhow::Result<()> {
+    if json {
+        let limits: Vec<_> = l
+            .limits
+            .iter()
+            .map(|x| serde_json::json!({"scope": x.scope, "field": x.field, "max": x.max, "unit": x.unit, "description": x.description}))
+            .collect();
+        let memory: Vec<_> = l
+            .memory
+            .iter()
+            .map(|r| {
+                let parts: Vec<_> = r.parts.iter().map(|p| serde_json::json!({"description": p.description, "bytes": p.bytes})).collect();
+                serde_json::json!({"role": r.role, "bytes": r.bytes, "parts": parts})
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"limits": limits, "memory": memory}))?);
+        return Ok(());
+    }
+    print!("{}", platform::limits::table(l));
+    Ok(())
+}
+
 pub fn list(ep: Endpoint, page_size: u32) -> anyhow::Result<()> {
     runtime()?.block_on(async {
         let mut client = connect(&ep).await?;

@@ -121,6 +121,25 @@ enum Command {
         #[command(flatten)]
         endpoint: client::Endpoint,
     },
+    /// The platform's limits (GetLimits): every bound a request can meet, the field a refusal
+    /// names, and the memory each role needs at those bounds. `--local`: this build's, with
+    /// the budgets given here, without asking a server.
+    Limits {
+        /// Print JSON instead of tables.
+        #[arg(long)]
+        json: bool,
+        /// This build's limits, with the default configuration and the budgets below.
+        #[arg(long)]
+        local: bool,
+        /// With --local: the object cache budget (bytes; --cache-bytes of `prover serve`).
+        #[arg(long, requires = "local")]
+        cache_bytes: Option<u64>,
+        /// With --local: the Reckle circuit budget (bytes; --circuit-bytes of `prover serve`).
+        #[arg(long, requires = "local")]
+        circuit_bytes: Option<u64>,
+        #[command(flatten)]
+        endpoint: client::Endpoint,
+    },
     /// Ask the platform to verify a done job's proof.
     VerifyRemote {
         job: String,
@@ -168,6 +187,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Jobs { page_size, endpoint } => client::list(endpoint, page_size),
         Command::Cancel { job, endpoint } => client::cancel(endpoint, job),
         Command::Fetch { job, out, endpoint } => client::fetch(endpoint, job, out),
+        Command::Limits { json, local, cache_bytes, circuit_bytes, endpoint } => {
+            let limits = if local {
+                let mut config = platform::PlatformConfig::default();
+                config.cache_bytes = cache_bytes.unwrap_or(config.cache_bytes);
+                config.circuit_bytes = circuit_bytes.unwrap_or(config.circuit_bytes);
+                platform::grpc::limits_to_pb(&config)
+            } else {
+                client::limits(endpoint)?
+            };
+            client::print_limits(&limits, json)
+        }
         Command::VerifyRemote { job, root, vk_digest, endpoint } => client::verify_remote(endpoint, job, root, vk_digest),
     }
 }

@@ -345,6 +345,10 @@ fn planner_serves_only_token_holders_by_default() {
     assert!(ta.starts_with("prv_") && ta.len() == 68, "{ta}");
 
     fails_with(prover(&["jobs", "--endpoint", &ep]), &["Unauthenticated", "token"]);
+    // GetLimits: behind the token like every call; the server's own bounds.
+    fails_with(prover(&["limits", "--endpoint", &ep]), &["Unauthenticated"]);
+    let limits = ok(prover(&["limits", "--endpoint", &ep, "--token", &ta]));
+    assert!(limits.contains(&format!("| reckle.batch | log_n | {} | log2 |", platform::MAX_LOG_N)) && limits.contains("| worker |"), "{limits}");
     let submit = |t: &str| prover(&["submit", "pari", "--count", "2", "--size", "4", "--proofs-per-task", "2", "--endpoint", &ep, "--token", t]);
     fails_with(submit("prv_0000"), &["Unauthenticated"]);
     let job = ok(submit(&ta));

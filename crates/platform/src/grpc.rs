@@ -371,6 +371,11 @@ impl JobService for JobServiceImpl {
         }))
     }
 
+    async fn get_limits(&self, request: Request<pb::GetLimitsRequest>) -> Result<Response<pb::Limits>, Status> {
+        self.tenant(&request).await?;
+        Ok(Response::new(limits_to_pb(self.platform.config())))
+    }
+
     async fn submit_job(&self, request: Request<pb::SubmitJobRequest>) -> Result<Response<pb::SubmitJobResponse>, Status> {
         let tenant = self.tenant(&request).await?;
         let req = request.into_inner();
@@ -559,6 +564,24 @@ impl JobService for JobServiceImpl {
             Err(e) => (e, String::new()),
         };
         Ok(Response::new(pb::VerifyProofResponse { valid: reason.is_empty(), reason, checked_against }))
+    }
+}
+
+/// [`crate::limits`] of a platform with `config`, as GetLimits answers.
+pub fn limits_to_pb(config: &crate::PlatformConfig) -> pb::Limits {
+    pb::Limits {
+        limits: crate::limits::limits(config)
+            .into_iter()
+            .map(|l| pb::Limit { scope: l.scope, field: l.field, max: l.max, unit: l.unit, description: l.what })
+            .collect(),
+        memory: crate::limits::memory(config)
+            .into_iter()
+            .map(|r| pb::RoleMemory {
+                bytes: r.bytes(),
+                role: r.role,
+                parts: r.parts.into_iter().map(|(description, bytes)| pb::MemoryPart { description, bytes }).collect(),
+            })
+            .collect(),
     }
 }
 

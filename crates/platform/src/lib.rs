@@ -35,6 +35,7 @@ pub mod defaults;
 pub mod kinds;
 pub mod layout;
 pub mod lifecycle;
+pub mod limits;
 pub mod manifest;
 pub mod metrics;
 pub mod planner;

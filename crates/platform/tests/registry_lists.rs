@@ -58,6 +58,16 @@ fn the_service_contract_lists_the_registry() {
     assert_eq!(&text[a..b], Registry::builtin().table(), "docs/service-contract.md: the task-kind table differs from `prover kinds`");
 }
 
+#[test]
+fn the_operations_guide_lists_the_limits() {
+    let text = std::fs::read_to_string(root().join("docs/operations.md")).unwrap();
+    let (begin, end) = ("<!-- limits:begin (prover limits --local) -->\n", "<!-- limits:end -->");
+    let a = text.find(begin).expect("docs/operations.md has a limits:begin marker") + begin.len();
+    let b = text[a..].find(end).expect("a limits:end marker") + a;
+    let want = platform::limits::table(&platform::grpc::limits_to_pb(&platform::PlatformConfig::default()));
+    assert_eq!(&text[a..b], want, "docs/operations.md: the limits differ from `prover limits --local`");
+}
+
 /// `describe` is consistent with the lookups the roles use.
 #[test]
 fn the_description_is_the_registry() {

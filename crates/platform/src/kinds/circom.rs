@@ -465,6 +465,9 @@ impl JobKind for CircuitRegister {
     fn name(&self) -> &'static str {
         REGISTER_JOB
     }
+    fn limits(&self) -> Vec<crate::limits::Limit> {
+        vec![crate::limits::Limit::new(REGISTER_JOB, "r1cs_object_key", MAX_CONSTRAINTS as u64, "count", "constraints of a registered circuit")]
+    }
     fn task_kinds(&self) -> &'static [TaskKind] {
         REGISTER_TASKS
     }
@@ -586,6 +589,13 @@ pub struct PariCircom;
 impl JobKind for PariCircom {
     fn name(&self) -> &'static str {
         JOB
+    }
+    fn limits(&self) -> Vec<crate::limits::Limit> {
+        use crate::limits::Limit;
+        vec![
+            Limit::new(JOB, "witness_object_keys", MAX_WITNESSES, "count", "witnesses of the job"),
+            Limit::new(JOB, "bundle_size", MAX_WITNESSES, "count", "proofs of one bundle"),
+        ]
     }
     fn task_kinds(&self) -> &'static [TaskKind] {
         PROVE_TASKS

@@ -175,6 +175,10 @@ pub trait Kind: Send + Sync + Sized + 'static {
     fn expected_secs() -> u64 {
         3600
     }
+    /// See [`JobKind::limits`].
+    fn limits() -> Vec<crate::limits::Limit> {
+        Vec::new()
+    }
     /// Every task kind of the kind: its steps, then [`Kind::REPORT`].
     fn task_kinds() -> Vec<TaskKind> {
         Self::Step::ALL.iter().map(|s| s.task()).chain([Self::REPORT]).collect()
@@ -345,5 +349,9 @@ impl<K: Kind> JobKind for Typed<K> {
 
     fn expected_secs(&self) -> u64 {
         K::expected_secs()
+    }
+
+    fn limits(&self) -> Vec<crate::limits::Limit> {
+        K::limits()
     }
 }

@@ -495,6 +495,10 @@ impl JobKind for Hekaton {
     fn name(&self) -> &'static str {
         JOB
     }
+    fn limits(&self) -> Vec<crate::limits::Limit> {
+        let k = hekaton::spec::MAX_SUBCIRCUITS as u64;
+        vec![crate::limits::Limit::new(JOB, "circuit", k, "count", "subcircuits (for chains: updates × parts); with final_proof too")]
+    }
     fn task_kinds(&self) -> &'static [TaskKind] {
         TASKS
     }

@@ -293,6 +293,11 @@ pub trait JobKind: Send + Sync + 'static {
     fn expected_secs(&self) -> u64 {
         3600
     }
+    /// The bounds a request of this kind can meet, each naming the request field its
+    /// validation names when the bound is crossed ([`crate::limits`]; `GetLimits`).
+    fn limits(&self) -> Vec<crate::limits::Limit> {
+        Vec::new()
+    }
 }
 
 /// The job kinds a platform serves, by name, and their task kinds.
@@ -329,6 +334,11 @@ impl Registry {
     /// The request of a `SubmitJob` whose params a kind on the typed contract parses itself.
     pub fn from_pb(&self, params: &api::v1::submit_job_request::Params) -> Option<Result<JobRequest, PlatformError>> {
         self.kinds.iter().find_map(|k| k.from_pb(params))
+    }
+
+    /// Every job kind, in registration order.
+    pub fn kinds(&self) -> impl Iterator<Item = &Arc<dyn JobKind>> {
+        self.kinds.iter()
     }
 
     pub fn job_kind(&self, name: &str) -> Option<&Arc<dyn JobKind>> {

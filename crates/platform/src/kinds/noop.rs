@@ -132,6 +132,10 @@ impl Kind for Noop {
     fn expected_secs() -> u64 {
         60
     }
+
+    fn limits() -> Vec<crate::limits::Limit> {
+        vec![crate::limits::Limit::new(JOB, "tasks", MAX_TASKS, "count", "tasks of the job")]
+    }
 }
 
 #[cfg(test)]

@@ -50,6 +50,8 @@ const TASKS: &[TaskKind] = &[PROVE, SETUP, DONE, BUNDLE];
 pub const MAX_PROOFS: u64 = 1 << 16;
 /// Largest chain circuit a job may ask for (setup and keys grow linearly).
 pub const MAX_CHAIN_STEPS: usize = 1 << 20;
+/// Proofs one prove task makes.
+pub const MAX_PER_TASK: u64 = 1024;
 
 /// What a Pari job proves: `count` instances of `circuit` from seeds `seed_start..`, on
 /// BLS12-381. Decoding checks the same bounds as [`PariJobSpec::new`]: a spec read back from a
@@ -134,8 +136,8 @@ impl PariJobSpec {
         if seed_start.checked_add(count).is_none() {
             return Err(invalid("seed_start", "seed_start + count overflows"));
         }
-        if per_task == 0 || per_task > 1024 {
-            return Err(invalid("proofs_per_task", format!("must be in 1..=1024, got {per_task}")));
+        if per_task == 0 || per_task > MAX_PER_TASK {
+            return Err(invalid("proofs_per_task", format!("must be in 1..={MAX_PER_TASK}, got {per_task}")));
         }
         Ok(())
     }
@@ -359,6 +361,15 @@ pub struct PariBatch;
 impl JobKind for PariBatch {
     fn name(&self) -> &'static str {
         JOB
+    }
+    fn limits(&self) -> Vec<crate::limits::Limit> {
+        use crate::limits::Limit;
+        vec![
+            Limit::new(JOB, "count", MAX_PROOFS, "count", "proofs of the job"),
+            Limit::new(JOB, "proofs_per_task", MAX_PER_TASK, "count", "proofs of one prove task"),
+            Limit::new(JOB, "bundle_size", MAX_PROOFS, "count", "proofs of one bundle"),
+            Limit::new(JOB, "circuit", MAX_CHAIN_STEPS as u64, "steps", "steps of a chain circuit"),
+        ]
     }
     fn task_kinds(&self) -> &'static [TaskKind] {
         TASKS

@@ -54,6 +54,21 @@ pub const MAX_BATCH: usize = 4096;
 /// Most changes in one update job.
 pub const MAX_CHANGES: usize = 1024;
 
+/// Bytes of the `(log_n, log_bucket)` circuit set as [`Circuits::heap_bytes`] counts them,
+/// without building it: about 95.5 MiB per level circuit and 0.34 MiB per leaf of the bucket
+/// circuit, fitted to the sets built by `examples/circuit_memory` ((8, 2): 568 MiB; (16, 4):
+/// 1,143; (20, 4): 1,525; (24, 4): 1,907; (24, 12): 2,536; all within 2% of the fit).
+pub fn circuit_set_estimate(log_n: u32, log_bucket: u32) -> u64 {
+    const LEVEL: u64 = 100_139_008; // 95.5 MiB
+    const LEAF: u64 = 356_516; // 0.34 MiB
+    u64::from(log_n.saturating_sub(log_bucket)) * LEVEL + (1u64 << log_bucket) * LEAF
+}
+
+/// The largest circuit set a job within the platform's limits can need, and its `(ℓ, q)`.
+pub fn largest_circuit_set() -> (u64, (u32, u32)) {
+    (0..=reckle::MAX_LOG_BUCKET.min(MAX_LOG_N)).map(|q| (circuit_set_estimate(MAX_LOG_N, q), (MAX_LOG_N, q))).max().expect("q = 0 is allowed")
+}
+
 /// What a Reckle job proves, as recorded in the job store.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ReckleJobSpec {
@@ -423,6 +438,14 @@ impl JobKind for ReckleBatch {
     fn name(&self) -> &'static str {
         JOB_BATCH
     }
+    fn limits(&self) -> Vec<crate::limits::Limit> {
+        use crate::limits::Limit;
+        vec![
+            Limit::new(JOB_BATCH, "log_n", MAX_LOG_N as u64, "log2", "leaves of the tree: 2^log_n"),
+            Limit::new(JOB_BATCH, "log_bucket", reckle::MAX_LOG_BUCKET as u64, "log2", "leaves of a bucket: 2^log_bucket"),
+            Limit::new(JOB_BATCH, "batch", MAX_BATCH as u64, "count", "indices of the batch"),
+        ]
+    }
     fn task_kinds(&self) -> &'static [TaskKind] {
         TASKS
     }
@@ -503,6 +526,9 @@ impl JobKind for ReckleBatch {
 impl JobKind for ReckleUpdate {
     fn name(&self) -> &'static str {
         JOB_UPDATE
+    }
+    fn limits(&self) -> Vec<crate::limits::Limit> {
+        vec![crate::limits::Limit::new(JOB_UPDATE, "changes", MAX_CHANGES as u64, "count", "changed leaves of the update")]
     }
     fn task_kinds(&self) -> &'static [TaskKind] {
         TASKS
@@ -1012,6 +1038,17 @@ async fn finish(p: &Platform, lease: &Lease) -> Result<(), PlatformError> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_circuit_set_estimate_fits_the_measured_sets() {
+        for (l, q, mib) in [(8, 2, 568u64), (16, 4, 1143), (20, 4, 1525), (24, 4, 1907), (24, 12, 2536)] {
+            let est = super::circuit_set_estimate(l, q) as f64 / (1u64 << 20) as f64;
+            assert!((est / mib as f64 - 1.0).abs() < 0.02, "({l}, {q}): estimate {est:.0} MiB, measured {mib}");
+        }
+        let (bytes, at) = super::largest_circuit_set();
+        assert_eq!(at, (super::MAX_LOG_N, reckle::MAX_LOG_BUCKET));
+        assert_eq!(bytes, super::circuit_set_estimate(super::MAX_LOG_N, reckle::MAX_LOG_BUCKET));
+    }
+
     use super::*;
 
     /// The job store's spec limit admits the largest request the limits here accept (a

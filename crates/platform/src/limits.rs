@@ -1,0 +1,168 @@
+//! What a request may ask for, and what each role needs in memory to serve the largest of
+//! them (`GetLimits`, `prover limits`).
+//!
+//! Every bound a request can meet is listed once, by the code that enforces it: each job
+//! kind's [`crate::JobKind::limits`] names the request field its validation names when the
+//! bound is crossed (INVALID_ARGUMENT), [`request_limits`] the bounds of every call, and
+//! [`tenant_limits`] the caller's quotas (RESOURCE_EXHAUSTED). `tests/limits.rs` submits one
+//! past each kind's bound and checks that the refusal names the listed field.
+//!
+//! [`memory`] adds up what each role keeps within its budgets at those bounds: the object
+//! cache, the Reckle circuit sets (or the one set at the largest `(ℓ, q)` when that is larger
+//! than the budget: a set over the budget is still built for its task), a request body, and a
+//! process's own working memory as measured by `scripts/bench-memory.sh` at ℓ = 27. The
+//! chart's default memory limits are checked against it (`scripts/test.d/55-limits.sh`).
+//! Wrap pools (`reckle.wrap`, `hekaton.wrap`) are sized separately (docs/job-kinds.md); their
+//! keys are not part of the defaults.
+
+use crate::{PlatformConfig, Quotas};
+
+/// One bound a request can meet.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Limit {
+    /// A job kind (`reckle.batch`), `request` (every call) or `tenant` (the caller's quotas).
+    pub scope: String,
+    /// The request field (or quota) named when the bound is crossed.
+    pub field: String,
+    /// The largest value accepted.
+    pub max: u64,
+    /// What `max` counts: `count`, `bytes`, `log2` (of a count), `steps`.
+    pub unit: String,
+    /// What is bounded, in words.
+    pub what: String,
+}
+
+impl Limit {
+    pub fn new(scope: &str, field: &str, max: u64, unit: &str, what: &str) -> Self {
+        Self { scope: scope.into(), field: field.into(), max, unit: unit.into(), what: what.into() }
+    }
+}
+
+/// What one role needs in memory, part by part.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct RoleMemory {
+    /// `planner`, `executor`, `aggregator` or `worker`.
+    pub role: String,
+    /// (what, bytes).
+    pub parts: Vec<(String, u64)>,
+}
+
+impl RoleMemory {
+    pub fn bytes(&self) -> u64 {
+        self.parts.iter().map(|(_, b)| b).sum()
+    }
+}
+
+/// A planner's or an executor's own working memory, apart from its cache: their peaks at
+/// ℓ = 27 with a 1 GiB upload streamed through the planner were 60 and 29 MiB
+/// (`scripts/bench-memory.sh 27:16:5`), doubled and rounded up.
+pub const CONTROL_PROCESS_BYTES: u64 = 128 << 20;
+/// A worker's or an aggregator's own working memory apart from its cache and circuit sets: a
+/// plain worker peaked at 287–320 MiB on the Reckle final bench, and the ℓ = 27 worker and
+/// aggregator at their circuit set plus under 100 MiB.
+pub const PROVER_PROCESS_BYTES: u64 = 384 << 20;
+
+/// The bounds of every call.
+pub fn request_limits() -> Vec<Limit> {
+    vec![
+        Limit::new("request", "message", crate::grpc::MAX_MESSAGE_BYTES as u64, "bytes", "one unary request or response message"),
+        Limit::new("request", "total_size", crate::grpc::MAX_UPLOAD_BYTES, "bytes", "one UploadInput stream (a Reckle job's leaves at the largest log_n)"),
+        Limit::new("request", "watches", crate::grpc::MAX_WATCHES_PER_TENANT as u64, "count", "WatchJob streams open at once per tenant"),
+    ]
+}
+
+/// The quotas every tenant has (none listed for a quota that is off).
+pub fn tenant_limits(q: &Quotas) -> Vec<Limit> {
+    let rows: [(&str, Option<u64>, &str); 3] = [
+        ("max_active_jobs", q.max_active_jobs, "jobs queued or running at once"),
+        ("max_job_tasks", q.max_job_tasks, "tasks one job may plan"),
+        ("max_tasks_per_hour", q.max_tasks_per_hour, "tasks planned per clock hour (UTC)"),
+    ];
+    rows.into_iter().filter_map(|(field, max, what)| max.map(|m| Limit::new("tenant", field, m, "count", what))).collect()
+}
+
+/// Every bound of a platform with `config`: its kinds', every call's, the tenants' quotas.
+pub fn limits(config: &PlatformConfig) -> Vec<Limit> {
+    let mut all: Vec<Limit> = config.registry.kinds().flat_map(|k| k.limits()).collect();
+    all.extend(request_limits());
+    all.extend(tenant_limits(&config.quotas));
+    all
+}
+
+/// What each role needs in memory, at the bounds of [`limits`], with `config`'s budgets.
+pub fn memory(config: &PlatformConfig) -> Vec<RoleMemory> {
+    let cache = ("object cache (--cache-bytes)".to_string(), config.cache_bytes);
+    let serves_reckle = config.registry.kinds().any(|k| k.name() == crate::JOB_RECKLE_BATCH || k.name() == crate::JOB_RECKLE_UPDATE);
+    let circuits = if serves_reckle {
+        let (largest, at) = crate::kinds::reckle::largest_circuit_set();
+        if largest > config.circuit_bytes {
+            Some((format!("the Reckle circuit set at (ℓ, q) = {at:?}, over --circuit-bytes ({})", mib(config.circuit_bytes)), largest))
+        } else {
+            Some((format!("Reckle circuit sets (--circuit-bytes; the largest, at (ℓ, q) = {at:?}: {})", mib(largest)), config.circuit_bytes))
+        }
+    } else {
+        None
+    };
+    let control = ("process".to_string(), CONTROL_PROCESS_BYTES);
+    let prover = ("process".to_string(), PROVER_PROCESS_BYTES);
+    let body = ("one request message, encoded and decoded".to_string(), 2 * crate::grpc::MAX_MESSAGE_BYTES as u64);
+    vec![
+        RoleMemory { role: "planner".into(), parts: vec![control.clone(), cache.clone(), body] },
+        RoleMemory { role: "executor".into(), parts: vec![control, cache.clone()] },
+        RoleMemory { role: "aggregator".into(), parts: [Some(prover.clone()), Some(cache.clone()), circuits.clone()].into_iter().flatten().collect() },
+        RoleMemory { role: "worker".into(), parts: [Some(prover), Some(cache), circuits].into_iter().flatten().collect() },
+    ]
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{} MiB", bytes.div_ceil(1 << 20))
+}
+
+/// GetLimits' answer as the two Markdown tables `prover limits` prints (and
+/// docs/operations.md holds for the default configuration).
+pub fn table(l: &api::v1::Limits) -> String {
+    let mut out = String::from("| scope | field | max | unit | bounds |\n|---|---|---|---|---|\n");
+    for x in &l.limits {
+        out += &format!("| {} | {} | {} | {} | {} |\n", x.scope, x.field, x.max, x.unit, x.description);
+    }
+    out += "\n| role | memory | made of |\n|---|---|---|\n";
+    for r in &l.memory {
+        let parts: Vec<String> = r.parts.iter().map(|p| format!("{}: {}", p.description, mib(p.bytes))).collect();
+        out += &format!("| {} | {} | {} |\n", r.role, mib(r.bytes), parts.join("; "));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_lists_its_bounds_and_fields_are_unique() {
+        let config = PlatformConfig::default();
+        let all = limits(&config);
+        for kind in config.registry.kinds() {
+            assert!(all.iter().any(|l| l.scope == kind.name()), "{} lists no limits", kind.name());
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for l in &all {
+            assert!(l.max > 0, "{l:?}");
+            assert!(seen.insert((l.scope.clone(), l.field.clone())), "{}.{} listed twice", l.scope, l.field);
+        }
+    }
+
+    #[test]
+    fn memory_adds_the_budgets_and_the_largest_circuit_set_when_over_budget() {
+        let mut config = PlatformConfig::default();
+        config.cache_bytes = 1 << 20;
+        config.circuit_bytes = 1 << 20;
+        let (largest, _) = crate::kinds::reckle::largest_circuit_set();
+        let worker = memory(&config).into_iter().find(|r| r.role == "worker").unwrap();
+        assert_eq!(worker.bytes(), PROVER_PROCESS_BYTES + (1 << 20) + largest);
+        config.circuit_bytes = 64 << 30;
+        let worker = memory(&config).into_iter().find(|r| r.role == "worker").unwrap();
+        assert_eq!(worker.bytes(), PROVER_PROCESS_BYTES + (1 << 20) + (64 << 30));
+        let planner = memory(&config).into_iter().find(|r| r.role == "planner").unwrap();
+        assert_eq!(planner.bytes(), CONTROL_PROCESS_BYTES + (1 << 20) + 2 * crate::grpc::MAX_MESSAGE_BYTES as u64);
+    }
+}
