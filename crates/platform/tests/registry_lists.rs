@@ -49,23 +49,25 @@ fn the_chart_accepts_a_pool_for_every_worker_task_kind() {
     }
 }
 
+/// The text of `file` between its `begin` and `end` markers.
+fn marked(file: &str, begin: &str, end: &str) -> String {
+    let text = std::fs::read_to_string(root().join(file)).unwrap();
+    let a = text.find(begin).unwrap_or_else(|| panic!("{file} has no marker {begin:?}")) + begin.len();
+    let b = text[a..].find(end).unwrap_or_else(|| panic!("{file} has no marker {end:?}")) + a;
+    text[a..b].to_string()
+}
+
 #[test]
 fn the_service_contract_lists_the_registry() {
-    let text = std::fs::read_to_string(root().join("docs/service-contract.md")).unwrap();
-    let (begin, end) = ("<!-- registry:begin (prover kinds) -->\n```text\n", "```\n<!-- registry:end -->");
-    let a = text.find(begin).expect("docs/service-contract.md has a registry:begin marker") + begin.len();
-    let b = text[a..].find(end).expect("a registry:end marker") + a;
-    assert_eq!(&text[a..b], Registry::builtin().table(), "docs/service-contract.md: the task-kind table differs from `prover kinds`");
+    let text = marked("docs/service-contract.md", "<!-- registry:begin (prover kinds) -->\n```text\n", "```\n<!-- registry:end -->");
+    assert_eq!(text, Registry::builtin().table(), "docs/service-contract.md: the task-kind table differs from `prover kinds`");
 }
 
 #[test]
 fn the_operations_guide_lists_the_limits() {
-    let text = std::fs::read_to_string(root().join("docs/operations.md")).unwrap();
-    let (begin, end) = ("<!-- limits:begin (prover limits --local) -->\n", "<!-- limits:end -->");
-    let a = text.find(begin).expect("docs/operations.md has a limits:begin marker") + begin.len();
-    let b = text[a..].find(end).expect("a limits:end marker") + a;
+    let text = marked("docs/operations.md", "<!-- limits:begin (prover limits --local) -->\n", "<!-- limits:end -->");
     let want = platform::limits::table(&platform::grpc::limits_to_pb(&platform::PlatformConfig::default()));
-    assert_eq!(&text[a..b], want, "docs/operations.md: the limits differ from `prover limits --local`");
+    assert_eq!(text, want, "docs/operations.md: the limits differ from `prover limits --local`");
 }
 
 /// `describe` is consistent with the lookups the roles use.
