@@ -165,9 +165,20 @@ pub async fn active_jobs_are_listed(s: &dyn JobStore, p: &str) {
     s.transition(&ids[2], JobState::Failed, "boom").await.unwrap();
     let mine = |v: Vec<JobRecord>| v.into_iter().map(|r| r.id).filter(|id| id.starts_with(p)).collect::<Vec<_>>();
     assert_eq!(mine(s.list_active(1000).await.unwrap()), vec![ids[0].clone(), ids[1].clone()]);
+    // Paged, two at a time, every active job (of this case and any other) is seen once.
+    let (mut seen, mut offset) = (Vec::new(), Some(0));
+    while let Some(o) = offset {
+        let (page, next) = s.active_page(o, 2).await.unwrap();
+        assert!(page.len() <= 2);
+        seen.extend(page.into_iter().filter(|j| j.id.starts_with(p)));
+        offset = next;
+    }
+    assert_eq!(seen.iter().map(|j| (j.id.clone(), j.state)).collect::<Vec<_>>(), vec![(ids[0].clone(), JobState::Queued), (ids[1].clone(), JobState::Running)]);
+    assert_eq!((seen[0].kind.as_str(), seen[0].created_ms), ("reckle.batch", 1));
     s.transition(&ids[1], JobState::Done, "").await.unwrap();
     s.delete(&ids[0]).await.unwrap();
     assert!(mine(s.list_active(1000).await.unwrap()).is_empty());
+    assert!(s.active_page(0, 0).await.unwrap().0.is_empty());
 }
 
 /// A job given a retention expires whole: record, task state and idempotency key.

@@ -139,6 +139,23 @@ pub struct JobRecord {
     pub idempotency_key: String,
 }
 
+/// A job that has not ended, as [`JobStore::active_page`] lists it: its record without the
+/// spec, the message and the task counts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ActiveJob {
+    pub id: String,
+    pub kind: String,
+    pub state: JobState,
+    pub created_ms: u64,
+    pub updated_ms: u64,
+}
+
+impl From<&JobRecord> for ActiveJob {
+    fn from(r: &JobRecord) -> Self {
+        Self { id: r.id.clone(), kind: r.kind.clone(), state: r.state, created_ms: r.created_ms, updated_ms: r.updated_ms }
+    }
+}
+
 impl JobRecord {
     pub fn new(id: impl Into<String>, kind: impl Into<String>, spec: impl Into<String>) -> Self {
         let now = now_ms();
@@ -350,6 +367,11 @@ pub trait JobStore: Send + Sync {
     async fn tenant_active(&self, tenant: &str) -> Result<u64, JobError>;
     /// Up to `limit` jobs not in a terminal state, oldest first.
     async fn list_active(&self, limit: u64) -> Result<Vec<JobRecord>, JobError>;
+    /// A page of the jobs not in a terminal state, oldest first, from `offset`: `(jobs, next
+    /// offset if more)`, each without its spec or task counts (a reconciler pages through
+    /// every active job each round; Redis answers a page in one round trip). A job that ends
+    /// meanwhile shifts the offsets, so a walk may miss one job until its next walk.
+    async fn active_page(&self, offset: u64, limit: u64) -> Result<(Vec<ActiveJob>, Option<u64>), JobError>;
     /// Lets the job's record, task state and idempotency key expire after `ttl` (retention of
     /// a job that has ended); until then everything reads as before.
     async fn expire(&self, id: &str, ttl: std::time::Duration) -> Result<(), JobError>;

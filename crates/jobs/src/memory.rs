@@ -5,7 +5,7 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 
-use crate::{budget_hour, check_idempotency_key, check_record, now_ms, Created, JobError, JobRecord, JobState, JobStore, Limits, LIMIT_ACTIVE, LIMIT_HOURLY_TASKS};
+use crate::{budget_hour, check_idempotency_key, check_record, now_ms, ActiveJob, Created, JobError, JobRecord, JobState, JobStore, Limits, LIMIT_ACTIVE, LIMIT_HOURLY_TASKS};
 
 #[derive(Default)]
 struct Inner {
@@ -253,6 +253,14 @@ impl JobStore for MemoryJobStore {
             .take(limit as usize)
             .cloned()
             .collect())
+    }
+
+    async fn active_page(&self, offset: u64, limit: u64) -> Result<(Vec<ActiveJob>, Option<u64>), JobError> {
+        let g = self.lock();
+        let active: Vec<&JobRecord> = g.order.iter().filter_map(|id| g.jobs.get(id)).filter(|r| !r.state.is_terminal()).collect();
+        let page: Vec<ActiveJob> = active.iter().skip(offset as usize).take(limit as usize).map(|r| ActiveJob::from(*r)).collect();
+        let next = offset + page.len() as u64;
+        Ok((page, (limit > 0 && (next as usize) < active.len()).then_some(next)))
     }
 
     async fn expire(&self, id: &str, ttl: std::time::Duration) -> Result<(), JobError> {

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use redis::aio::ConnectionManager;
 use redis::{AsyncCommands, Script};
 
-use crate::{budget_hour, check_idempotency_key, check_record, tenant_idempotency_key, now_ms, Created, JobError, JobRecord, JobState, JobStore, Limits, TaskCounts, LIMIT_ACTIVE, LIMIT_HOURLY_TASKS};
+use crate::{budget_hour, ActiveJob, check_idempotency_key, check_record, tenant_idempotency_key, now_ms, Created, JobError, JobRecord, JobState, JobStore, Limits, TaskCounts, LIMIT_ACTIVE, LIMIT_HOURLY_TASKS};
 
 const JOBS: &str = "prover:jobs";
 const ACTIVE: &str = "prover:jobs:active";
@@ -520,6 +520,39 @@ impl JobStore for RedisJobStore {
             }
         }
         Ok(out)
+    }
+
+    async fn active_page(&self, offset: u64, limit: u64) -> Result<(Vec<ActiveJob>, Option<u64>), JobError> {
+        if limit == 0 {
+            return Ok((Vec::new(), None));
+        }
+        let mut conn = self.bulk.clone();
+        let (ids, total): (Vec<String>, u64) =
+            redis::pipe().zrange(ACTIVE, offset as isize, (offset + limit - 1) as isize).zcard(ACTIVE).query_async(&mut conn).await.map_err(err)?;
+        let mut read = redis::pipe();
+        for id in &ids {
+            read.cmd("HMGET").arg(job_key(id)).arg("kind").arg("state").arg("created_ms").arg("updated_ms");
+        }
+        type Fields = (Option<String>, Option<String>, Option<u64>, Option<u64>);
+        let fields: Vec<Fields> = if ids.is_empty() { Vec::new() } else { read.query_async(&mut conn).await.map_err(err)? };
+        let mut out = Vec::with_capacity(ids.len());
+        for (id, f) in ids.iter().zip(fields) {
+            match f {
+                (Some(kind), Some(state), Some(created_ms), Some(updated_ms)) => {
+                    let state = JobState::parse(&state).ok_or_else(|| JobError::Backend(format!("job {id}: bad state")))?;
+                    if !state.is_terminal() {
+                        out.push(ActiveJob { id: id.clone(), kind, state, created_ms, updated_ms });
+                    }
+                }
+                // A record that expired or was deleted behind the index's back.
+                (None, None, None, None) => {
+                    let _: i64 = conn.zrem(ACTIVE, id).await.map_err(err)?;
+                }
+                _ => return Err(JobError::Backend(format!("job {id}: record without kind, state or times"))),
+            }
+        }
+        let next = offset + ids.len() as u64;
+        Ok((out, (next < total).then_some(next)))
     }
 
     async fn expire(&self, id: &str, ttl: std::time::Duration) -> Result<(), JobError> {

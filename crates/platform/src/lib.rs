@@ -77,7 +77,8 @@ pub struct PlatformConfig {
     /// How long a job may sit with nothing queued, running or delayed before the reconciler
     /// acts.
     pub reconcile_grace: Duration,
-    /// Jobs the reconciler looks at per round (oldest first).
+    /// Jobs the reconciler reads per page (it pages through every active job each round), and
+    /// ended jobs whose clean-up it finishes per round (longest ended first).
     pub reconcile_batch: u64,
     /// How long a stopping worker may spend finishing its task before it releases the lease.
     pub drain_timeout: Duration,

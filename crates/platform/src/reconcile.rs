@@ -8,15 +8,18 @@
 //! * finishes the clean-up of jobs that ended more than `reconcile_grace` ago and are still
 //!   listed as not cleaned ([`jobs::JobStore::unclean`]): a clean-up cut by an error or a crash
 //!   (see [`crate::lifecycle`]);
-//! * looks at the jobs that have not ended: one with nothing queued, running or delayed and no
-//!   progress for `reconcile_grace`, seen so on two rounds in a row, is re-driven (a `queued`
-//!   job: its plan task is enqueued again) or failed with the reason (a `running` job: its
-//!   tasks were lost).
+//! * looks at every job that has not ended, paging through them `reconcile_batch` at a time
+//!   ([`jobs::JobStore::active_page`], records without their spec): one with nothing queued,
+//!   running or delayed and no progress for `reconcile_grace`, seen so on two rounds in a row,
+//!   is re-driven (a `queued` job: its plan task is enqueued again) or failed with the reason
+//!   (a `running` job: its tasks were lost). What is queued is read by one walk of each task
+//!   kind's queue ([`queue::Queue::outstanding`]), only when some job is idle that long: a
+//!   round costs O(active jobs + queued tasks), not their product.
 //!
 //! One job whose clean-up fails (or one malformed dead letter) does not stop the round: it is
 //! logged, counted (`prover_backend_errors_total{role="reconciler"}`) and tried again next round.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -106,28 +109,43 @@ impl Platform {
                 }
             }
         }
-        let active = self.job_store().list_active(self.config.reconcile_batch).await?;
-        // Per job kind: the oldest job not ended, and how long one is expected to take (the
-        // ProverJobOverdue alert compares the two).
+        // Every job that has not ended, a page at a time: per job kind the oldest (for the
+        // ProverJobOverdue alert), and those with no progress for the grace.
+        let mut oldest: HashMap<&str, u64> = HashMap::new();
+        let mut idle = Vec::new();
+        let mut offset = Some(0);
+        while let Some(o) = offset {
+            let (page, next) = self.job_store().active_page(o, self.config.reconcile_batch.max(1)).await?;
+            for job in page {
+                let Some(k) = self.registry().job_kind(&job.kind) else { continue };
+                let age = oldest.entry(k.name()).or_default();
+                *age = (*age).max(now.saturating_sub(job.created_ms));
+                if now.saturating_sub(job.updated_ms) >= grace {
+                    idle.push(job);
+                }
+            }
+            offset = next;
+        }
         for k in self.registry().job_kinds() {
-            let oldest = active.iter().filter(|r| r.kind == k.name()).map(|r| now.saturating_sub(r.created_ms)).max().unwrap_or(0);
-            ::metrics::gauge!("prover_oldest_active_job_age_seconds", "kind" => k.name()).set(oldest as f64 / 1e3);
+            let age = oldest.get(k.name()).copied().unwrap_or(0);
+            ::metrics::gauge!("prover_oldest_active_job_age_seconds", "kind" => k.name()).set(age as f64 / 1e3);
             let expected = self.config.expected.get(k.name()).map(|d| d.as_secs()).unwrap_or_else(|| k.expected_secs());
             ::metrics::gauge!("prover_job_expected_seconds", "kind" => k.name()).set(expected as f64);
         }
-        let mut suspects = HashMap::new();
-        for rec in active {
-            if now.saturating_sub(rec.updated_ms) < grace || self.registry().job_kind(&rec.kind).is_none() {
-                continue;
-            }
-            let mut outstanding = 0;
-            for t in self.registry().task_kinds_of(&rec.kind) {
-                outstanding += self.queue().job_tasks(t.name, &rec.id).await?;
-                if outstanding > 0 {
-                    break;
+        // Which of them still have a task waiting, running or delayed: one walk of each task
+        // kind's queue that an idle job's kind uses, however many jobs there are.
+        let mut busy = HashSet::new();
+        let mut walked = HashSet::new();
+        for job in &idle {
+            for t in self.registry().task_kinds_of(&job.kind) {
+                if walked.insert(t.name) {
+                    busy.extend(self.queue().outstanding(t.name).await?.into_keys());
                 }
             }
-            if outstanding > 0 {
+        }
+        let mut suspects = HashMap::new();
+        for rec in idle {
+            if busy.contains(&rec.id) {
                 continue;
             }
             if st.suspects.get(&rec.id) != Some(&rec.updated_ms) {

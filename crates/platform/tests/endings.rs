@@ -208,3 +208,46 @@ async fn a_dead_letter_past_the_cap_still_fails_its_job() {
     assert!(rec.message.contains("lease expired"), "{}", rec.message);
     let () = node(4096).query_async(&mut admin).await.unwrap(); // the server's default again
 }
+
+/// 1,100 jobs have not ended, more than the reconciler reads per page (1,000). Every job but
+/// the newest has its plan task queued; the newest's was deleted (a lost task). The reconciler
+/// pages through all of them and walks the plan queue once: two rounds later the newest is
+/// re-driven, and no other job is touched. Before, it listed only the oldest 1,000 jobs (and
+/// read the whole queue once per job), so the newest was never looked at.
+async fn a_lost_job_beyond_the_first_page_is_found(real: bool, db: u8) {
+    let Some((q, blobs, store, _dir)) = common::backends_in_db(real, QueueConfig::default(), db).await else { return };
+    if real {
+        // Its own database, emptied: the count of active jobs is the test's.
+        let url = std::env::var("PROVER_TEST_REDIS_URL").unwrap();
+        let url = format!("{}/{db}", url.trim_end_matches('/').trim_end_matches("/0"));
+        let mut admin = redis::Client::open(url.as_str()).unwrap().get_multiplexed_async_connection().await.unwrap();
+        let () = redis::cmd("FLUSHDB").query_async(&mut admin).await.unwrap();
+    }
+    let config = PlatformConfig { reconcile_grace: Duration::ZERO, ..PlatformConfig::default() };
+    assert_eq!(config.reconcile_batch, 1000, "the page this test reaches past");
+    let p = Platform::with_config(q.clone(), blobs, store.clone(), config);
+    let mut jobs = Vec::new();
+    for _ in 0..1_100 {
+        jobs.push(p.submit(noop::request(1), None).await.unwrap().0);
+    }
+    let lost = jobs.last().unwrap().clone();
+    assert_eq!(q.purge_job("plan", &lost).await.unwrap(), 1, "its plan task deleted");
+    let mut st = ReconcileState::default();
+    let first = p.reconcile_once(&mut st).await.unwrap();
+    assert_eq!(first, Default::default(), "nothing acted on after one look");
+    let second = p.reconcile_once(&mut st).await.unwrap();
+    assert_eq!((second.redriven, second.failed), (vec![lost.clone()], vec![]));
+    assert_eq!(q.job_tasks("plan", &lost).await.unwrap(), 1, "its plan task enqueued again");
+    let third = p.reconcile_once(&mut st).await.unwrap();
+    assert_eq!(third, Default::default(), "every job has its plan task again");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn embedded_a_lost_job_beyond_the_first_page_is_found() {
+    a_lost_job_beyond_the_first_page_is_found(false, 0).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn redis_s3_a_lost_job_beyond_the_first_page_is_found() {
+    a_lost_job_beyond_the_first_page_is_found(true, 15).await;
+}

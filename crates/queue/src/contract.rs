@@ -318,10 +318,35 @@ pub async fn job_tasks_counts_waiting_running_and_delayed(q: &dyn Queue, kind: &
     assert_eq!(q.job_tasks(kind, "ja").await.unwrap(), 2);
     assert_eq!(q.job_tasks(kind, "jb").await.unwrap(), 1);
     assert_eq!(q.job_tasks(kind, "nobody").await.unwrap(), 0);
+    let all = q.outstanding(kind).await.unwrap();
+    assert_eq!((all.get("ja"), all.get("jb"), all.get("nobody")), (Some(&2), Some(&1), None), "one walk counts the same: {all:?}");
     q.purge_job(kind, "ja").await.unwrap();
     q.purge_job(kind, "jb").await.unwrap();
     let left = q.job_tasks(kind, "ja").await.unwrap();
     assert_eq!(left, 0, "waiting and delayed purged");
+    assert!(q.outstanding(kind).await.unwrap().is_empty());
+}
+
+/// `outstanding` and `purge_job` walk a queue longer than one page (1,000 entries on Redis),
+/// with waiting, leased and delayed messages of several jobs.
+pub async fn a_long_queue_is_walked_whole(q: &dyn Queue, kind: &str) {
+    let jobs = ["la", "lb", "lc"];
+    let tasks: Vec<TaskMessage> = (0..2_500u32).map(|i| task(jobs[i as usize % 3], i)).collect();
+    for chunk in tasks.chunks(500) {
+        for t in chunk {
+            q.enqueue(kind, t.clone()).await.unwrap();
+        }
+    }
+    let a = q.claim(kind, "w1", SHORT).await.unwrap().expect("a task");
+    assert!(matches!(q.fail(&a, "boom").await.unwrap(), FailOutcome::Retried { .. }));
+    let _held = q.claim(kind, "w1", SHORT).await.unwrap().expect("another");
+    let all = q.outstanding(kind).await.unwrap();
+    assert_eq!((all["la"], all["lb"], all["lc"]), (834, 833, 833), "{all:?}");
+    assert_eq!(q.job_tasks(kind, "lb").await.unwrap(), 833);
+    // Waiting and delayed go; the one leased stays until its holder ends it.
+    let purged = q.purge_job(kind, "la").await.unwrap() + q.purge_job(kind, "lb").await.unwrap() + q.purge_job(kind, "lc").await.unwrap();
+    assert_eq!(purged, 2_499);
+    assert_eq!(q.outstanding(kind).await.unwrap().values().sum::<u64>(), 1);
 }
 
 /// `complete_with` acknowledges the task, enqueues its reports and records its throughput in

@@ -20,7 +20,8 @@
 //!   and the enqueue are one atomic step), so a planner or executor that is cut short and runs
 //!   again does not duplicate work; [`Queue::forget_job`] drops a job's keys once it has ended.
 //! * [`Queue::job_tasks`] counts a job's messages that are waiting, running or delayed (a
-//!   reconciler's "is anything still happening for this job?").
+//!   reconciler's "is anything still happening for this job?"); [`Queue::outstanding`] counts
+//!   them for every job in one walk of a queue (Redis: pages of 1,000 entries).
 //!
 //! ## Redis layout
 //!
@@ -403,6 +404,10 @@ pub trait Queue: Send + Sync {
     async fn forget_job(&self, job_id: &str) -> Result<(), QueueError>;
     /// Messages of `job_id` in `kind` that are waiting, running (leased) or delayed.
     async fn job_tasks(&self, kind: &str, job_id: &str) -> Result<u64, QueueError>;
+    /// [`Queue::job_tasks`] of every job with a message in `kind`, in one walk of the queue
+    /// (jobs with none are absent): what a reconciler looking at many jobs reads once per kind
+    /// instead of once per job and kind.
+    async fn outstanding(&self, kind: &str) -> Result<std::collections::HashMap<String, u64>, QueueError>;
 }
 
 #[cfg(test)]

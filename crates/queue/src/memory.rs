@@ -314,6 +314,17 @@ impl Queue for MemoryQueue {
         Ok(())
     }
 
+    async fn outstanding(&self, kind: &str) -> Result<std::collections::HashMap<String, u64>, QueueError> {
+        let st = self.state.lock().expect("queue mutex");
+        let mut by_job = std::collections::HashMap::new();
+        let Some(k) = st.kinds.get(kind) else { return Ok(by_job) };
+        let jobs = k.ready.iter().map(|r| &r.3.job_id).chain(k.held.values().map(|h| &h.task.job_id)).chain(k.delayed.iter().map(|d| &d.1.job_id));
+        for job in jobs {
+            *by_job.entry(job.clone()).or_insert(0) += 1;
+        }
+        Ok(by_job)
+    }
+
     async fn job_tasks(&self, kind: &str, job_id: &str) -> Result<u64, QueueError> {
         let st = self.state.lock().expect("queue mutex");
         let Some(k) = st.kinds.get(kind) else { return Ok(0) };

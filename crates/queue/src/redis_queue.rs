@@ -194,6 +194,16 @@ return gone
 /// Tasks per [`ENQUEUE_ONCE_MANY`] call: bounds how long one script holds the server.
 const ENQUEUE_CHUNK: usize = 500;
 
+/// Messages read per call when a whole queue is walked ([`RedisQueue::each_message`]).
+const SCAN_PAGE: usize = 1000;
+
+/// Where [`RedisQueue::each_message`] found a message: a stream entry id, or a delayed retry's
+/// member.
+enum At<'a> {
+    Stream(&'a str),
+    Delayed(&'a str),
+}
+
 /// Hash of `XAUTOCLAIM` cursors by kind, shared by every consumer.
 const CURSORS: &str = "prover:autoclaim";
 
@@ -212,8 +222,8 @@ return 1
 pub struct RedisQueue {
     config: QueueConfig,
     conn: ConnectionManager,
-    /// Reads whose replies grow with the data (a whole stream for `job_tasks` and `purge_job`,
-    /// the dead letters) go on a connection of their own, so a large reply never holds up the
+    /// Reads whose replies grow with the data (pages of whole streams for `job_tasks`,
+    /// `outstanding` and `purge_job`, the dead letters) go on a connection of their own, so a large reply never holds up the
     /// heartbeats, claims and completions queued behind it on `conn`.
     bulk: ConnectionManager,
     /// How long any command may take to answer (blocking reads: their block, plus this).
@@ -318,6 +328,49 @@ impl RedisQueue {
     /// refused `CONFIG GET`), for the caller to log.
     pub fn eviction_unchecked(&self) -> Option<&str> {
         self.unchecked.as_deref()
+    }
+
+    /// Calls `f` for every message of `kind` that is waiting, leased (stream entries: deleted
+    /// when acknowledged) or delayed, read in pages of [`SCAN_PAGE`] on the bulk connection, so
+    /// no reply grows with the queue. `XRANGE` from an exclusive start and `ZSCAN` return every
+    /// message present for the whole walk; one that moves meanwhile (a retry promoted to the
+    /// stream) may be seen twice or not at all. Unreadable messages are skipped.
+    async fn each_message(&self, kind: &str, mut f: impl FnMut(At<'_>, TaskMessage)) -> Result<(), QueueError> {
+        let mut bulk = self.bulk.clone();
+        let mut from = "-".to_string();
+        loop {
+            let page: Value =
+                redis::cmd("XRANGE").arg(stream(kind)).arg(&from).arg("+").arg("COUNT").arg(SCAN_PAGE).query_async(&mut bulk).await.map_err(err)?;
+            let Value::Array(entries) = page else { break };
+            let full = entries.len() == SCAN_PAGE;
+            for e in entries {
+                let Value::Array(pair) = e else { continue };
+                let (Some(id), Some(fields)) = (pair.first().and_then(value_string), pair.get(1)) else { continue };
+                if let Some(task) = field_m(fields).and_then(|m| serde_json::from_str::<TaskMessage>(&m).ok()) {
+                    f(At::Stream(&id), task);
+                }
+                from = format!("({id}");
+            }
+            if !full {
+                break;
+            }
+        }
+        let mut cursor = 0u64;
+        loop {
+            let (next, members): (u64, Vec<String>) =
+                redis::cmd("ZSCAN").arg(delayed(kind)).arg(cursor).arg("COUNT").arg(SCAN_PAGE).query_async(&mut bulk).await.map_err(err)?;
+            // ZSCAN answers member, score, member, score, ...
+            for m in members.iter().step_by(2) {
+                if let Ok(task) = serde_json::from_str::<TaskMessage>(m) {
+                    f(At::Delayed(m), task);
+                }
+            }
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+        Ok(())
     }
 
     /// Whether it is time to promote due retries and look for expired leases of the kinds
@@ -908,7 +961,6 @@ impl Queue for RedisQueue {
         check_kind(kind)?;
         self.ensure_group(kind).await?;
         let mut c = self.conn.clone();
-        let mut removed = 0u64;
         // Waiting entries: not yet delivered to any consumer (delivered ones are running and
         // finish or fail on their own; the executor ignores their results for a cancelled job).
         let mut bulk = self.bulk.clone();
@@ -923,29 +975,26 @@ impl Queue for RedisQueue {
                 }
             }
         }
-        let all: Value = redis::cmd("XRANGE").arg(stream(kind)).arg("-").arg("+").query_async(&mut bulk).await.map_err(err)?;
-        if let Value::Array(entries) = all {
-            for e in entries {
-                let Value::Array(pair) = e else { continue };
-                let (Some(idv), Some(fields)) = (pair.first(), pair.get(1)) else { continue };
-                let id: String = redis::from_redis_value(idv.clone()).map_err(err)?;
-                if delivered.contains(&id) {
-                    continue;
-                }
-                if let Some(m) = field_m(fields) {
-                    if serde_json::from_str::<TaskMessage>(&m).map(|t| t.job_id == job_id).unwrap_or(false) {
-                        let n: u64 = c.xdel(stream(kind), &[&id]).await.map_err(err)?;
-                        removed += n;
-                    }
+        let mut waiting = Vec::new();
+        let mut retries = Vec::new();
+        self.each_message(kind, |at, task| {
+            if task.job_id == job_id {
+                match at {
+                    At::Stream(id) if !delivered.contains(id) => waiting.push(id.to_string()),
+                    At::Stream(_) => {}
+                    At::Delayed(member) => retries.push(member.to_string()),
                 }
             }
+        })
+        .await?;
+        let mut removed = 0u64;
+        for ids in waiting.chunks(SCAN_PAGE) {
+            let n: u64 = c.xdel(stream(kind), ids).await.map_err(err)?;
+            removed += n;
         }
-        let members: Vec<String> = bulk.zrange(delayed(kind), 0, -1).await.map_err(err)?;
-        for m in members {
-            if serde_json::from_str::<TaskMessage>(&m).map(|t| t.job_id == job_id).unwrap_or(false) {
-                let n: u64 = c.zrem(delayed(kind), &m).await.map_err(err)?;
-                removed += n;
-            }
+        for members in retries.chunks(SCAN_PAGE) {
+            let n: u64 = c.zrem(delayed(kind), members).await.map_err(err)?;
+            removed += n;
         }
         Ok(removed)
     }
@@ -987,21 +1036,15 @@ impl Queue for RedisQueue {
 
     async fn job_tasks(&self, kind: &str, job_id: &str) -> Result<u64, QueueError> {
         check_kind(kind)?;
-        let mut c = self.bulk.clone();
-        let of_job = |m: &str| serde_json::from_str::<TaskMessage>(m).map(|t| t.job_id == job_id).unwrap_or(false);
         let mut n = 0u64;
-        // Stream entries are deleted when acknowledged: what is left is waiting or leased.
-        let all: Value = redis::cmd("XRANGE").arg(stream(kind)).arg("-").arg("+").query_async(&mut c).await.map_err(err)?;
-        if let Value::Array(entries) = all {
-            for e in entries {
-                let Value::Array(pair) = e else { continue };
-                if let Some(m) = pair.get(1).and_then(field_m) {
-                    n += of_job(&m) as u64;
-                }
-            }
-        }
-        let members: Vec<String> = c.zrange(delayed(kind), 0, -1).await.map_err(err)?;
-        n += members.iter().filter(|m| of_job(m)).count() as u64;
+        self.each_message(kind, |_, task| n += (task.job_id == job_id) as u64).await?;
         Ok(n)
+    }
+
+    async fn outstanding(&self, kind: &str) -> Result<std::collections::HashMap<String, u64>, QueueError> {
+        check_kind(kind)?;
+        let mut by_job = std::collections::HashMap::new();
+        self.each_message(kind, |_, task| *by_job.entry(task.job_id).or_insert(0) += 1).await?;
+        Ok(by_job)
     }
 }

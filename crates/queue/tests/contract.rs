@@ -67,6 +67,7 @@ contract_case!(bad_input_is_refused);
 contract_case!(purge_removes_a_jobs_waiting_tasks);
 contract_case!(enqueue_once_does_not_duplicate);
 contract_case!(job_tasks_counts_waiting_running_and_delayed);
+contract_case!(a_long_queue_is_walked_whole);
 
 contract_case!(complete_with_reports_atomically);
 contract_case!(enqueue_once_many_does_not_duplicate);

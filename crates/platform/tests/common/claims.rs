@@ -94,4 +94,7 @@ impl Queue for ClaimLog {
     async fn job_tasks(&self, kind: &str, job_id: &str) -> Result<u64, QueueError> {
         self.inner.job_tasks(kind, job_id).await
     }
+    async fn outstanding(&self, kind: &str) -> Result<std::collections::HashMap<String, u64>, QueueError> {
+        self.inner.outstanding(kind).await
+    }
 }

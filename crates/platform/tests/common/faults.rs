@@ -136,6 +136,9 @@ impl Queue for FlakyQueue {
     async fn job_tasks(&self, kind: &str, job_id: &str) -> Result<u64, QueueError> {
         self.inner.job_tasks(kind, job_id).await
     }
+    async fn outstanding(&self, kind: &str) -> Result<std::collections::HashMap<String, u64>, QueueError> {
+        self.inner.outstanding(kind).await
+    }
 }
 
 /// What the first `get` of a key ending in `suffix` does.
@@ -399,6 +402,9 @@ impl JobStore for LostCreateReply {
     }
     async fn list_active(&self, limit: u64) -> Result<Vec<JobRecord>, JobError> {
         self.inner.list_active(limit).await
+    }
+    async fn active_page(&self, offset: u64, limit: u64) -> Result<(Vec<jobs::ActiveJob>, Option<u64>), JobError> {
+        self.inner.active_page(offset, limit).await
     }
     async fn expire(&self, id: &str, ttl: Duration) -> Result<(), JobError> {
         self.inner.expire(id, ttl).await
