@@ -1181,6 +1181,29 @@ fn a_service_started_before_redis_waits_for_it() {
     wait_ready(worker.metrics);
     assert!(away.log("early-worker").contains(&format!("127.0.0.1:{port}")), "the log names the Redis it waits for");
 
+    // Redis goes away while the worker runs: it keeps running but reads as not ready, naming
+    // Redis; once Redis is back it is ready again.
+    drop(redis);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let r = http_get(worker.metrics, "/readyz").unwrap_or_default();
+        if r.contains(" 503 ") {
+            assert!(r.contains("Redis unreachable"), "the reason names Redis: {r}");
+            break;
+        }
+        assert!(worker.child.try_wait().unwrap().is_none(), "the worker exited: {}", away.log("early-worker"));
+        assert!(Instant::now() < deadline, "still ready with Redis gone: {r}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let redis = Command::new("redis-server")
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--maxmemory-policy", "noeviction"])
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("redis-server");
+    let redis = Proc { child: redis, metrics: 0 };
+    wait_ready(worker.metrics);
+
     let wrong = Services { redis: format!("redis://:wrong-password@127.0.0.1:{port}/"), ..away };
     let mut refused = wrong.spawn("worker", "wrong-password", None);
     let status = refused.child.wait().unwrap();

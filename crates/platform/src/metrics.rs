@@ -42,9 +42,71 @@ pub fn install() -> PrometheusHandle {
         .clone()
 }
 
-/// `/metrics` (Prometheus text), `/healthz` (the process is up), `/readyz` (its backends are
-/// connected and its roles running).
-pub fn router(handle: PrometheusHandle, ready: Arc<AtomicBool>) -> axum::Router {
+/// What `/readyz` answers: the process's roles are running, and the last look at its backends
+/// ([`probe_backends`]) reached both.
+#[derive(Default)]
+pub struct Readiness {
+    running: AtomicBool,
+    /// Why the last probe failed; `None` after one that reached both (and before the first: a
+    /// process starts only once it has reached them).
+    unreachable: std::sync::Mutex<Option<String>>,
+}
+
+impl Readiness {
+    /// The roles are running (true) or stopping (false).
+    pub fn set_running(&self, running: bool) {
+        self.running.store(running, Ordering::Relaxed);
+    }
+
+    /// `(ready, why)`: 200 or 503 and the reason.
+    pub fn check(&self) -> (bool, String) {
+        if !self.running.load(Ordering::Relaxed) {
+            return (false, "starting or stopping".into());
+        }
+        match self.unreachable.lock().expect("readiness mutex").clone() {
+            Some(why) => (false, why),
+            None => (true, "ready".into()),
+        }
+    }
+}
+
+/// The object key [`probe_backends`] asks the store about (it never exists).
+pub const PROBE_KEY: &str = "readyz-probe";
+
+/// Every `every` until `stop`: asks Redis for the stats of `kind` and the object store whether
+/// [`PROBE_KEY`] exists (each bounded by its client's timeout), and records in `readiness`
+/// whether both answered. A process that cannot reach a backend keeps running (it retries
+/// its loops with backoff) but reads as not ready, with the backend and error named.
+pub async fn probe_backends(queue: Arc<dyn Queue>, blobs: Arc<dyn BlobStore>, kind: &'static str, readiness: Arc<Readiness>, every: Duration, mut stop: watch::Receiver<bool>) {
+    while !*stop.borrow() {
+        let mut why = Vec::new();
+        if let Err(e) = queue.stats(kind).await {
+            why.push(format!("Redis unreachable: {e}"));
+        }
+        if let Err(e) = blobs.exists(PROBE_KEY).await {
+            why.push(format!("object store unreachable: {e}"));
+        }
+        let why = (!why.is_empty()).then(|| why.join("; "));
+        {
+            let mut last = readiness.unreachable.lock().expect("readiness mutex");
+            if *last != why {
+                match &why {
+                    Some(w) => tracing::warn!(reason = %w, "not ready: a backend is unreachable"),
+                    None => tracing::info!("backends reachable again: ready"),
+                }
+            }
+            *last = why;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            _ = stop.changed() => {}
+        }
+    }
+}
+
+/// `/metrics` (Prometheus text), `/healthz` (the process is up), `/readyz` (its roles are running
+/// and its backends answered the last probe; else 503 and why).
+pub fn router(handle: PrometheusHandle, readiness: Arc<Readiness>) -> axum::Router {
     use axum::http::StatusCode;
     use axum::routing::get;
     axum::Router::new()
@@ -53,8 +115,8 @@ pub fn router(handle: PrometheusHandle, ready: Arc<AtomicBool>) -> axum::Router 
         .route(
             "/readyz",
             get(move || {
-                let ok = ready.load(Ordering::Relaxed);
-                std::future::ready(if ok { (StatusCode::OK, "ready") } else { (StatusCode::SERVICE_UNAVAILABLE, "starting") })
+                let (ok, why) = readiness.check();
+                std::future::ready((if ok { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE }, why))
             }),
         )
 }

@@ -7,7 +7,6 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -472,7 +471,7 @@ pub async fn run(
         }
         v
     };
-    let ready = Arc::new(AtomicBool::new(false));
+    let ready = Arc::new(metrics::Readiness::default());
     let (stop_tx, stop_rx) = watch::channel(false);
 
     let http = tokio::net::TcpListener::bind(cfg.metrics_listen)
@@ -489,6 +488,14 @@ pub async fn run(
             .await;
     });
     tokio::spawn(metrics::sample_queues(platform.queue().clone(), platform.task_kinds(), Duration::from_secs(5), stop_rx.clone()));
+    tokio::spawn(metrics::probe_backends(
+        platform.queue().clone(),
+        platform.blobs().clone(),
+        crate::kinds::PLAN.name,
+        ready.clone(),
+        Duration::from_secs(READINESS_PROBE_EVERY_SECS),
+        stop_rx.clone(),
+    ));
 
     let tokens = if roles.contains(&Role::Planner) { token_store(cfg).await? } else { None };
 
@@ -555,7 +562,7 @@ pub async fn run(
             }
         }
     }
-    ready.store(true, Ordering::Relaxed);
+    ready.set_running(true);
     tracing::info!(?roles, "running");
 
     let mut shutdown = Box::pin(shutdown);
@@ -569,7 +576,7 @@ pub async fn run(
         },
     };
     tracing::info!("shutting down: finishing tasks in hand");
-    ready.store(false, Ordering::Relaxed);
+    ready.set_running(false);
     let _ = stop_tx.send(true);
     while let Some(r) = tasks.join_next().await {
         if let Ok(Err(e)) = r {
@@ -638,6 +645,10 @@ async fn terminate() {
         let _ = tokio::signal::ctrl_c().await;
     }
 }
+
+/// Seconds between two looks at Redis and the object store for `/readyz`
+/// ([`metrics::probe_backends`]).
+pub const READINESS_PROBE_EVERY_SECS: u64 = 5;
 
 /// The directive that keeps arkworks' per-gadget spans out of the logs (see [`init_logging`]).
 pub const GR1CS_OFF: &str = "gr1cs=off";
