@@ -36,6 +36,9 @@ pub const RECONCILE_EVERY_SECS: u64 = 2;
 pub const RECONCILE_GRACE_SECS: u64 = 60;
 /// Seconds a finished job's record stays in Redis.
 pub const RETENTION_SECS: u64 = 7 * 24 * 3600;
+/// Seconds a failed or cancelled job's record stays in Redis: a day, to read why it ended,
+/// without a submit-and-cancel loop keeping a week of records.
+pub const FAILED_RETENTION_SECS: u64 = 24 * 3600;
 /// Bytes of decoded objects a process keeps between tasks.
 pub const CACHE_BYTES: u64 = 256 << 20;
 /// Bytes of Reckle circuit sets a worker or aggregator keeps built (half the worker pool's

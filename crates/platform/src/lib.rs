@@ -84,6 +84,8 @@ pub struct PlatformConfig {
     pub drain_timeout: Duration,
     /// How long a finished job's record, task state and idempotency key stay in the job store.
     pub retention: Duration,
+    /// The same for a failed or cancelled job (the shorter of the two applies).
+    pub failed_retention: Duration,
     /// Budget of the process's cache of decoded objects (job trees and plans, keys).
     pub cache_bytes: u64,
     /// Budget of the Reckle circuit sets the process keeps built (estimated by
@@ -149,6 +151,7 @@ impl Default for PlatformConfig {
             reconcile_batch: 1000,
             drain_timeout: Duration::from_secs(defaults::DRAIN_TIMEOUT_SECS),
             retention: Duration::from_secs(defaults::RETENTION_SECS),
+            failed_retention: Duration::from_secs(defaults::FAILED_RETENTION_SECS),
             cache_bytes: defaults::CACHE_BYTES,
             circuit_bytes: defaults::CIRCUIT_BYTES,
             expected: BTreeMap::new(),

@@ -70,7 +70,11 @@ impl Platform {
     /// expired (a late dead letter) has nothing left to end.
     pub async fn end(&self, job: &str, how: Ending<'_>) -> Result<bool, PlatformError> {
         let (state, outcome) = how.state();
-        let moved = match self.job_store().end(job, state, how.message(), self.config.retention).await {
+        let retention = match how {
+            Ending::Done => self.config.retention,
+            Ending::Failed(_) | Ending::Cancelled(_) => self.config.failed_retention.min(self.config.retention),
+        };
+        let moved = match self.job_store().end(job, state, how.message(), retention).await {
             Ok(moved) => moved,
             Err(JobError::NotFound(_)) if matches!(how, Ending::Failed(_)) => return Ok(false),
             Err(e) => return Err(e.into()),

@@ -158,6 +158,10 @@ pub struct ServiceConfig {
     /// Seconds a finished job's record and task state stay in Redis (listable, fetchable).
     #[arg(help_heading = "Roles", long, env = "PROVER_RETENTION_SECS", default_value_t = crate::defaults::RETENTION_SECS)]
     pub retention_secs: u64,
+    /// Seconds a failed or cancelled job's record and task state stay in Redis (at most
+    /// --retention-secs).
+    #[arg(help_heading = "Roles", long, env = "PROVER_FAILED_RETENTION_SECS", default_value_t = crate::defaults::FAILED_RETENTION_SECS)]
+    pub failed_retention_secs: u64,
     /// Bytes of decoded objects (Reckle job trees and plans, Hekaton keys) a process keeps
     /// between tasks, least recently used evicted first; a tree larger than this is rebuilt by
     /// each task that needs it. Set it well under the container's memory limit.
@@ -292,6 +296,7 @@ impl ServiceConfig {
             reconcile_grace: Duration::from_secs(self.reconcile_grace_secs.max(1)),
             drain_timeout: Duration::from_secs(self.drain_timeout_secs),
             retention: Duration::from_secs(self.retention_secs.max(1)),
+            failed_retention: Duration::from_secs(self.failed_retention_secs.max(1)),
             cache_bytes: self.cache_bytes,
             circuit_bytes: self.circuit_bytes,
             job_window: self.job_window.max(1),

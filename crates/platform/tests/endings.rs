@@ -251,3 +251,31 @@ async fn embedded_a_lost_job_beyond_the_first_page_is_found() {
 async fn redis_s3_a_lost_job_beyond_the_first_page_is_found() {
     a_lost_job_beyond_the_first_page_is_found(true, 15).await;
 }
+
+/// A done job keeps its record for the retention; a failed or a cancelled one for the shorter
+/// failed-job retention (a submit-and-cancel loop keeps a day of records, not a week). Read as
+/// the TTL Redis holds on each record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn failed_and_cancelled_jobs_are_kept_for_the_shorter_retention() {
+    let Some((q, blobs, store, _dir)) = common::backends_in_db(true, QueueConfig::default(), 4).await else { return };
+    let config = PlatformConfig { retention: Duration::from_secs(7 * 24 * 3600), failed_retention: Duration::from_secs(3600), ..PlatformConfig::default() };
+    let p = Platform::with_config(q, blobs, store, config);
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        ids.push(p.submit(noop::request(1), None).await.unwrap().0);
+    }
+    assert!(p.end(&ids[0], platform::Ending::Done).await.unwrap());
+    assert!(p.end(&ids[1], platform::Ending::Failed("task 0 failed")).await.unwrap());
+    p.cancel(&ids[2]).await.unwrap();
+    let url = std::env::var("PROVER_TEST_REDIS_URL").unwrap();
+    let url = format!("{}/4", url.trim_end_matches('/').trim_end_matches("/0"));
+    let mut c = redis::Client::open(url.as_str()).unwrap().get_multiplexed_async_connection().await.unwrap();
+    let mut ttl = Vec::new();
+    for id in &ids {
+        let ms: i64 = redis::cmd("PTTL").arg(format!("prover:job:{id}")).query_async(&mut c).await.unwrap();
+        ttl.push(ms);
+    }
+    assert!(ttl[0] > 3_600_000 && ttl[0] <= 7 * 24 * 3_600_000, "done: {ttl:?}");
+    assert!(ttl[1] > 0 && ttl[1] <= 3_600_000, "failed: {ttl:?}");
+    assert!(ttl[2] > 0 && ttl[2] <= 3_600_000, "cancelled: {ttl:?}");
+}
