@@ -1171,13 +1171,16 @@ fn a_service_started_before_redis_waits_for_it() {
         std::thread::sleep(Duration::from_millis(50));
     }
     let dir = tempfile::tempdir().unwrap();
-    let redis = Command::new("redis-server")
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--maxmemory-policy", "noeviction"])
-        .current_dir(dir.path())
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("redis-server (the test command installs it)");
-    let redis = Proc { child: redis, metrics: 0 };
+    let start_redis = || {
+        let child = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--maxmemory-policy", "noeviction"])
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("redis-server (the test command installs it)");
+        Proc { child, metrics: 0 }
+    };
+    let redis = start_redis();
     wait_ready(worker.metrics);
     assert!(away.log("early-worker").contains(&format!("127.0.0.1:{port}")), "the log names the Redis it waits for");
 
@@ -1195,13 +1198,7 @@ fn a_service_started_before_redis_waits_for_it() {
         assert!(Instant::now() < deadline, "still ready with Redis gone: {r}");
         std::thread::sleep(Duration::from_millis(100));
     }
-    let redis = Command::new("redis-server")
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--maxmemory-policy", "noeviction"])
-        .current_dir(dir.path())
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("redis-server");
-    let redis = Proc { child: redis, metrics: 0 };
+    let redis = start_redis();
     wait_ready(worker.metrics);
 
     let wrong = Services { redis: format!("redis://:wrong-password@127.0.0.1:{port}/"), ..away };
