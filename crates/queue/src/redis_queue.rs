@@ -223,8 +223,9 @@ pub struct RedisQueue {
     config: QueueConfig,
     conn: ConnectionManager,
     /// Reads whose replies grow with the data (pages of whole streams for `job_tasks`,
-    /// `outstanding` and `purge_job`, the dead letters) go on a connection of their own, so a large reply never holds up the
-    /// heartbeats, claims and completions queued behind it on `conn`.
+    /// `outstanding` and `purge_job`, the dead letters) go on a connection of their own, so a
+    /// large reply never holds up the heartbeats, claims and completions queued behind it on
+    /// `conn`.
     bulk: ConnectionManager,
     /// How long any command may take to answer (blocking reads: their block, plus this).
     response_timeout: Duration,
@@ -343,16 +344,18 @@ impl RedisQueue {
                 redis::cmd("XRANGE").arg(stream(kind)).arg(&from).arg("+").arg("COUNT").arg(SCAN_PAGE).query_async(&mut bulk).await.map_err(err)?;
             let Value::Array(entries) = page else { break };
             let full = entries.len() == SCAN_PAGE;
+            let mut last = None;
             for e in entries {
                 let Value::Array(pair) = e else { continue };
                 let (Some(id), Some(fields)) = (pair.first().and_then(value_string), pair.get(1)) else { continue };
                 if let Some(task) = field_m(fields).and_then(|m| serde_json::from_str::<TaskMessage>(&m).ok()) {
                     f(At::Stream(&id), task);
                 }
-                from = format!("({id}");
+                last = Some(id);
             }
-            if !full {
-                break;
+            match last {
+                Some(id) if full => from = format!("({id}"),
+                _ => break,
             }
         }
         let mut cursor = 0u64;
