@@ -20,6 +20,21 @@ if [ ! -x "$HOME/go/bin/mc" ]; then
   (cd /tmp && GOFLAGS=-mod=mod GOBIN="$HOME/go/bin" go install github.com/minio/mc@latest)
 fi
 export PROVER_TEST_MC="$HOME/go/bin/mc"
+# A Redis-compatible server with WAITAOF (Valkey 8, from Debian's bookworm-backports; the apt
+# Redis is 7.0, which has none), for the durable-acknowledgement tests. Unpacked from the .deb
+# into a cache, not installed: the binary is multi-call and runs as the server under that name.
+VALKEY_DIR="$HOME/.cache/prover-tools/valkey-8.0.1"
+if [ ! -x "$VALKEY_DIR/valkey-server" ]; then
+  echo "fetching valkey-server 8.0.1 (Debian bookworm-backports)"
+  deb="valkey-tools_8.0.1+dfsg1-1~bpo12+1_amd64.deb"
+  mkdir -p "$VALKEY_DIR"
+  curl -sSf -o "$VALKEY_DIR/$deb" "http://deb.debian.org/debian/pool/main/v/valkey/$deb"
+  echo "d2c2ea67642fa9571a07138b80ae52ebe566311c952aef25a39c1d5050697853  $VALKEY_DIR/$deb" | sha256sum -c --quiet
+  dpkg -x "$VALKEY_DIR/$deb" "$VALKEY_DIR/root"
+  ln -sf "$VALKEY_DIR/root/usr/bin/valkey-check-aof" "$VALKEY_DIR/valkey-server"
+  rm -f "$VALKEY_DIR/$deb"
+fi
+export PROVER_TEST_VALKEY_SERVER="$VALKEY_DIR/valkey-server"
 
 PROVER_TEST_TMP="$(mktemp -d)"
 REDIS_PORT="${PROVER_TEST_REDIS_PORT:-6391}"

@@ -110,9 +110,23 @@ pub fn run(cmd: AdminCommand) -> anyhow::Result<()> {
         };
         // The URL may carry a password: never print it.
         let store = RedisTokenStore::connect(&url).await.context("connecting to Redis (--redis)")?;
+        // A token created or revoked is reported only once Redis has it on disk where it can
+        // say so (WAITAOF); where it cannot, the warning says what may be lost.
+        let timeout = std::time::Duration::from_secs(queue::DEFAULT_REDIS_TIMEOUT_SECS);
+        let (gate, warning) = queue::durable::AckGate::open(&url, queue::durable::Durability::Auto, timeout).await?;
+        if let Some(w) = warning {
+            eprintln!("warning: {w}");
+        }
+        let durable = || async {
+            match &gate {
+                Some(g) => g.wait().await.map_err(|e| anyhow::anyhow!("the change is made, but {e}: run the command again to be sure")),
+                None => Ok(()),
+            }
+        };
         match cmd {
             TokenCommand::Create { tenant, .. } => {
                 let t = store.create(&tenant).await?;
+                durable().await?;
                 println!("token:  {}", t.secret);
                 println!("id:     {}", t.info.id);
                 println!("tenant: {}", t.info.tenant);
@@ -125,6 +139,7 @@ pub fn run(cmd: AdminCommand) -> anyhow::Result<()> {
             }
             TokenCommand::Revoke { id, .. } => {
                 store.revoke(&id).await?;
+                durable().await?;
                 println!("revoked {id}");
             }
         }

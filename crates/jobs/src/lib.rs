@@ -377,6 +377,14 @@ pub trait JobStore: Send + Sync {
     async fn expire(&self, id: &str, ttl: std::time::Duration) -> Result<(), JobError>;
     /// Removes the job, its task state and its idempotency key, and its place in every list.
     async fn delete(&self, id: &str) -> Result<(), JobError>;
+    /// Returns once every write this store answered before the call survives the store's
+    /// death, as far as the store was set up to make sure of it (Redis: `WAITAOF`, see
+    /// [`queue::durable`]); `Err` if that could not be confirmed, so the write must not be
+    /// acknowledged to a user. Called before acknowledging a submit or a cancel. The in-memory
+    /// store has nothing to wait for.
+    async fn make_durable(&self) -> Result<(), JobError> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -182,6 +182,9 @@ pub struct RedisJobStore {
     /// go on a connection of their own, so a large reply never holds up the small commands
     /// queued behind it on `conn` (transitions, reports).
     bulk: ConnectionManager,
+    /// Waits for Redis's AOF before a write is acknowledged ([`JobStore::make_durable`]); none:
+    /// nothing to wait for, or nothing asked.
+    ack: Option<std::sync::Arc<queue::durable::AckGate>>,
     create: Script,
     transition: Script,
     add_task: Script,
@@ -229,6 +232,7 @@ impl RedisJobStore {
         Ok(Self {
             conn,
             bulk,
+            ack: None,
             create: Script::new(CREATE),
             transition: Script::new(&transition_script()),
             add_task: Script::new(ADD_TASK),
@@ -236,6 +240,13 @@ impl RedisJobStore {
             delete: Script::new(DELETE),
             expire: Script::new(EXPIRE),
         })
+    }
+
+    /// This store with `gate` waited on by [`JobStore::make_durable`] (see
+    /// [`queue::durable::AckGate::open`]).
+    pub fn with_ack_gate(mut self, gate: Option<std::sync::Arc<queue::durable::AckGate>>) -> Self {
+        self.ack = gate;
+        self
     }
 
     /// Adds `task` to the job's `set`, bumping `counter` ('' for none) if it was new.
@@ -590,5 +601,12 @@ impl JobStore for RedisJobStore {
             .map_err(err)?;
         let _: i64 = self.conn.clone().zrem(UNCLEAN, id).await.map_err(err)?;
         Ok(())
+    }
+
+    async fn make_durable(&self) -> Result<(), JobError> {
+        match &self.ack {
+            Some(gate) => gate.wait().await.map_err(JobError::Backend),
+            None => Ok(()),
+        }
     }
 }

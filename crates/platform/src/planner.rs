@@ -140,9 +140,20 @@ impl Platform {
                 return Err(e.into());
             }
         };
+        // Acknowledged only once on disk (`--redis-durability`): a job the user was told of
+        // survives a Redis crash. If that cannot be confirmed the call fails, the job stays
+        // recorded, and a retry with the same idempotency key returns it.
+        let durable = self.job_store().make_durable().await.map_err(|e| {
+            let id = match &created {
+                Created::Existing(id) => id.as_str(),
+                Created::New => job.as_str(),
+            };
+            PlatformError::Jobs(jobs::JobError::Backend(format!("job {id} was recorded, but {e}; submit it again with the same idempotency key")))
+        });
         if let Created::Existing(id) = created {
             // A retried submission: the inputs just stored belong to no job.
             let _ = self.blobs().delete_prefix(&layout::job_prefix(&job)).await;
+            durable?;
             return Ok((id, false));
         }
         // Recorded: from here on the job is the platform's. If this enqueue is lost, the
@@ -155,6 +166,7 @@ impl Platform {
             tracing::warn!(parent: &span, job = %job, error = %e, "plan task not enqueued; the reconciler will");
         }
         ::metrics::counter!("prover_jobs_submitted_total", "kind" => kind_name).increment(1);
+        durable?;
         tracing::info!(parent: &span, job = %job, kind = kind_name, tasks = rec.progress().total, "job submitted");
         Ok((job, true))
     }
@@ -216,6 +228,11 @@ impl Platform {
     /// Returns the record; a job that had already ended is returned unchanged.
     pub async fn cancel(&self, job: &str) -> Result<JobRecord, PlatformError> {
         self.end(job, crate::lifecycle::Ending::Cancelled("cancelled by the user")).await?;
+        // Acknowledged only once on disk (`--redis-durability`); a retried cancel is harmless.
+        self.job_store()
+            .make_durable()
+            .await
+            .map_err(|e| PlatformError::Jobs(jobs::JobError::Backend(format!("job {job} was cancelled, but {e}; cancel it again to be sure"))))?;
         self.record(job).await
     }
 

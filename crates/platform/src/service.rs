@@ -221,6 +221,13 @@ pub struct BackendArgs {
     /// checking that it never evicts keys: only for a server known to run `noeviction`.
     #[arg(long, env = "PROVER_ASSUME_NOEVICTION", value_parser = clap::builder::BoolishValueParser::new())]
     pub assume_noeviction: bool,
+    /// When a submit or a cancel is acknowledged: `aof` only once Redis has it in its AOF on
+    /// disk (`WAITAOF` on Redis 7.2+, or `appendfsync always`), refusing to start on a Redis
+    /// that cannot (AOF off, `appendfsync no`, `everysec` without `WAITAOF`); `auto` waits where
+    /// the server can and warns at start where it cannot; `none` acknowledges once Redis
+    /// answers. Under `everysec` each acknowledgement waits for the next fsync (up to ~1 s).
+    #[arg(long, env = "PROVER_REDIS_DURABILITY", default_value = "auto", value_parser = ["none", "auto", "aof"])]
+    pub redis_durability: String,
     /// Seconds to wait at start for Redis to answer and the S3 endpoint to accept connections
     /// (a backend restarting, or started after this process), trying again with a growing delay
     /// and logging each try; 0 tries once. A wrong password or URL fails at once.
@@ -404,7 +411,18 @@ pub async fn connect_backends(b: &BackendArgs, queue_config: QueueConfig, config
     if let Some(why) = queue.eviction_unchecked() {
         tracing::warn!(reason = why, "Redis eviction policy not checked (--assume-noeviction): an evicted key would be a lost task");
     }
-    let jobs = RedisJobStore::connect_opts(redis, b.assume_noeviction, redis_timeout).await.map_err(|e| backend("Redis job store")(Box::new(e)))?;
+    let durability: queue::durable::Durability = b.redis_durability.parse().map_err(ServiceError::Config)?;
+    let (gate, risk) = queue::durable::AckGate::open(redis, durability, redis_timeout).await.map_err(|e| match e {
+        queue::durable::OpenError::Refused(why) => ServiceError::Config(why),
+        e @ queue::durable::OpenError::Backend(_) => backend("Redis persistence")(Box::new(e)),
+    })?;
+    if let Some(risk) = risk {
+        tracing::warn!(risk = %risk, "acknowledged writes are not made durable (--redis-durability aof refuses to start on such a Redis)");
+    }
+    let jobs = RedisJobStore::connect_opts(redis, b.assume_noeviction, redis_timeout)
+        .await
+        .map_err(|e| backend("Redis job store")(Box::new(e)))?
+        .with_ack_gate(gate.map(Arc::new));
     let s3 = S3Store::connect(S3Config {
         endpoint,
         bucket: b.bucket.clone(),

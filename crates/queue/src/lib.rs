@@ -46,6 +46,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 pub mod contract;
+pub mod durable;
 mod memory;
 mod redis_queue;
 

@@ -54,6 +54,16 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if and .Values.redis.enabled (not .Values.externalRedis.url) (not .Values.externalRedis.urlFromSecret) }}true{{ end }}
 {{- end }}
 
+{{/* PROVER_REDIS_DURABILITY: config.redisDurability, else `aof`, or `none` for a bundled
+Redis without persistence (its data loss accepted: redis.acceptDataLoss). */}}
+{{- define "prover.redisDurability" -}}
+{{- $d := .Values.config.redisDurability -}}
+{{- if and $d (not (has $d (list "none" "auto" "aof"))) }}
+{{- fail (printf "config.redisDurability %q: expected none, auto or aof" $d) }}
+{{- end }}
+{{- if $d }}{{ $d }}{{ else if and (include "prover.redisBundled" .) (not .Values.redis.persistence.enabled) }}none{{ else }}aof{{ end }}
+{{- end }}
+
 {{/* Is the bundled MinIO installed? "true" or "". */}}
 {{- define "prover.minioBundled" -}}
 {{- if and .Values.minio.enabled (not .Values.externalS3.endpoint) }}true{{ end }}

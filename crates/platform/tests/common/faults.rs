@@ -412,4 +412,7 @@ impl JobStore for LostCreateReply {
     async fn delete(&self, id: &str) -> Result<(), JobError> {
         self.inner.delete(id).await
     }
+    async fn make_durable(&self) -> Result<(), JobError> {
+        self.inner.make_durable().await
+    }
 }
