@@ -17,8 +17,10 @@
 //!    supplied as witnesses (the transcript over `F_q` is counted per permutation in 3).
 //! 3. **Unit costs over `F_q`**: one emulated `F_r` multiplication, a Poseidon permutation
 //!    (width 3, `x^5`, 8 + 57 rounds), a 255-bit variable-scalar multiplication in G1 and in G2,
-//!    a `G_T` exponentiation by a 255-bit variable exponent, the Miller loop per pair, and a
-//!    final exponentiation (ark-r1cs-std's BLS12 gadgets, as `hekaton::wrap` uses them).
+//!    a `G_T` exponentiation by a 255-bit variable exponent and the MIPP fold's two-exponent
+//!    form with cyclotomic squarings, an exponentiation by the BLS parameter `u`, the Miller
+//!    loop per pair (variable or constant G2 side), and a final exponentiation (ark-r1cs-std's
+//!    BLS12 gadgets, as `hekaton::wrap` uses them).
 
 use ark_bls12_381::{Bls12_381, Config, Fq, Fr, G1Projective, G2Projective};
 use ark_crypto_primitives::sponge::constraints::CryptographicSpongeVar;
@@ -539,8 +541,11 @@ struct Units {
     g1_mul: usize,
     g2_mul: usize,
     gt_exp: usize,
+    gt_two_exp: usize,
+    gt_exp_u: usize,
     miller_1: usize,
     miller_2: usize,
+    miller_const_g2: usize,
     final_exp: usize,
 }
 
@@ -651,6 +656,59 @@ fn units() -> Units {
             Ok(())
         },
     );
+    // The MIPP fold's T_L^{x⁻¹}·T_R^{x}: one square-and-multiply over both exponents, with
+    // cyclotomic squarings (valid in G_T) and a table {1, T_L, T_R, T_L·T_R}.
+    let gt_two_exp = delta(
+        |cs| {
+            let x = Gt::new_witness(cs.clone(), || Ok(gt))?;
+            let y = Gt::new_witness(cs.clone(), || Ok(gt.square()))?;
+            Ok(Box::new((x, y, bits_witness(cs, s)?, bits_witness(cs, a)?)))
+        },
+        |_, st| {
+            let (x, y, ea, eb) = *st
+                .downcast::<(Gt, Gt, Vec<Boolean<Fq>>, Vec<Boolean<Fq>>)>()
+                .unwrap();
+            let xy = x.clone() * &y;
+            let mut acc = Gt::one();
+            for (ba, bb) in ea.iter().rev().zip(eb.iter().rev()) {
+                acc = acc.cyclotomic_square()?;
+                let if_a = ba.select(&xy, &y)?;
+                let if_not_a = ba.select(&x, &Gt::one())?;
+                let factor = bb.select(&if_a, &if_not_a)?;
+                acc *= factor;
+            }
+            Ok(())
+        },
+    );
+    // An exponentiation by the BLS parameter u (64 bits, NAF): the size of the exponentiation
+    // in a G_T membership test of the f^q = f^u kind (an estimate's unit, not the test).
+    let gt_exp_u = delta(
+        |cs| Ok(Box::new(Gt::new_witness(cs.clone(), || Ok(gt))?)),
+        |_, st| {
+            let x = *st.downcast::<Gt>().unwrap();
+            let _ = x.optimized_cyclotomic_exp([0xd201_0000_0001_0000u64])?;
+            Ok(())
+        },
+    );
+    // A pair whose G2 side is a key constant (PST's h^{t_j}, Testudo-Comm's h).
+    let miller_const_g2 = delta(
+        |cs| {
+            Ok(Box::new(G1Var::<Config>::new_witness(cs.clone(), || {
+                Ok(g1)
+            })?))
+        },
+        |cs, st| {
+            use ark_r1cs_std::groups::bls12::G2PreparedVar;
+            let p = *st.downcast::<G1Var<Config>>().unwrap();
+            let q = G2PreparedVar::<Config>::new_constant(
+                cs.clone(),
+                ark_ec::bls12::G2Prepared::from(g2),
+            )?;
+            let _ =
+                PairingVar::<Config>::miller_loop(&[PairingVar::<Config>::prepare_g1(&p)?], &[q])?;
+            Ok(())
+        },
+    );
     let miller = |pairs: usize| {
         delta(
             |cs| {
@@ -701,8 +759,11 @@ fn units() -> Units {
         g1_mul,
         g2_mul,
         gt_exp,
+        gt_two_exp,
+        gt_exp_u,
         miller_1,
         miller_2,
+        miller_const_g2,
         final_exp,
     }
 }
@@ -770,8 +831,20 @@ fn main() {
         ("G1: 255-bit variable scalar × variable point", u.g1_mul),
         ("G2: 255-bit variable scalar × variable point", u.g2_mul),
         ("G_T: 255-bit variable exponent (`pow_le`)", u.gt_exp),
+        (
+            "G_T: T_L^a·T_R^b, two 255-bit exponents, shared cyclotomic squarings",
+            u.gt_two_exp,
+        ),
+        (
+            "G_T: exponent u (64-bit BLS parameter, NAF, cyclotomic)",
+            u.gt_exp_u,
+        ),
         ("Miller loop, 1 pair (variable G1, G2)", u.miller_1),
         ("Miller loop, 2 pairs", u.miller_2),
+        (
+            "Miller loop, 1 pair with a constant G2 side",
+            u.miller_const_g2,
+        ),
         ("final exponentiation", u.final_exp),
     ] {
         println!("| {name} | {n} |");
