@@ -1,0 +1,852 @@
+//! Constraint counts behind `docs/design/testudo-compression.md`: what verifying a Testudo
+//! proof (Spartan + Testudo-Comm on BLS12-381) costs as R1CS, measured with ark-r1cs-std and
+//! ark-relations. A measurement, not the compression circuit.
+//!
+//! `cargo run --release -p testudo --example compression_constraints -- 10 14`
+//!
+//! 1. **The scalar half, natively over `F_r`** (measured on a real proof at each size `k`):
+//!    the in-circuit twin of the crate's Poseidon-over-`F_r` transcript (every absorb and
+//!    squeeze of `spartan::verify` and `TestudoComm::verify`, group elements absorbed as the
+//!    byte chunks the native transcript packs them into, as witnesses), both sumchecks, the
+//!    outer and inner final checks (with `M(r_x, r_y)` supplied as a witness: what replaces
+//!    the matrices is a separate cost), `ũ(r_y')`, and the scalars the group checks need
+//!    (`x_k⁻¹`, `ŷ`, `f(ρ)`). It must be satisfied by the honest proof and not by one with
+//!    a tampered sumcheck round.
+//! 2. **The same arithmetic non-natively**: the sumcheck/final-check/scalar part with `F_r`
+//!    emulated over `F_q` (BLS12-381's base field, the scalar field of BW6-767), challenges
+//!    supplied as witnesses (the transcript over `F_q` is counted per permutation in 3).
+//! 3. **Unit costs over `F_q`**: one emulated `F_r` multiplication, a Poseidon permutation
+//!    (width 3, `x^5`, 8 + 57 rounds), a 255-bit variable-scalar multiplication in G1 and in G2,
+//!    a `G_T` exponentiation by a 255-bit variable exponent and the MIPP fold's two-exponent
+//!    form with cyclotomic squarings, an exponentiation by the BLS parameter `u`, the Miller
+//!    loop per pair (variable or constant G2 side), and a final exponentiation (ark-r1cs-std's
+//!    BLS12 gadgets, as `hekaton::wrap` uses them).
+
+use ark_bls12_381::{Bls12_381, Config, Fq, Fr, G1Projective, G2Projective};
+use ark_crypto_primitives::sponge::constraints::CryptographicSpongeVar;
+use ark_crypto_primitives::sponge::poseidon::constraints::PoseidonSpongeVar;
+use ark_ec::pairing::Pairing;
+use ark_ec::{CurveGroup, PrimeGroup};
+use ark_ff::{BigInteger, Field, One, PrimeField, UniformRand, Zero};
+use ark_r1cs_std::alloc::AllocVar;
+use ark_r1cs_std::boolean::Boolean;
+use ark_r1cs_std::eq::EqGadget;
+use ark_r1cs_std::fields::emulated_fp::EmulatedFpVar;
+use ark_r1cs_std::fields::fp::FpVar;
+use ark_r1cs_std::fields::fp12::Fp12Var;
+use ark_r1cs_std::fields::FieldVar;
+use ark_r1cs_std::groups::bls12::{G1Var, G2Var};
+use ark_r1cs_std::groups::CurveVar;
+use ark_r1cs_std::pairing::bls12::PairingVar;
+use ark_r1cs_std::pairing::PairingVar as _;
+use ark_r1cs_std::GR1CSVar;
+use ark_relations::gr1cs::{
+    ConstraintSystem, ConstraintSystemRef, OptimizationGoal, SynthesisError,
+};
+use ark_serialize::CanonicalSerialize;
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use testudo::poly::eq_table;
+use testudo::spartan::DOMAIN_TAG;
+use testudo::testudo_comm::{self, TestudoComm};
+use testudo::transcript::poseidon_config;
+use testudo::{prove, verify, ProofFor, R1cs};
+
+type Tc = TestudoComm<Bls12_381>;
+type Proof = ProofFor<Fr, Tc>;
+
+fn new_cs<F: PrimeField>() -> ConstraintSystemRef<F> {
+    let cs = ConstraintSystem::<F>::new_ref();
+    cs.set_optimization_goal(OptimizationGoal::Constraints);
+    cs
+}
+
+/// A random satisfiable instance of `2^k` constraints (as in `spartan_bench`).
+fn instance(k: usize, seed: u64) -> (R1cs<Fr>, Vec<Fr>, Vec<Fr>) {
+    use rand::Rng;
+    let m = 1usize << k;
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let (num_io, num_w) = (1, m - 1);
+    let cols = num_io + 1 + num_w;
+    let z: Vec<Fr> = (0..cols)
+        .map(|j| {
+            if j == num_io {
+                Fr::one()
+            } else {
+                Fr::rand(&mut rng)
+            }
+        })
+        .collect();
+    let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..m {
+        let mut row = |mat: &mut Vec<(usize, usize, Fr)>| {
+            let mut acc = Fr::zero();
+            for _ in 0..3 {
+                let (j, v) = (rng.gen_range(0..cols), Fr::rand(&mut rng));
+                acc += v * z[j];
+                mat.push((i, j, v));
+            }
+            acc
+        };
+        let az = row(&mut a);
+        let bz = row(&mut b);
+        c.push((i, num_io, az * bz));
+    }
+    let r1cs = R1cs::new(m, num_io, num_w, a, b, c).expect("well formed");
+    (r1cs, z[..num_io].to_vec(), z[num_io + 1..].to_vec())
+}
+
+// ---------------------------------------------------------------------------------------
+// The arithmetic of the verifier, generic over native (`FpVar<F_r>`) and emulated
+// (`EmulatedFpVar<F_r, F_q>`) field variables.
+
+/// The values the arithmetic consumes, as variables of one kind.
+struct Vars<V> {
+    tau: Vec<V>,
+    outer: Vec<Vec<V>>,
+    r_x: Vec<V>,
+    v: [V; 3],
+    rho: [V; 3],
+    inner: Vec<Vec<V>>,
+    r_y: Vec<V>,
+    v_w: V,
+    io: Vec<V>,
+    /// `M(r_x, r_y) = Σ ρ_M·M̃(r_x, r_y)`, supplied (see the module doc).
+    m_eval: V,
+    /// The MIPP challenges `x_k` and the G2-opening point `ρ` of Testudo-Comm.
+    mipp_x: Vec<V>,
+    mipp_rho: Vec<V>,
+}
+
+/// `p(x)` from `p(0), …, p(d)` (Lagrange over the nodes `0 … d`, as `sumcheck::interpolate`).
+fn interpolate<CF: PrimeField, V: FieldVar<Fr, CF>>(
+    evals: &[V],
+    x: &V,
+) -> Result<V, SynthesisError> {
+    let n = evals.len();
+    let diffs: Vec<V> = (0..n).map(|j| x.clone() - Fr::from(j as u64)).collect();
+    // prefix[i] = Π_{j<i} (x − j), suffix[i] = Π_{j>i} (x − j)
+    let mut prefix = vec![V::one(); n];
+    for i in 1..n {
+        prefix[i] = if i == 1 {
+            diffs[0].clone()
+        } else {
+            prefix[i - 1].clone() * &diffs[i - 1]
+        };
+    }
+    let mut suffix = vec![V::one(); n];
+    for i in (0..n - 1).rev() {
+        suffix[i] = if i == n - 2 {
+            diffs[n - 1].clone()
+        } else {
+            suffix[i + 1].clone() * &diffs[i + 1]
+        };
+    }
+    let mut acc = V::zero();
+    for i in 0..n {
+        let mut den = Fr::one();
+        for j in 0..n {
+            if j != i {
+                den *= Fr::from(i as u64) - Fr::from(j as u64);
+            }
+        }
+        let basis = match (i, n - 1 - i) {
+            (0, _) => suffix[0].clone(),
+            (_, 0) => prefix[i].clone(),
+            _ => prefix[i].clone() * &suffix[i],
+        };
+        acc += (basis * &evals[i]) * den.inverse().expect("distinct nodes");
+    }
+    Ok(acc)
+}
+
+/// `Π_k ((1 − p_k) + c_k·p_k)`.
+fn product_eval<CF: PrimeField, V: FieldVar<Fr, CF>>(c: &[V], p: &[V]) -> V {
+    let mut acc = V::one();
+    for (ck, pk) in c.iter().zip(p) {
+        acc *= V::one() - pk + ck.clone() * pk;
+    }
+    acc
+}
+
+/// Counts, in order: sumchecks with their final checks, the public-input term, the
+/// Testudo-Comm scalars.
+struct ArithCounts {
+    sumchecks: usize,
+    pcs_scalars: usize,
+}
+
+/// Everything `spartan::verify` does in `F_r` after the transcript, and the scalars of
+/// `TestudoComm::verify`; returns `(ŷ, f(ρ))` for the group checks.
+fn arithmetic<CF: PrimeField, V: FieldVar<Fr, CF>>(
+    cs: &ConstraintSystemRef<CF>,
+    v: &Vars<V>,
+) -> Result<ArithCounts, SynthesisError> {
+    let start = cs.num_constraints();
+    let mut claim = V::zero();
+    for (evals, r) in v.outer.iter().zip(&v.r_x) {
+        (evals[0].clone() + &evals[1]).enforce_equal(&claim)?;
+        claim = interpolate(evals, r)?;
+    }
+    let mut eq = V::one();
+    for (t, r) in v.tau.iter().zip(&v.r_x) {
+        let tr = t.clone() * r;
+        eq *= V::one() - t - r + tr.double()?;
+    }
+    claim.enforce_equal(&(eq * (v.v[0].clone() * &v.v[1] - &v.v[2])))?;
+
+    let mut claim =
+        v.rho[0].clone() * &v.v[0] + v.rho[1].clone() * &v.v[1] + v.rho[2].clone() * &v.v[2];
+    for (evals, r) in v.inner.iter().zip(&v.r_y) {
+        (evals[0].clone() + &evals[1]).enforce_equal(&claim)?;
+        claim = interpolate(evals, r)?;
+    }
+    // ũ(r_y') = Σ_{j ≤ ℓ} u_j·χ_j(r_y'), u = (io, 1).
+    let r_rest = &v.r_y[1..];
+    let mut u_eval = V::zero();
+    let u: Vec<V> =
+        v.io.iter()
+            .cloned()
+            .chain(std::iter::once(V::one()))
+            .collect();
+    for (j, uj) in u.iter().enumerate() {
+        let mut chi = V::one();
+        for (bit, r) in r_rest.iter().enumerate() {
+            let set = (j >> (r_rest.len() - 1 - bit)) & 1 == 1;
+            chi *= if set { r.clone() } else { V::one() - r };
+        }
+        u_eval += chi * uj;
+    }
+    let z_eval = (V::one() - &v.r_y[0]) * &v.v_w + v.r_y[0].clone() * u_eval;
+    claim.enforce_equal(&(v.m_eval.clone() * z_eval))?;
+    let sumchecks = cs.num_constraints() - start;
+
+    let start = cs.num_constraints();
+    let x_invs: Vec<V> = v
+        .mipp_x
+        .iter()
+        .map(|x| x.inverse())
+        .collect::<Result<_, _>>()?;
+    let (b, _) = r_rest.split_at(v.mipp_x.len());
+    let y_hat = product_eval(&x_invs, b);
+    let f_rho = product_eval(&x_invs, &v.mipp_rho);
+    // Keep them alive as the group checks' inputs.
+    let _ = (y_hat.value(), f_rho.value());
+    Ok(ArithCounts {
+        sumchecks,
+        pcs_scalars: cs.num_constraints() - start,
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// 1. The native twin over F_r, transcript included.
+
+/// The in-circuit transcript: the same calls as `testudo::transcript::Transcript`.
+struct TranscriptVar {
+    sponge: PoseidonSpongeVar<Fr>,
+    cs: ConstraintSystemRef<Fr>,
+}
+
+impl TranscriptVar {
+    fn new(cs: &ConstraintSystemRef<Fr>, tag: &[u8]) -> Result<Self, SynthesisError> {
+        let mut t = Self {
+            sponge: PoseidonSpongeVar::new(cs.clone(), &poseidon_config::<Fr>()),
+            cs: cs.clone(),
+        };
+        t.absorb_constant_bytes(tag)?;
+        Ok(t)
+    }
+
+    fn absorb(&mut self, x: &FpVar<Fr>) -> Result<(), SynthesisError> {
+        self.sponge.absorb(x)
+    }
+
+    fn chunks(bytes: &[u8]) -> Vec<Fr> {
+        let chunk = ((Fr::MODULUS_BIT_SIZE - 1) / 8) as usize;
+        bytes
+            .chunks(chunk)
+            .map(Fr::from_le_bytes_mod_order)
+            .collect()
+    }
+
+    fn absorb_constant_bytes(&mut self, bytes: &[u8]) -> Result<(), SynthesisError> {
+        self.absorb(&FpVar::Constant(Fr::from(bytes.len() as u64)))?;
+        for c in Self::chunks(bytes) {
+            self.absorb(&FpVar::Constant(c))?;
+        }
+        Ok(())
+    }
+
+    /// A prover message given as bytes (a group element's compressed encoding): its chunks
+    /// are witnesses here; the `F_q` side is what must tie them to the points it uses.
+    fn absorb_serialized(
+        &mut self,
+        value: &impl CanonicalSerialize,
+        public: bool,
+    ) -> Result<(), SynthesisError> {
+        let mut bytes = Vec::new();
+        value
+            .serialize_compressed(&mut bytes)
+            .expect("serialize to a Vec");
+        self.absorb(&FpVar::Constant(Fr::from(bytes.len() as u64)))?;
+        for c in Self::chunks(&bytes) {
+            let var = if public {
+                FpVar::new_input(self.cs.clone(), || Ok(c))?
+            } else {
+                FpVar::new_witness(self.cs.clone(), || Ok(c))?
+            };
+            self.absorb(&var)?;
+        }
+        Ok(())
+    }
+
+    fn challenges(&mut self, n: usize) -> Result<Vec<FpVar<Fr>>, SynthesisError> {
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        self.sponge.squeeze_field_elements(n)
+    }
+}
+
+struct NativeCounts {
+    total: usize,
+    transcript: usize,
+    arith: ArithCounts,
+    satisfied: bool,
+}
+
+fn witness_fr(cs: &ConstraintSystemRef<Fr>, x: Fr) -> Result<FpVar<Fr>, SynthesisError> {
+    FpVar::new_witness(cs.clone(), || Ok(x))
+}
+
+/// Builds the `F_r` circuit for `proof` and returns its counts and whether it is satisfied.
+/// Also returns the challenges' values (for the emulated run).
+fn native_circuit(
+    r1cs: &R1cs<Fr>,
+    io: &[Fr],
+    proof: &Proof,
+) -> Result<(NativeCounts, ChallengeValues), SynthesisError> {
+    let cs = new_cs::<Fr>();
+    let mut t = TranscriptVar::new(&cs, DOMAIN_TAG)?;
+    // The statement: the R1CS digest and io are public inputs.
+    t.absorb_serialized_bytes_public(&r1cs.digest().0)?;
+    let io_vars: Vec<FpVar<Fr>> = io
+        .iter()
+        .map(|x| FpVar::new_input(cs.clone(), || Ok(*x)))
+        .collect::<Result<_, _>>()?;
+    for x in &io_vars {
+        t.absorb(x)?;
+    }
+    t.absorb_serialized(&proof.commitment, false)?;
+    let tau = t.challenges(r1cs.log_rows())?;
+    let mut outer = Vec::new();
+    let mut r_x = Vec::new();
+    for evals in &proof.outer.rounds {
+        let vars: Vec<FpVar<Fr>> = evals
+            .iter()
+            .map(|e| witness_fr(&cs, *e))
+            .collect::<Result<_, _>>()?;
+        for x in &vars {
+            t.absorb(x)?;
+        }
+        r_x.push(t.challenges(1)?.remove(0));
+        outer.push(vars);
+    }
+    let v = [
+        witness_fr(&cs, proof.v_a)?,
+        witness_fr(&cs, proof.v_b)?,
+        witness_fr(&cs, proof.v_c)?,
+    ];
+    for x in &v {
+        t.absorb(x)?;
+    }
+    let rho = [
+        t.challenges(1)?.remove(0),
+        t.challenges(1)?.remove(0),
+        t.challenges(1)?.remove(0),
+    ];
+    let mut inner = Vec::new();
+    let mut r_y = Vec::new();
+    for evals in &proof.inner.rounds {
+        let vars: Vec<FpVar<Fr>> = evals
+            .iter()
+            .map(|e| witness_fr(&cs, *e))
+            .collect::<Result<_, _>>()?;
+        for x in &vars {
+            t.absorb(x)?;
+        }
+        r_y.push(t.challenges(1)?.remove(0));
+        inner.push(vars);
+    }
+    let v_w = witness_fr(&cs, proof.v_w)?;
+    t.absorb(&v_w)?;
+    // Testudo-Comm's verifier transcript.
+    let op = &proof.opening;
+    t.absorb_serialized(&op.u, false)?;
+    let mut mipp_x = Vec::new();
+    for round in &op.rounds {
+        t.absorb_serialized(round, false)?;
+        mipp_x.push(t.challenges(1)?.remove(0));
+    }
+    t.absorb_serialized(&(op.a_hat, op.h_hat), false)?;
+    let mipp_rho = t.challenges(op.rounds.len())?;
+    t.absorb_serialized(&op.h_hat_opening, false)?;
+    t.absorb_serialized(&op.q_opening, false)?;
+    let transcript = cs.num_constraints();
+
+    // M(r_x, r_y), computed natively from the challenges' values (what SPARK or the final
+    // verifier would supply), as a witness.
+    let val = |xs: &[FpVar<Fr>]| -> Vec<Fr> {
+        xs.iter().map(|x| x.value().unwrap_or_default()).collect()
+    };
+    let (rx, ry, rh) = (val(&r_x), val(&r_y), val(&rho));
+    let m = r1cs.eval_combined(&eq_table(&rx), &eq_table(&ry), [rh[0], rh[1], rh[2]]);
+    let m_eval = witness_fr(&cs, m)?;
+
+    let values = ChallengeValues {
+        tau: val(&tau),
+        r_x: rx,
+        rho: rh,
+        r_y: ry,
+        mipp_x: val(&mipp_x),
+        mipp_rho: val(&mipp_rho),
+        m_eval: m,
+    };
+    let vars = Vars {
+        tau,
+        outer,
+        r_x,
+        v,
+        rho,
+        inner,
+        r_y,
+        v_w,
+        io: io_vars,
+        m_eval,
+        mipp_x,
+        mipp_rho,
+    };
+    let arith = arithmetic(&cs, &vars)?;
+    let satisfied = cs.is_satisfied()?;
+    Ok((
+        NativeCounts {
+            total: cs.num_constraints(),
+            transcript,
+            arith,
+            satisfied,
+        },
+        values,
+    ))
+}
+
+impl TranscriptVar {
+    fn absorb_serialized_bytes_public(&mut self, bytes: &[u8]) -> Result<(), SynthesisError> {
+        self.absorb(&FpVar::Constant(Fr::from(bytes.len() as u64)))?;
+        for c in Self::chunks(bytes) {
+            let var = FpVar::new_input(self.cs.clone(), || Ok(c))?;
+            self.absorb(&var)?;
+        }
+        Ok(())
+    }
+}
+
+struct ChallengeValues {
+    tau: Vec<Fr>,
+    r_x: Vec<Fr>,
+    rho: Vec<Fr>,
+    r_y: Vec<Fr>,
+    mipp_x: Vec<Fr>,
+    mipp_rho: Vec<Fr>,
+    m_eval: Fr,
+}
+
+// ---------------------------------------------------------------------------------------
+// 2. The same arithmetic with F_r emulated over F_q.
+
+type Em = EmulatedFpVar<Fr, Fq>;
+
+fn emulated_circuit(
+    io: &[Fr],
+    proof: &Proof,
+    c: &ChallengeValues,
+) -> Result<(ArithCounts, usize, bool), SynthesisError> {
+    let cs = new_cs::<Fq>();
+    let w = |x: Fr| Em::new_witness(cs.clone(), || Ok(x));
+    let ws = |xs: &[Fr]| xs.iter().map(|x| w(*x)).collect::<Result<Vec<_>, _>>();
+    let vars = Vars {
+        tau: ws(&c.tau)?,
+        outer: proof
+            .outer
+            .rounds
+            .iter()
+            .map(|e| ws(e))
+            .collect::<Result<_, _>>()?,
+        r_x: ws(&c.r_x)?,
+        v: [w(proof.v_a)?, w(proof.v_b)?, w(proof.v_c)?],
+        rho: [w(c.rho[0])?, w(c.rho[1])?, w(c.rho[2])?],
+        inner: proof
+            .inner
+            .rounds
+            .iter()
+            .map(|e| ws(e))
+            .collect::<Result<_, _>>()?,
+        r_y: ws(&c.r_y)?,
+        v_w: w(proof.v_w)?,
+        io: ws(io)?,
+        m_eval: w(c.m_eval)?,
+        mipp_x: ws(&c.mipp_x)?,
+        mipp_rho: ws(&c.mipp_rho)?,
+    };
+    let allocation = cs.num_constraints();
+    let arith = arithmetic(&cs, &vars)?;
+    Ok((arith, allocation, cs.is_satisfied()?))
+}
+
+// ---------------------------------------------------------------------------------------
+// 3. Unit costs over F_q.
+
+fn bits_witness(cs: &ConstraintSystemRef<Fq>, x: Fr) -> Result<Vec<Boolean<Fq>>, SynthesisError> {
+    x.into_bigint()
+        .to_bits_le()
+        .into_iter()
+        .take(Fr::MODULUS_BIT_SIZE as usize)
+        .map(|b| Boolean::new_witness(cs.clone(), || Ok(b)))
+        .collect()
+}
+
+/// Constraints added by `f` in a fresh system (after whatever `setup` allocates).
+fn delta<S, F>(setup: S, f: F) -> usize
+where
+    S: FnOnce(&ConstraintSystemRef<Fq>) -> Result<Box<dyn std::any::Any>, SynthesisError>,
+    F: FnOnce(&ConstraintSystemRef<Fq>, Box<dyn std::any::Any>) -> Result<(), SynthesisError>,
+{
+    let cs = new_cs::<Fq>();
+    let state = setup(&cs).expect("allocation");
+    let before = cs.num_constraints();
+    f(&cs, state).expect("synthesis");
+    assert!(
+        cs.is_satisfied().expect("satisfiable"),
+        "the unit gadget is satisfied"
+    );
+    cs.num_constraints() - before
+}
+
+struct Units {
+    em_mul: usize,
+    em_alloc: usize,
+    em_to_bits: usize,
+    poseidon_fq: usize,
+    poseidon_fr: usize,
+    fq_to_bits: usize,
+    g1_mul: usize,
+    g2_mul: usize,
+    gt_exp: usize,
+    gt_two_exp: usize,
+    gt_exp_u: usize,
+    miller_1: usize,
+    miller_2: usize,
+    miller_const_g2: usize,
+    final_exp: usize,
+}
+
+fn units() -> Units {
+    let mut rng = ChaCha20Rng::seed_from_u64(3);
+    let (a, b) = (Fr::rand(&mut rng), Fr::rand(&mut rng));
+    let s = Fr::rand(&mut rng);
+    let em_alloc = {
+        let cs = new_cs::<Fq>();
+        let _ = Em::new_witness(cs.clone(), || Ok(a)).unwrap();
+        cs.num_constraints()
+    };
+    let em_mul = delta(
+        |cs| {
+            Ok(Box::new((
+                Em::new_witness(cs.clone(), || Ok(a))?,
+                Em::new_witness(cs.clone(), || Ok(b))?,
+            )))
+        },
+        |_, st| {
+            let (x, y) = *st.downcast::<(Em, Em)>().unwrap();
+            let z = x * &y;
+            z.enforce_equal(&Em::constant(a * b))
+        },
+    );
+    let em_to_bits = delta(
+        |cs| Ok(Box::new(Em::new_witness(cs.clone(), || Ok(a))?)),
+        |_, st| {
+            use ark_r1cs_std::convert::ToBitsGadget;
+            let x = *st.downcast::<Em>().unwrap();
+            let _ = x.to_bits_le()?;
+            Ok(())
+        },
+    );
+    let poseidon_fq = delta(
+        |cs| {
+            Ok(Box::new((
+                FpVar::new_witness(cs.clone(), || Ok(Fq::from(1u64)))?,
+                cs.clone(),
+            )))
+        },
+        |_, st| {
+            let (x, cs) = *st
+                .downcast::<(FpVar<Fq>, ConstraintSystemRef<Fq>)>()
+                .unwrap();
+            let mut sponge = PoseidonSpongeVar::new(cs, &poseidon_config::<Fq>());
+            sponge.absorb(&vec![x.clone(), x])?;
+            let _ = sponge.squeeze_field_elements(1)?;
+            Ok(())
+        },
+    );
+    let poseidon_fr = {
+        let cs = new_cs::<Fr>();
+        let x = FpVar::new_witness(cs.clone(), || Ok(Fr::from(1u64))).unwrap();
+        let before = cs.num_constraints();
+        let mut sponge = PoseidonSpongeVar::new(cs.clone(), &poseidon_config::<Fr>());
+        sponge.absorb(&vec![x.clone(), x]).unwrap();
+        let _ = sponge.squeeze_field_elements(1).unwrap();
+        cs.num_constraints() - before
+    };
+    let fq_to_bits = delta(
+        |cs| {
+            Ok(Box::new(FpVar::new_witness(cs.clone(), || {
+                Ok(Fq::from(12345u64))
+            })?))
+        },
+        |_, st| {
+            use ark_r1cs_std::convert::ToBitsGadget;
+            let x = *st.downcast::<FpVar<Fq>>().unwrap();
+            let _ = x.to_bits_le()?;
+            Ok(())
+        },
+    );
+    let g1 = (G1Projective::generator() * a).into_affine();
+    let g1_mul = delta(
+        |cs| {
+            let p = G1Var::<Config>::new_witness(cs.clone(), || Ok(g1))?;
+            Ok(Box::new((p, bits_witness(cs, s)?)))
+        },
+        |_, st| {
+            let (p, bits) = *st.downcast::<(G1Var<Config>, Vec<Boolean<Fq>>)>().unwrap();
+            let _ = p.scalar_mul_le(bits.iter())?;
+            Ok(())
+        },
+    );
+    let g2 = (G2Projective::generator() * b).into_affine();
+    let g2_mul = delta(
+        |cs| {
+            let p = G2Var::<Config>::new_witness(cs.clone(), || Ok(g2))?;
+            Ok(Box::new((p, bits_witness(cs, s)?)))
+        },
+        |_, st| {
+            let (p, bits) = *st.downcast::<(G2Var<Config>, Vec<Boolean<Fq>>)>().unwrap();
+            let _ = p.scalar_mul_le(bits.iter())?;
+            Ok(())
+        },
+    );
+    let gt = Bls12_381::pairing(g1, g2).0;
+    type Gt = Fp12Var<ark_bls12_381::Fq12Config>;
+    let gt_exp = delta(
+        |cs| {
+            let x = Gt::new_witness(cs.clone(), || Ok(gt))?;
+            Ok(Box::new((x, bits_witness(cs, s)?)))
+        },
+        |_, st| {
+            let (x, bits) = *st.downcast::<(Gt, Vec<Boolean<Fq>>)>().unwrap();
+            let _ = x.pow_le(&bits)?;
+            Ok(())
+        },
+    );
+    // The MIPP fold's T_L^{x⁻¹}·T_R^{x}: one square-and-multiply over both exponents, with
+    // cyclotomic squarings (valid in G_T) and a table {1, T_L, T_R, T_L·T_R}.
+    let gt_two_exp = delta(
+        |cs| {
+            let x = Gt::new_witness(cs.clone(), || Ok(gt))?;
+            let y = Gt::new_witness(cs.clone(), || Ok(gt.square()))?;
+            Ok(Box::new((x, y, bits_witness(cs, s)?, bits_witness(cs, a)?)))
+        },
+        |_, st| {
+            let (x, y, ea, eb) = *st
+                .downcast::<(Gt, Gt, Vec<Boolean<Fq>>, Vec<Boolean<Fq>>)>()
+                .unwrap();
+            let xy = x.clone() * &y;
+            let mut acc = Gt::one();
+            for (ba, bb) in ea.iter().rev().zip(eb.iter().rev()) {
+                acc = acc.cyclotomic_square()?;
+                let if_a = ba.select(&xy, &y)?;
+                let if_not_a = ba.select(&x, &Gt::one())?;
+                let factor = bb.select(&if_a, &if_not_a)?;
+                acc *= factor;
+            }
+            Ok(())
+        },
+    );
+    // An exponentiation by the BLS parameter u (64 bits, NAF): the size of the exponentiation
+    // in a G_T membership test of the f^q = f^u kind (an estimate's unit, not the test).
+    let gt_exp_u = delta(
+        |cs| Ok(Box::new(Gt::new_witness(cs.clone(), || Ok(gt))?)),
+        |_, st| {
+            let x = *st.downcast::<Gt>().unwrap();
+            let _ = x.optimized_cyclotomic_exp([0xd201_0000_0001_0000u64])?;
+            Ok(())
+        },
+    );
+    // A pair whose G2 side is a key constant (PST's h^{t_j}, Testudo-Comm's h).
+    let miller_const_g2 = delta(
+        |cs| {
+            Ok(Box::new(G1Var::<Config>::new_witness(cs.clone(), || {
+                Ok(g1)
+            })?))
+        },
+        |cs, st| {
+            use ark_r1cs_std::groups::bls12::G2PreparedVar;
+            let p = *st.downcast::<G1Var<Config>>().unwrap();
+            let q = G2PreparedVar::<Config>::new_constant(
+                cs.clone(),
+                ark_ec::bls12::G2Prepared::from(g2),
+            )?;
+            let _ =
+                PairingVar::<Config>::miller_loop(&[PairingVar::<Config>::prepare_g1(&p)?], &[q])?;
+            Ok(())
+        },
+    );
+    let miller = |pairs: usize| {
+        delta(
+            |cs| {
+                let ps: Vec<(G1Var<Config>, G2Var<Config>)> = (0..pairs)
+                    .map(|_| {
+                        Ok((
+                            G1Var::<Config>::new_witness(cs.clone(), || Ok(g1))?,
+                            G2Var::<Config>::new_witness(cs.clone(), || Ok(g2))?,
+                        ))
+                    })
+                    .collect::<Result<_, SynthesisError>>()?;
+                Ok(Box::new(ps))
+            },
+            |_, st| {
+                let ps = *st
+                    .downcast::<Vec<(G1Var<Config>, G2Var<Config>)>>()
+                    .unwrap();
+                let g1s = ps
+                    .iter()
+                    .map(|(p, _)| PairingVar::<Config>::prepare_g1(p))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let g2s = ps
+                    .iter()
+                    .map(|(_, q)| PairingVar::<Config>::prepare_g2(q))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let _ = PairingVar::<Config>::miller_loop(&g1s, &g2s)?;
+                Ok(())
+            },
+        )
+    };
+    let (miller_1, miller_2) = (miller(1), miller(2));
+    let ml = Bls12_381::multi_miller_loop([g1], [g2]).0;
+    let final_exp = delta(
+        |cs| Ok(Box::new(Gt::new_witness(cs.clone(), || Ok(ml))?)),
+        |_, st| {
+            let f = *st.downcast::<Gt>().unwrap();
+            let _ = PairingVar::<Config>::final_exponentiation(&f)?;
+            Ok(())
+        },
+    );
+    Units {
+        em_mul,
+        em_alloc,
+        em_to_bits,
+        poseidon_fq,
+        poseidon_fr,
+        fq_to_bits,
+        g1_mul,
+        g2_mul,
+        gt_exp,
+        gt_two_exp,
+        gt_exp_u,
+        miller_1,
+        miller_2,
+        miller_const_g2,
+        final_exp,
+    }
+}
+
+fn main() {
+    let ks: Vec<usize> = std::env::args()
+        .skip(1)
+        .map(|a| a.parse().expect("sizes k"))
+        .collect();
+    let ks = if ks.is_empty() { vec![10, 14] } else { ks };
+    println!("#### 1–2. The scalar half of the verifier, per instance size (R1CS of 2^k constraints, w̃ of k variables)\n");
+    println!("| 2^k | F_r circuit: total | of which transcript (Poseidon/F_r) | sumchecks + final checks | Testudo-Comm scalars | honest proof | tampered round | emulated over F_q: sumchecks + final checks | Testudo-Comm scalars | allocating its inputs |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for &k in &ks {
+        let (r1cs, io, w) = instance(k, k as u64);
+        let (ck, vk) = testudo_comm::setup_insecure_from_seed::<Bls12_381>(r1cs.witness_vars(), 1)
+            .expect("setup");
+        let proof = prove::<Fr, Tc>(&ck, &r1cs, &io, &w).expect("prove");
+        verify::<Fr, Tc>(&vk, &r1cs, &io, &proof).expect("verify");
+        let (native, values) = native_circuit(&r1cs, &io, &proof).expect("synthesis");
+        let mut bad = proof.clone();
+        bad.outer.rounds[1][0] += Fr::one();
+        assert!(
+            verify::<Fr, Tc>(&vk, &r1cs, &io, &bad).is_err(),
+            "the native verifier rejects it"
+        );
+        let (tampered, _) = native_circuit(&r1cs, &io, &bad).expect("synthesis");
+        let (em, em_alloc, em_ok) = emulated_circuit(&io, &proof, &values).expect("synthesis");
+        assert!(native.satisfied && em_ok, "the honest proof satisfies both");
+        assert!(
+            !tampered.satisfied,
+            "a tampered round leaves the circuit unsatisfied"
+        );
+        println!(
+            "| 2^{k} | {} | {} | {} | {} | satisfied | unsatisfied | {} | {} | {} |",
+            native.total,
+            native.transcript,
+            native.arith.sumchecks,
+            native.arith.pcs_scalars,
+            em.sumchecks,
+            em.pcs_scalars,
+            em_alloc
+        );
+    }
+    let u = units();
+    println!("\n#### 3. Unit costs over F_q (BLS12-381's base field = BW6-767's scalar field), constraints\n");
+    println!("| gadget | constraints |");
+    println!("|---|---|");
+    for (name, n) in [
+        ("emulated F_r: allocate one element", u.em_alloc),
+        (
+            "emulated F_r: one multiplication (and equality with a constant)",
+            u.em_mul,
+        ),
+        ("emulated F_r: to bits", u.em_to_bits),
+        ("F_q element to bits (a squeezed challenge)", u.fq_to_bits),
+        (
+            "Poseidon permutation over F_q (absorb 2, squeeze 1)",
+            u.poseidon_fq,
+        ),
+        (
+            "Poseidon permutation over F_r, natively (for comparison)",
+            u.poseidon_fr,
+        ),
+        ("G1: 255-bit variable scalar × variable point", u.g1_mul),
+        ("G2: 255-bit variable scalar × variable point", u.g2_mul),
+        ("G_T: 255-bit variable exponent (`pow_le`)", u.gt_exp),
+        (
+            "G_T: T_L^a·T_R^b, two 255-bit exponents, shared cyclotomic squarings",
+            u.gt_two_exp,
+        ),
+        (
+            "G_T: exponent u (64-bit BLS parameter, NAF, cyclotomic)",
+            u.gt_exp_u,
+        ),
+        ("Miller loop, 1 pair (variable G1, G2)", u.miller_1),
+        ("Miller loop, 2 pairs", u.miller_2),
+        (
+            "Miller loop, 1 pair with a constant G2 side",
+            u.miller_const_g2,
+        ),
+        ("final exponentiation", u.final_exp),
+    ] {
+        println!("| {name} | {n} |");
+    }
+}
