@@ -35,6 +35,13 @@ if [ ! -x "$VALKEY_DIR/valkey-server" ]; then
   rm -f "$VALKEY_DIR/$deb"
 fi
 export PROVER_TEST_VALKEY_SERVER="$VALKEY_DIR/valkey-server"
+# Toxiproxy (a TCP proxy that injects latency and cuts), for the Redis latency test.
+TOXIPROXY_DIR="$HOME/.cache/prover-tools/toxiproxy-2.5.0"
+if [ ! -x "$TOXIPROXY_DIR/server" ]; then
+  echo "installing toxiproxy 2.5.0 (go install, about a minute the first time)"
+  (cd /tmp && GOFLAGS=-mod=mod GOBIN="$TOXIPROXY_DIR" go install github.com/Shopify/toxiproxy/v2/cmd/server@v2.5.0)
+fi
+export PROVER_TEST_TOXIPROXY="$TOXIPROXY_DIR/server"
 
 PROVER_TEST_TMP="$(mktemp -d)"
 REDIS_PORT="${PROVER_TEST_REDIS_PORT:-6391}"

@@ -228,7 +228,9 @@ pub async fn ping_redis(url: &str, timeout: std::time::Duration) -> Result<(), (
         e.is_timeout() || e.is_connection_refusal() || e.is_connection_dropped() || matches!(e.retry_method(), redis::RetryMethod::WaitAndRetry)
     };
     let late = || (QueueError::Backend(format!("no answer within {timeout:?}")), true);
-    let mut conn = match tokio::time::timeout(timeout, client.get_multiplexed_async_connection()).await {
+    // The handshake gets the whole `timeout` too (redis-rs's own limits are 1 s and 500 ms).
+    let config = redis::AsyncConnectionConfig::new().set_connection_timeout(Some(timeout)).set_response_timeout(Some(timeout));
+    let mut conn = match tokio::time::timeout(timeout, client.get_multiplexed_async_connection_with_config(&config)).await {
         Err(_) => return Err(late()),
         Ok(Err(e)) => return Err((QueueError::Backend(e.to_string()), transient(&e))),
         Ok(Ok(c)) => c,

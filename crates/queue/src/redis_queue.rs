@@ -459,10 +459,9 @@ impl RedisQueue {
     /// When maintenance of `kinds` is due (see [`RedisQueue::maintenance_due`]): one
     /// [`MAINTAIN`] call promotes every kind's due retries and looks for an expired lease, which
     /// it leases to `consumer`.
-    async fn reclaim(&self, kinds: &[&str], consumer: &str) -> Result<Option<Lease>, QueueError> {
-        let key = kinds.join(",");
-        self.reap_idle_consumers(&key, kinds, consumer).await?;
-        while self.maintenance_due(&key) {
+    async fn reclaim(&self, key: &str, kinds: &[&str], consumer: &str) -> Result<Option<Lease>, QueueError> {
+        self.reap_idle_consumers(key, kinds, consumer).await?;
+        while self.maintenance_due(key) {
             let mut c = self.conn.clone();
             let mut inv = self.maintain.prepare_invoke();
             for kind in kinds {
@@ -494,7 +493,7 @@ impl RedisQueue {
                 return Err(err(format!("maintenance returned kind number {i} of {}", kinds.len())));
             };
             // There may be more expired leases: look again on the next claim.
-            self.maintained.lock().expect("mutex").remove(&key);
+            self.maintained.lock().expect("mutex").remove(key);
             if let Some(l) = self.lease(kind, consumer, id, fields).await? {
                 return Ok(Some(l));
             }
@@ -551,11 +550,15 @@ impl RedisQueue {
         let mut b = match pooled {
             Some(b) => b,
             None => {
-                let mut b = self.client.get_multiplexed_async_connection().await.map_err(err)?;
                 // The block itself bounds how long the server holds the read; beyond it, the
-                // answer is waited for as long as any other.
-                b.set_response_timeout(MAINTENANCE_EVERY + self.response_timeout);
-                b
+                // answer is waited for as long as any other. The handshake (SELECT, CLIENT
+                // SETINFO) waits as long as any answer too: with redis-rs's defaults (1 s to
+                // connect, 500 ms per answer) no connection could be made while Redis answered
+                // 600 ms late, and an idle worker never claimed again (tests/redis_latency.rs).
+                let config = redis::AsyncConnectionConfig::new()
+                    .set_connection_timeout(Some(self.response_timeout))
+                    .set_response_timeout(Some(MAINTENANCE_EVERY + self.response_timeout));
+                self.client.get_multiplexed_async_connection_with_config(&config).await.map_err(err)?
             }
         };
         let read: Value = cmd.query_async(&mut b).await.map_err(on_err)?;
@@ -739,6 +742,16 @@ enum Read {
 /// The longest an idle claim goes without maintenance (due retries, expired leases).
 const MAINTENANCE_EVERY: Duration = Duration::from_millis(500);
 
+/// The name of a set of kinds in the per-set bookkeeping (maintenance and reaping due, busy):
+/// the same whatever order a caller lists them in. Workers rotate their kinds on every claim,
+/// and a key in that order made every rotation a set of its own, each reaped and maintained as
+/// if never before (13 kinds: 13 times the intended rounds).
+fn kinds_key(kinds: &[&str]) -> String {
+    let mut sorted = kinds.to_vec();
+    sorted.sort_unstable();
+    sorted.join(",")
+}
+
 /// The first `(id, fields)` of an `XAUTOCLAIM` / `XREADGROUP` entry list.
 fn first_entry(entries: &Value) -> Option<(String, Value)> {
     let Value::Array(list) = entries else { return None };
@@ -782,9 +795,14 @@ impl Queue for RedisQueue {
             self.ensure_group(kind).await?;
         }
         let deadline = tokio::time::Instant::now() + wait;
-        let key = kinds.join(",");
+        let key = kinds_key(kinds);
+        // Whether this call has looked for a new message yet: it returns empty-handed only
+        // after one look, however long the maintenance before it took. When Redis answered
+        // slower than `wait`, the maintenance alone used up the wait and an idle worker never
+        // read its streams again (tests/redis_latency.rs, 600 ms per answer).
+        let mut looked = false;
         loop {
-            if let Some(l) = self.reclaim(kinds, consumer).await? {
+            if let Some(l) = self.reclaim(&key, kinds, consumer).await? {
                 return Ok(Some(l));
             }
             // Busy (or asked not to wait): one round trip claims the next message.
@@ -795,11 +813,12 @@ impl Queue for RedisQueue {
                     Read::Nothing if wait.is_zero() => return Ok(None),
                     Read::Nothing => self.set_hot(&key, false),
                 }
+                looked = true;
             }
             // Waiting (a zero wait has returned above): block until a message arrives, or
             // until maintenance is due again.
             let now = tokio::time::Instant::now();
-            if now >= deadline {
+            if now >= deadline && looked {
                 return Ok(None);
             }
             let block = deadline.saturating_duration_since(now).min(MAINTENANCE_EVERY).as_millis().max(1) as u64;
@@ -809,7 +828,7 @@ impl Queue for RedisQueue {
                     return Ok(Some(l));
                 }
                 Read::Lost => continue,
-                Read::Nothing => {}
+                Read::Nothing => looked = true,
             }
             if tokio::time::Instant::now() >= deadline {
                 return Ok(None);
