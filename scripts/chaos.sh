@@ -6,9 +6,10 @@
 #   long (default)  ≥ 50 worker SIGKILLs (a random worker every 3 s, restarted at once as a pod
 #                   would be), executor-0 and planner-0 restarted twice each, Redis SIGKILLed
 #                   and restarted once, MinIO stopped for 60 s, worker-4 frozen with SIGSTOP for
-#                   longer than its tasks' deadlines (45 s) and then resumed; 24 jobs
-#   --short         ≥ 10 worker SIGKILLs, one Redis restart, a 15 s MinIO outage; 8 jobs (the
-#                   test command runs this)
+#                   longer than its tasks' deadlines (45 s) and then resumed, both executors
+#                   SIGKILLed at once and back after 20 s; 24 jobs
+#   --short         ≥ 10 worker SIGKILLs, one Redis restart, a 15 s MinIO outage, both
+#                   executors down for 10 s; 8 jobs (the test command runs this)
 #
 # Then it waits for every job to end, fetches every done job's proof through the API and
 # verifies it offline (prover reckle verify / pari verify-bundles / hekaton verify), and prints
@@ -160,6 +161,15 @@ restart_redis() {
   sleep 2
   start_redis
 }
+# No executor at all for a while (both pods evicted at once): reports and plan tasks wait in
+# their queues, leases held by the dead executors expire, and the jobs go on when they are back.
+executors_down() {
+  say "both executors SIGKILLed, back after ${1}s"
+  kill -9 "$(pid executor-0)" "$(pid executor-1)" 2>/dev/null
+  sleep "$1"
+  start executor-0 executor
+  start executor-1 executor
+}
 if [ "$MODE" = long ]; then
   sleep 10; say "executor-0 restarted"; restart executor-0 executor
   sleep 5; say "planner-0 restarted"; restart planner-0 planner --listen "127.0.0.1:${GRPC[0]}"
@@ -170,11 +180,13 @@ if [ "$MODE" = long ]; then
   sleep 5; outage_s3
   sleep 10; say "executor-0 restarted again"; restart executor-0 executor
   sleep 5; say "planner-0 restarted again"; restart planner-0 planner --listen "127.0.0.1:${GRPC[0]}"
+  sleep 5; executors_down 20
 else
   sleep 4
   for n in $(seq $((JOBS / 2)) $((JOBS - 1))); do submit_job "$n"; done
   restart_redis
   sleep 4; outage_s3
+  sleep 2; executors_down 10
 fi
 wait "$KILLER"
 say "$(cat "$TMP/kills" 2>/dev/null || echo 0) worker kills done; waiting for the jobs to end"
