@@ -27,7 +27,7 @@ use ark_crypto_primitives::sponge::constraints::CryptographicSpongeVar;
 use ark_crypto_primitives::sponge::poseidon::constraints::PoseidonSpongeVar;
 use ark_ec::pairing::Pairing;
 use ark_ec::{CurveGroup, PrimeGroup};
-use ark_ff::{BigInteger, Field, One, PrimeField, UniformRand, Zero};
+use ark_ff::{BigInteger, Field, One, PrimeField, UniformRand};
 use ark_r1cs_std::alloc::AllocVar;
 use ark_r1cs_std::boolean::Boolean;
 use ark_r1cs_std::eq::EqGadget;
@@ -61,40 +61,7 @@ fn new_cs<F: PrimeField>() -> ConstraintSystemRef<F> {
     cs
 }
 
-/// A random satisfiable instance of `2^k` constraints (as in `spartan_bench`).
-fn instance(k: usize, seed: u64) -> (R1cs<Fr>, Vec<Fr>, Vec<Fr>) {
-    use rand::Rng;
-    let m = 1usize << k;
-    let mut rng = ChaCha20Rng::seed_from_u64(seed);
-    let (num_io, num_w) = (1, m - 1);
-    let cols = num_io + 1 + num_w;
-    let z: Vec<Fr> = (0..cols)
-        .map(|j| {
-            if j == num_io {
-                Fr::one()
-            } else {
-                Fr::rand(&mut rng)
-            }
-        })
-        .collect();
-    let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
-    for i in 0..m {
-        let mut row = |mat: &mut Vec<(usize, usize, Fr)>| {
-            let mut acc = Fr::zero();
-            for _ in 0..3 {
-                let (j, v) = (rng.gen_range(0..cols), Fr::rand(&mut rng));
-                acc += v * z[j];
-                mat.push((i, j, v));
-            }
-            acc
-        };
-        let az = row(&mut a);
-        let bz = row(&mut b);
-        c.push((i, num_io, az * bz));
-    }
-    let r1cs = R1cs::new(m, num_io, num_w, a, b, c).expect("well formed");
-    (r1cs, z[..num_io].to_vec(), z[num_io + 1..].to_vec())
-}
+mod common;
 
 // ---------------------------------------------------------------------------------------
 // The arithmetic of the verifier, generic over native (`FpVar<F_r>`) and emulated
@@ -778,7 +745,7 @@ fn main() {
     println!("| 2^k | F_r circuit: total | of which transcript (Poseidon/F_r) | sumchecks + final checks | Testudo-Comm scalars | honest proof | tampered round | emulated over F_q: sumchecks + final checks | Testudo-Comm scalars | allocating its inputs |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for &k in &ks {
-        let (r1cs, io, w) = instance(k, k as u64);
+        let common::Instance { r1cs, io, w, .. } = common::Instance::random(1 << k, &mut ChaCha20Rng::seed_from_u64(k as u64));
         let (ck, vk) = testudo_comm::setup_insecure_from_seed::<Bls12_381>(r1cs.witness_vars(), 1)
             .expect("setup");
         let proof = prove::<Fr, Tc>(&ck, &r1cs, &io, &w).expect("prove");

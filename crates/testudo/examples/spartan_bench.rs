@@ -8,44 +8,14 @@
 use std::time::Instant;
 
 use ark_bls12_381::{Bls12_381, Fr};
-use ark_ff::UniformRand;
 use ark_serialize::CanonicalSerialize;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use testudo::pst::{self, Pst};
 use testudo::testudo_comm::{self, TestudoComm};
 use testudo::{prove, verify, MultilinearPcs, R1cs};
 
-fn instance(m: usize, rng: &mut ChaCha20Rng) -> (R1cs<Fr>, Vec<Fr>, Vec<Fr>) {
-    let (num_io, num_w) = (1, m - 1);
-    let cols = num_io + 1 + num_w;
-    let z: Vec<Fr> = (0..cols)
-        .map(|j| {
-            if j == num_io {
-                Fr::from(1u64)
-            } else {
-                Fr::rand(rng)
-            }
-        })
-        .collect();
-    let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
-    for i in 0..m {
-        let mut row = |mat: &mut Vec<(usize, usize, Fr)>| {
-            let mut acc = Fr::from(0u64);
-            for _ in 0..3 {
-                let (j, v) = (rng.gen_range(0..cols), Fr::rand(rng));
-                acc += v * z[j];
-                mat.push((i, j, v));
-            }
-            acc
-        };
-        let az = row(&mut a);
-        let bz = row(&mut b);
-        c.push((i, num_io, az * bz));
-    }
-    let r1cs = R1cs::new(m, num_io, num_w, a, b, c).expect("a well-formed instance");
-    (r1cs, z[..num_io].to_vec(), z[num_io + 1..].to_vec())
-}
+mod common;
 
 fn main() {
     let args: Vec<usize> = std::env::args()
@@ -70,7 +40,7 @@ fn main() {
     println!("| log2 constraints | PCS | prove (s) | verify (s) | proof (bytes) |");
     println!("|---|---|---|---|---|");
     for k in lo..=hi {
-        let (r1cs, io, w) = instance(1 << k, &mut rng);
+        let common::Instance { r1cs, io, w, .. } = common::Instance::random(1 << k, &mut rng);
         row::<Pst<Bls12_381>>(k, "PST", &pst_ck, &pst_vk, &r1cs, &io, &w);
         row::<TestudoComm<Bls12_381>>(k, "Testudo-Comm", &tc_ck, &tc_vk, &r1cs, &io, &w);
     }

@@ -36,72 +36,18 @@ use ark_relations::gr1cs::{
 };
 use ark_serialize::CanonicalSerialize;
 use ark_snark::SNARK;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use testudo::pst::{self, Pst};
-use testudo::r1cs::Entry;
 use testudo::testudo_comm::{self, TestudoComm};
 use testudo::transcript::Transcript;
-use testudo::{MultilinearPcs, MultilinearPoly, R1cs};
+use testudo::{MultilinearPcs, MultilinearPoly};
 
-/// One row of a matrix: `(column, coefficient)` in the caller's layout `z = (io, 1, w)`.
-type Row = Vec<(usize, Fr)>;
+mod common;
 
-/// A satisfiable instance kept in both forms: Testudo's [`R1cs`] and the rows of `A, B, C`.
-struct Instance {
-    num_io: usize,
-    io: Vec<Fr>,
-    w: Vec<Fr>,
-    /// `rows[0]`, `rows[1]`, `rows[2]`: the rows of `A`, `B`, `C`.
-    rows: [Vec<Row>; 3],
-    r1cs: R1cs<Fr>,
-}
+use common::{Instance, Row};
 
 impl Instance {
-    fn random(m: usize, rng: &mut ChaCha20Rng) -> Self {
-        let (num_io, num_w) = (1, m - 1);
-        let cols = num_io + 1 + num_w;
-        let z: Vec<Fr> = (0..cols)
-            .map(|j| {
-                if j == num_io {
-                    Fr::one()
-                } else {
-                    Fr::rand(rng)
-                }
-            })
-            .collect();
-        let mut rows: [Vec<Row>; 3] = Default::default();
-        for _ in 0..m {
-            let mut row = || {
-                let r: Row = (0..3)
-                    .map(|_| (rng.gen_range(0..cols), Fr::rand(rng)))
-                    .collect();
-                let dot: Fr = r.iter().map(|(j, v)| *v * z[*j]).sum();
-                (r, dot)
-            };
-            let (a, az) = row();
-            let (b, bz) = row();
-            rows[0].push(a);
-            rows[1].push(b);
-            rows[2].push(vec![(num_io, az * bz)]);
-        }
-        let entries = |mat: &[Row]| -> Vec<Entry<Fr>> {
-            mat.iter()
-                .enumerate()
-                .flat_map(|(i, r)| r.iter().map(move |&(j, v)| (i, j, v)))
-                .collect()
-        };
-        let [a, b, c] = rows.each_ref().map(|mat| entries(mat));
-        let r1cs = R1cs::new(m, num_io, num_w, a, b, c).expect("a well-formed instance");
-        Instance {
-            num_io,
-            io: z[..num_io].to_vec(),
-            w: z[num_io + 1..].to_vec(),
-            rows,
-            r1cs,
-        }
-    }
-
     /// arkworks' column of the caller's column `j`: `(1, io, w)` instead of `(io, 1, w)`.
     fn ark_column(&self, j: usize) -> usize {
         match j {
