@@ -745,7 +745,8 @@ fn main() {
     println!("| 2^k | F_r circuit: total | of which transcript (Poseidon/F_r) | sumchecks + final checks | Testudo-Comm scalars | honest proof | tampered round | emulated over F_q: sumchecks + final checks | Testudo-Comm scalars | allocating its inputs |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for &k in &ks {
-        let common::Instance { r1cs, io, w, .. } = common::Instance::random(1 << k, &mut ChaCha20Rng::seed_from_u64(k as u64));
+        let common::Instance { r1cs, io, w, .. } =
+            common::Instance::random(1 << k, &mut ChaCha20Rng::seed_from_u64(k as u64));
         let (ck, vk) = testudo_comm::setup_insecure_from_seed::<Bls12_381>(r1cs.witness_vars(), 1)
             .expect("setup");
         let proof = prove::<Fr, Tc>(&ck, &r1cs, &io, &w).expect("prove");
