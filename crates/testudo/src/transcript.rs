@@ -90,6 +90,9 @@ use ark_ff::{AdditiveGroup, BigInteger, Field, PrimeField};
 
 use crate::Error;
 
+#[cfg(feature = "r1cs")]
+pub mod constraints;
+
 /// Full rounds of the permutation.
 pub const FULL_ROUNDS: usize = 8;
 /// Partial rounds of the permutation.
