@@ -54,6 +54,7 @@ pub struct ChallengeVar<F: PrimeField, Q: PrimeField> {
 }
 
 /// The transcript sponge in a circuit over `Q`, for proofs over `F` (module doc).
+#[derive(Clone)]
 pub struct TranscriptVar<F: PrimeField, Q: PrimeField> {
     sponge: PoseidonSpongeVar<Q>,
     _scalar: PhantomData<F>,
