@@ -319,6 +319,7 @@ mod tests {
 
     /// One message of a random transcript.
     #[derive(Clone)]
+    #[allow(clippy::large_enum_variant)] // a test's list of a dozen messages
     enum Msg {
         Base(Fq),
         Scalar(Fr),
