@@ -1,26 +1,27 @@
 //! Constraint counts behind `docs/design/testudo-compression.md`: what verifying a Testudo
-//! proof (Spartan + Testudo-Comm on BLS12-381) costs as R1CS, measured with ark-r1cs-std and
-//! ark-relations. A measurement, not the compression circuit.
+//! proof (Spartan + Testudo-Comm on BLS12-381) costs as R1CS over `F_q` (BLS12-381's base
+//! field, the scalar field of BW6-767), measured with ark-r1cs-std and ark-relations. A
+//! measurement, not the compression circuit.
 //!
 //! `cargo run --release -p testudo --example compression_constraints -- 10 14`
 //!
-//! 1. **The scalar half, natively over `F_r`** (measured on a real proof at each size `k`):
-//!    the in-circuit twin of the crate's Poseidon-over-`F_r` transcript (every absorb and
-//!    squeeze of `spartan::verify` and `TestudoComm::verify`, group elements absorbed as the
-//!    byte chunks the native transcript packs them into, as witnesses), both sumchecks, the
-//!    outer and inner final checks (with `M(r_x, r_y)` supplied as a witness: what replaces
-//!    the matrices is a separate cost), `ũ(r_y')`, and the scalars the group checks need
-//!    (`x_k⁻¹`, `ŷ`, `f(ρ)`). It must be satisfied by the honest proof and not by one with
-//!    a tampered sumcheck round.
-//! 2. **The same arithmetic non-natively**: the sumcheck/final-check/scalar part with `F_r`
-//!    emulated over `F_q` (BLS12-381's base field, the scalar field of BW6-767), challenges
-//!    supplied as witnesses (the transcript over `F_q` is counted per permutation in 3).
-//! 3. **Unit costs over `F_q`**: one emulated `F_r` multiplication, a Poseidon permutation
-//!    (width 3, `x^5`, 8 + 57 rounds), a 255-bit variable-scalar multiplication in G1 and in G2,
-//!    a `G_T` exponentiation by a 255-bit variable exponent and the MIPP fold's two-exponent
-//!    form with cyclotomic squarings, an exponentiation by the BLS parameter `u`, the Miller
-//!    loop per pair (variable or constant G2 side), and a final exponentiation (ark-r1cs-std's
-//!    BLS12 gadgets, as `hekaton::wrap` uses them).
+//! 1. **The scalar half over `F_q`** (measured on a real proof at each size `k`): the crate's
+//!    transcript gadget ([`testudo::transcript::constraints`]) replaying every absorb and
+//!    squeeze of `spartan::verify` and `TestudoComm::verify` (group elements as coordinate
+//!    witnesses, without their on-curve and subgroup checks, which belong to the group part;
+//!    `F_r` values emulated and absorbed as canonical integers; challenges squeezed in the
+//!    circuit), then both sumchecks, the outer and inner final checks (with `M(r_x, r_y)`
+//!    supplied as a witness: what replaces the matrices is a separate cost), `ũ(r_y')`, and
+//!    the scalars the group checks need (`x_k⁻¹`, `ŷ`, `f(ρ)`), all with `F_r` emulated and
+//!    the challenges the circuit squeezed. It must be satisfied by the honest proof and not by
+//!    one with a tampered sumcheck round.
+//! 2. **Unit costs over `F_q`**: the transcript gadget's operations, one emulated `F_r`
+//!    multiplication, a Poseidon permutation (width 3, `x^5`, 8 + 57 rounds), a 255-bit
+//!    variable-scalar multiplication in G1 and in G2, a `G_T` exponentiation by a 255-bit
+//!    variable exponent and the MIPP fold's two-exponent form with cyclotomic squarings, an
+//!    exponentiation by the BLS parameter `u`, the Miller loop per pair (variable or constant
+//!    G2 side), and a final exponentiation (ark-r1cs-std's BLS12 gadgets, as `hekaton::wrap`
+//!    uses them).
 
 use ark_bls12_381::{Bls12_381, Config, Fq, Fr, G1Projective, G2Projective};
 use ark_crypto_primitives::sponge::constraints::CryptographicSpongeVar;
@@ -43,13 +44,13 @@ use ark_r1cs_std::GR1CSVar;
 use ark_relations::gr1cs::{
     ConstraintSystem, ConstraintSystemRef, OptimizationGoal, SynthesisError,
 };
-use ark_serialize::CanonicalSerialize;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use testudo::poly::eq_table;
 use testudo::spartan::DOMAIN_TAG;
 use testudo::testudo_comm::{self, TestudoComm};
-use testudo::transcript::poseidon_config;
+use testudo::transcript::constraints::TranscriptVar;
+use testudo::transcript::{bytes_to_elements, poseidon_config};
 use testudo::{prove, verify, ProofFor, R1cs};
 
 type Tc = TestudoComm<Bls12_381>;
@@ -206,271 +207,184 @@ fn arithmetic<CF: PrimeField, V: FieldVar<Fr, CF>>(
 }
 
 // ---------------------------------------------------------------------------------------
-// 1. The native twin over F_r, transcript included.
+// 1. The scalar half over F_q: the transcript gadget and the emulated arithmetic.
 
-/// The in-circuit transcript: the same calls as `testudo::transcript::Transcript`.
-struct TranscriptVar {
-    sponge: PoseidonSpongeVar<Fr>,
-    cs: ConstraintSystemRef<Fr>,
-}
+type Em = EmulatedFpVar<Fr, Fq>;
+type Tv = TranscriptVar<Fr, Fq>;
+type GtVar = Fp12Var<ark_bls12_381::Fq12Config>;
+type Fp2V = ark_r1cs_std::fields::fp2::Fp2Var<ark_bls12_381::Fq2Config>;
 
-impl TranscriptVar {
-    fn new(cs: &ConstraintSystemRef<Fr>, tag: &[u8]) -> Result<Self, SynthesisError> {
-        let mut t = Self {
-            sponge: PoseidonSpongeVar::new(cs.clone(), &poseidon_config::<Fr>()),
-            cs: cs.clone(),
-        };
-        t.absorb_constant_bytes(tag)?;
-        Ok(t)
-    }
-
-    fn absorb(&mut self, x: &FpVar<Fr>) -> Result<(), SynthesisError> {
-        self.sponge.absorb(x)
-    }
-
-    fn chunks(bytes: &[u8]) -> Vec<Fr> {
-        let chunk = ((Fr::MODULUS_BIT_SIZE - 1) / 8) as usize;
-        bytes
-            .chunks(chunk)
-            .map(Fr::from_le_bytes_mod_order)
-            .collect()
-    }
-
-    fn absorb_constant_bytes(&mut self, bytes: &[u8]) -> Result<(), SynthesisError> {
-        self.absorb(&FpVar::Constant(Fr::from(bytes.len() as u64)))?;
-        for c in Self::chunks(bytes) {
-            self.absorb(&FpVar::Constant(c))?;
-        }
-        Ok(())
-    }
-
-    /// A prover message given as bytes (a group element's compressed encoding): its chunks
-    /// are witnesses here; the `F_q` side is what must tie them to the points it uses.
-    fn absorb_serialized(
-        &mut self,
-        value: &impl CanonicalSerialize,
-        public: bool,
-    ) -> Result<(), SynthesisError> {
-        let mut bytes = Vec::new();
-        value
-            .serialize_compressed(&mut bytes)
-            .expect("serialize to a Vec");
-        self.absorb(&FpVar::Constant(Fr::from(bytes.len() as u64)))?;
-        for c in Self::chunks(&bytes) {
-            let var = if public {
-                FpVar::new_input(self.cs.clone(), || Ok(c))?
-            } else {
-                FpVar::new_witness(self.cs.clone(), || Ok(c))?
-            };
-            self.absorb(&var)?;
-        }
-        Ok(())
-    }
-
-    fn challenges(&mut self, n: usize) -> Result<Vec<FpVar<Fr>>, SynthesisError> {
-        if n == 0 {
-            return Ok(Vec::new());
-        }
-        self.sponge.squeeze_field_elements(n)
-    }
-}
-
-struct NativeCounts {
+struct FqCounts {
     total: usize,
+    /// Allocating the proof's `F_r` values as emulated witnesses.
+    allocation: usize,
+    /// The transcript: absorbs (with the canonical-integer conversions), squeezes, challenge
+    /// decompositions.
     transcript: usize,
     arith: ArithCounts,
     satisfied: bool,
+    /// `F_r` values absorbed, group elements absorbed, challenges squeezed.
+    scalars: usize,
+    points: usize,
+    challenges: usize,
 }
 
-fn witness_fr(cs: &ConstraintSystemRef<Fr>, x: Fr) -> Result<FpVar<Fr>, SynthesisError> {
-    FpVar::new_witness(cs.clone(), || Ok(x))
+/// The transcript gadget with the example's bookkeeping.
+struct Counted {
+    t: Tv,
+    cs: ConstraintSystemRef<Fq>,
+    scalars: usize,
+    points: usize,
+    challenges: usize,
 }
 
-/// Builds the `F_r` circuit for `proof` and returns its counts and whether it is satisfied.
-/// Also returns the challenges' values (for the emulated run).
-fn native_circuit(
-    r1cs: &R1cs<Fr>,
-    io: &[Fr],
-    proof: &Proof,
-) -> Result<(NativeCounts, ChallengeValues), SynthesisError> {
-    let cs = new_cs::<Fr>();
-    let mut t = TranscriptVar::new(&cs, DOMAIN_TAG)?;
-    // The statement: the R1CS digest and io are public inputs.
-    t.absorb_serialized_bytes_public(&r1cs.digest().0)?;
-    let io_vars: Vec<FpVar<Fr>> = io
+impl Counted {
+    fn scalars(&mut self, xs: &[Em]) -> Result<(), SynthesisError> {
+        self.scalars += xs.len();
+        self.t.absorb_scalars(xs).map(|_| ())
+    }
+
+    fn g1(&mut self, p: &ark_bls12_381::G1Affine) -> Result<(), SynthesisError> {
+        use ark_ec::AffineRepr;
+        self.points += 1;
+        let (x, y) = p.xy().unwrap_or_default();
+        let x = FpVar::new_witness(self.cs.clone(), || Ok(x))?;
+        let y = FpVar::new_witness(self.cs.clone(), || Ok(y))?;
+        let inf = Boolean::new_witness(self.cs.clone(), || Ok(p.is_zero()))?;
+        self.t.absorb_point(&x, &y, &inf)
+    }
+
+    fn g2(&mut self, p: &ark_bls12_381::G2Affine) -> Result<(), SynthesisError> {
+        use ark_ec::AffineRepr;
+        self.points += 1;
+        let (x, y) = p.xy().unwrap_or_default();
+        let x = Fp2V::new_witness(self.cs.clone(), || Ok(x))?;
+        let y = Fp2V::new_witness(self.cs.clone(), || Ok(y))?;
+        let inf = Boolean::new_witness(self.cs.clone(), || Ok(p.is_zero()))?;
+        self.t.absorb_point(&x, &y, &inf)
+    }
+
+    fn gt(&mut self, x: &ark_bls12_381::Fq12) -> Result<(), SynthesisError> {
+        self.points += 1;
+        let v = GtVar::new_witness(self.cs.clone(), || Ok(*x))?;
+        self.t.absorb_target(&v)
+    }
+
+    fn challenges(&mut self, n: usize) -> Result<Vec<Em>, SynthesisError> {
+        self.challenges += n;
+        Ok(self.t.challenges(n)?.into_iter().map(|c| c.value).collect())
+    }
+}
+
+/// Builds the `F_q` circuit for `proof` (module doc, 1).
+fn fq_circuit(r1cs: &R1cs<Fr>, io: &[Fr], proof: &Proof) -> Result<FqCounts, testudo::Error> {
+    let cs = new_cs::<Fq>();
+    let w = |x: Fr| Em::new_witness(cs.clone(), || Ok(x));
+    let ws = |xs: &[Fr]| xs.iter().map(|x| w(*x)).collect::<Result<Vec<_>, _>>();
+    let io_v = ws(io)?;
+    let outer: Vec<Vec<Em>> = proof
+        .outer
+        .rounds
         .iter()
-        .map(|x| FpVar::new_input(cs.clone(), || Ok(*x)))
+        .map(|e| ws(e))
         .collect::<Result<_, _>>()?;
-    for x in &io_vars {
-        t.absorb(x)?;
-    }
-    t.absorb_serialized(&proof.commitment, false)?;
+    let v = [w(proof.v_a)?, w(proof.v_b)?, w(proof.v_c)?];
+    let inner: Vec<Vec<Em>> = proof
+        .inner
+        .rounds
+        .iter()
+        .map(|e| ws(e))
+        .collect::<Result<_, _>>()?;
+    let v_w = w(proof.v_w)?;
+    let allocation = cs.num_constraints();
+
+    let mut t = Counted {
+        t: Tv::new(cs.clone(), DOMAIN_TAG)?,
+        cs: cs.clone(),
+        scalars: 0,
+        points: 0,
+        challenges: 0,
+    };
+    // The statement: the digest is a public input (its one 32-byte chunk), io emulated.
+    let digest = bytes_to_elements::<Fq>(&r1cs.digest().0);
+    let chunks = digest[1..]
+        .iter()
+        .map(|c| FpVar::new_input(cs.clone(), || Ok(*c)))
+        .collect::<Result<Vec<_>, _>>()?;
+    t.t.absorb_byte_chunks(32, &chunks)?;
+    t.scalars(&io_v)?;
+    t.gt(&proof.commitment.0 .0)?;
     let tau = t.challenges(r1cs.log_rows())?;
-    let mut outer = Vec::new();
     let mut r_x = Vec::new();
-    for evals in &proof.outer.rounds {
-        let vars: Vec<FpVar<Fr>> = evals
-            .iter()
-            .map(|e| witness_fr(&cs, *e))
-            .collect::<Result<_, _>>()?;
-        for x in &vars {
-            t.absorb(x)?;
-        }
-        r_x.push(t.challenges(1)?.remove(0));
-        outer.push(vars);
+    for evals in &outer {
+        t.scalars(evals)?;
+        r_x.extend(t.challenges(1)?);
     }
-    let v = [
-        witness_fr(&cs, proof.v_a)?,
-        witness_fr(&cs, proof.v_b)?,
-        witness_fr(&cs, proof.v_c)?,
-    ];
-    for x in &v {
-        t.absorb(x)?;
-    }
-    let rho = [
-        t.challenges(1)?.remove(0),
-        t.challenges(1)?.remove(0),
-        t.challenges(1)?.remove(0),
-    ];
-    let mut inner = Vec::new();
+    t.scalars(&v)?;
+    let rho = t.challenges(3)?;
     let mut r_y = Vec::new();
-    for evals in &proof.inner.rounds {
-        let vars: Vec<FpVar<Fr>> = evals
-            .iter()
-            .map(|e| witness_fr(&cs, *e))
-            .collect::<Result<_, _>>()?;
-        for x in &vars {
-            t.absorb(x)?;
-        }
-        r_y.push(t.challenges(1)?.remove(0));
-        inner.push(vars);
+    for evals in &inner {
+        t.scalars(evals)?;
+        r_y.extend(t.challenges(1)?);
     }
-    let v_w = witness_fr(&cs, proof.v_w)?;
-    t.absorb(&v_w)?;
+    t.scalars(std::slice::from_ref(&v_w))?;
     // Testudo-Comm's verifier transcript.
     let op = &proof.opening;
-    t.absorb_serialized(&op.u, false)?;
+    t.g1(&op.u)?;
     let mut mipp_x = Vec::new();
     for round in &op.rounds {
-        t.absorb_serialized(round, false)?;
-        mipp_x.push(t.challenges(1)?.remove(0));
+        t.g1(&round.u_l)?;
+        t.g1(&round.u_r)?;
+        t.gt(&round.t_l.0)?;
+        t.gt(&round.t_r.0)?;
+        mipp_x.extend(t.challenges(1)?);
     }
-    t.absorb_serialized(&(op.a_hat, op.h_hat), false)?;
+    t.g1(&op.a_hat)?;
+    t.g2(&op.h_hat)?;
     let mipp_rho = t.challenges(op.rounds.len())?;
-    t.absorb_serialized(&op.h_hat_opening, false)?;
-    t.absorb_serialized(&op.q_opening, false)?;
-    let transcript = cs.num_constraints();
+    for q in &op.h_hat_opening {
+        t.g2(q)?;
+    }
+    for q in &op.q_opening.quotients {
+        t.g1(q)?;
+    }
+    let transcript = cs.num_constraints() - allocation;
 
     // M(r_x, r_y), computed natively from the challenges' values (what SPARK or the final
     // verifier would supply), as a witness.
-    let val = |xs: &[FpVar<Fr>]| -> Vec<Fr> {
-        xs.iter().map(|x| x.value().unwrap_or_default()).collect()
-    };
+    let val = |xs: &[Em]| -> Vec<Fr> { xs.iter().map(|x| x.value().unwrap_or_default()).collect() };
     let (rx, ry, rh) = (val(&r_x), val(&r_y), val(&rho));
     let m = r1cs.eval_combined(&eq_table(&rx), &eq_table(&ry), [rh[0], rh[1], rh[2]]);
-    let m_eval = witness_fr(&cs, m)?;
-
-    let values = ChallengeValues {
-        tau: val(&tau),
-        r_x: rx,
-        rho: rh,
-        r_y: ry,
-        mipp_x: val(&mipp_x),
-        mipp_rho: val(&mipp_rho),
-        m_eval: m,
-    };
+    let m_eval = w(m)?;
     let vars = Vars {
         tau,
         outer,
         r_x,
         v,
-        rho,
+        rho: [rho[0].clone(), rho[1].clone(), rho[2].clone()],
         inner,
         r_y,
         v_w,
-        io: io_vars,
+        io: io_v,
         m_eval,
         mipp_x,
         mipp_rho,
     };
     let arith = arithmetic(&cs, &vars)?;
-    let satisfied = cs.is_satisfied()?;
-    Ok((
-        NativeCounts {
-            total: cs.num_constraints(),
-            transcript,
-            arith,
-            satisfied,
-        },
-        values,
-    ))
-}
-
-impl TranscriptVar {
-    fn absorb_serialized_bytes_public(&mut self, bytes: &[u8]) -> Result<(), SynthesisError> {
-        self.absorb(&FpVar::Constant(Fr::from(bytes.len() as u64)))?;
-        for c in Self::chunks(bytes) {
-            let var = FpVar::new_input(self.cs.clone(), || Ok(c))?;
-            self.absorb(&var)?;
-        }
-        Ok(())
-    }
-}
-
-struct ChallengeValues {
-    tau: Vec<Fr>,
-    r_x: Vec<Fr>,
-    rho: Vec<Fr>,
-    r_y: Vec<Fr>,
-    mipp_x: Vec<Fr>,
-    mipp_rho: Vec<Fr>,
-    m_eval: Fr,
+    Ok(FqCounts {
+        total: cs.num_constraints(),
+        allocation,
+        transcript,
+        arith,
+        satisfied: cs.is_satisfied()?,
+        scalars: t.scalars,
+        points: t.points,
+        challenges: t.challenges,
+    })
 }
 
 // ---------------------------------------------------------------------------------------
-// 2. The same arithmetic with F_r emulated over F_q.
-
-type Em = EmulatedFpVar<Fr, Fq>;
-
-fn emulated_circuit(
-    io: &[Fr],
-    proof: &Proof,
-    c: &ChallengeValues,
-) -> Result<(ArithCounts, usize, bool), SynthesisError> {
-    let cs = new_cs::<Fq>();
-    let w = |x: Fr| Em::new_witness(cs.clone(), || Ok(x));
-    let ws = |xs: &[Fr]| xs.iter().map(|x| w(*x)).collect::<Result<Vec<_>, _>>();
-    let vars = Vars {
-        tau: ws(&c.tau)?,
-        outer: proof
-            .outer
-            .rounds
-            .iter()
-            .map(|e| ws(e))
-            .collect::<Result<_, _>>()?,
-        r_x: ws(&c.r_x)?,
-        v: [w(proof.v_a)?, w(proof.v_b)?, w(proof.v_c)?],
-        rho: [w(c.rho[0])?, w(c.rho[1])?, w(c.rho[2])?],
-        inner: proof
-            .inner
-            .rounds
-            .iter()
-            .map(|e| ws(e))
-            .collect::<Result<_, _>>()?,
-        r_y: ws(&c.r_y)?,
-        v_w: w(proof.v_w)?,
-        io: ws(io)?,
-        m_eval: w(c.m_eval)?,
-        mipp_x: ws(&c.mipp_x)?,
-        mipp_rho: ws(&c.mipp_rho)?,
-    };
-    let allocation = cs.num_constraints();
-    let arith = arithmetic(&cs, &vars)?;
-    Ok((arith, allocation, cs.is_satisfied()?))
-}
-
-// ---------------------------------------------------------------------------------------
-// 3. Unit costs over F_q.
+// 2. Unit costs over F_q.
 
 fn bits_witness(cs: &ConstraintSystemRef<Fq>, x: Fr) -> Result<Vec<Boolean<Fq>>, SynthesisError> {
     x.into_bigint()
@@ -499,6 +413,8 @@ where
 }
 
 struct Units {
+    tr_scalar: usize,
+    tr_challenge: usize,
     em_mul: usize,
     em_alloc: usize,
     em_to_bits: usize,
@@ -584,6 +500,35 @@ fn units() -> Units {
             let x = *st.downcast::<FpVar<Fq>>().unwrap();
             let _ = x.to_bits_le()?;
             Ok(())
+        },
+    );
+    // The transcript gadget, from a sponge holding variables at squeeze position 1 (the next
+    // absorb starts a block without permuting, the next squeeze takes the second rate
+    // element): what an F_r absorb and a challenge cost beyond the permutations (one per two
+    // absorbed elements or two challenges, counted in the Poseidon row).
+    let transcript_at_rest = |cs: &ConstraintSystemRef<Fq>| -> Result<Tv, SynthesisError> {
+        let mut t = Tv::new(cs.clone(), b"units").map_err(|_| SynthesisError::Unsatisfiable)?;
+        t.absorb_base(&FpVar::new_witness(cs.clone(), || Ok(Fq::from(7u64)))?)?;
+        t.challenge()?;
+        Ok(t)
+    };
+    let tr_scalar = delta(
+        |cs| {
+            Ok(Box::new((
+                transcript_at_rest(cs)?,
+                Em::new_witness(cs.clone(), || Ok(a))?,
+            )))
+        },
+        |_, st| {
+            let (mut t, x) = *st.downcast::<(Tv, Em)>().unwrap();
+            t.absorb_scalar(&x).map(|_| ())
+        },
+    );
+    let tr_challenge = delta(
+        |cs| Ok(Box::new(transcript_at_rest(cs)?)),
+        |_, st| {
+            let mut t = *st.downcast::<Tv>().unwrap();
+            t.challenge().map(|_| ())
         },
     );
     let g1 = (G1Projective::generator() * a).into_affine();
@@ -717,6 +662,8 @@ fn units() -> Units {
         },
     );
     Units {
+        tr_scalar,
+        tr_challenge,
         em_mul,
         em_alloc,
         em_to_bits,
@@ -741,45 +688,54 @@ fn main() {
         .map(|a| a.parse().expect("sizes k"))
         .collect();
     let ks = if ks.is_empty() { vec![10, 14] } else { ks };
-    println!("#### 1–2. The scalar half of the verifier, per instance size (R1CS of 2^k constraints, w̃ of k variables)\n");
-    println!("| 2^k | F_r circuit: total | of which transcript (Poseidon/F_r) | sumchecks + final checks | Testudo-Comm scalars | honest proof | tampered round | emulated over F_q: sumchecks + final checks | Testudo-Comm scalars | allocating its inputs |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("#### 1. The scalar half of the verifier over F_q, per instance size (R1CS of 2^k constraints, w̃ of k variables)\n");
+    println!("| 2^k | total | transcript gadget | (F_r absorbs, group elements, challenges) | emulated sumchecks + final checks | Testudo-Comm scalars | allocating the proof's F_r values | honest proof | tampered round |");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for &k in &ks {
-        let common::Instance { r1cs, io, w, .. } = common::Instance::random(1 << k, &mut ChaCha20Rng::seed_from_u64(k as u64));
+        let common::Instance { r1cs, io, w, .. } =
+            common::Instance::random(1 << k, &mut ChaCha20Rng::seed_from_u64(k as u64));
         let (ck, vk) = testudo_comm::setup_insecure_from_seed::<Bls12_381>(r1cs.witness_vars(), 1)
             .expect("setup");
         let proof = prove::<Fr, Tc>(&ck, &r1cs, &io, &w).expect("prove");
         verify::<Fr, Tc>(&vk, &r1cs, &io, &proof).expect("verify");
-        let (native, values) = native_circuit(&r1cs, &io, &proof).expect("synthesis");
+        let honest = fq_circuit(&r1cs, &io, &proof).expect("synthesis");
         let mut bad = proof.clone();
         bad.outer.rounds[1][0] += Fr::one();
         assert!(
             verify::<Fr, Tc>(&vk, &r1cs, &io, &bad).is_err(),
             "the native verifier rejects it"
         );
-        let (tampered, _) = native_circuit(&r1cs, &io, &bad).expect("synthesis");
-        let (em, em_alloc, em_ok) = emulated_circuit(&io, &proof, &values).expect("synthesis");
-        assert!(native.satisfied && em_ok, "the honest proof satisfies both");
+        let tampered = fq_circuit(&r1cs, &io, &bad).expect("synthesis");
+        assert!(honest.satisfied, "the honest proof satisfies the circuit");
         assert!(
             !tampered.satisfied,
             "a tampered round leaves the circuit unsatisfied"
         );
         println!(
-            "| 2^{k} | {} | {} | {} | {} | satisfied | unsatisfied | {} | {} | {} |",
-            native.total,
-            native.transcript,
-            native.arith.sumchecks,
-            native.arith.pcs_scalars,
-            em.sumchecks,
-            em.pcs_scalars,
-            em_alloc
+            "| 2^{k} | {} | {} | ({}, {}, {}) | {} | {} | {} | satisfied | unsatisfied |",
+            honest.total,
+            honest.transcript,
+            honest.scalars,
+            honest.points,
+            honest.challenges,
+            honest.arith.sumchecks,
+            honest.arith.pcs_scalars,
+            honest.allocation
         );
     }
     let u = units();
-    println!("\n#### 3. Unit costs over F_q (BLS12-381's base field = BW6-767's scalar field), constraints\n");
+    println!("\n#### 2. Unit costs over F_q (BLS12-381's base field = BW6-767's scalar field), constraints\n");
     println!("| gadget | constraints |");
     println!("|---|---|");
     for (name, n) in [
+        (
+            "transcript: absorb an F_r value (canonical integer, < r enforced)",
+            u.tr_scalar,
+        ),
+        (
+            "transcript: a challenge (254 bits of a canonical F_q decomposition + emulated F_r)",
+            u.tr_challenge,
+        ),
         ("emulated F_r: allocate one element", u.em_alloc),
         (
             "emulated F_r: one multiplication (and equality with a constant)",

@@ -212,7 +212,14 @@ fn spartan<P: MultilinearPcs<Fr>>(
     let value = poly.evaluate(&point).expect("a point of the right length");
     let (commit, (c, hint)) = timed(runs, || P::commit(ck, &poly).expect("commit"));
     let (open, opening) = timed(runs, || {
-        P::open(ck, &poly, &hint, &point, &mut Transcript::new(b"vs_pari")).expect("open")
+        P::open(
+            ck,
+            &poly,
+            &hint,
+            &point,
+            &mut Transcript::new(b"vs_pari").expect("BLS12-381's fields fit the transcript"),
+        )
+        .expect("open")
     });
     let (verify, ()) = timed(runs, || {
         P::verify(
@@ -221,7 +228,7 @@ fn spartan<P: MultilinearPcs<Fr>>(
             &point,
             value,
             &opening,
-            &mut Transcript::new(b"vs_pari"),
+            &mut Transcript::new(b"vs_pari").expect("BLS12-381's fields fit the transcript"),
         )
         .expect("an honest opening verifies")
     });

@@ -60,4 +60,13 @@ pub enum Error {
     /// The polynomial commitment's opening proof is rejected.
     #[error("polynomial commitment opening rejected: {0}")]
     Opening(&'static str),
+
+    /// The Fiat–Shamir transcript cannot carry this pair of fields
+    /// ([`crate::transcript::check_fields`]).
+    #[error("transcript fields: {0}")]
+    TranscriptFields(String),
+
+    /// Constraint synthesis failed (the in-circuit transcript, feature `r1cs`).
+    #[error("constraint synthesis: {0}")]
+    Synthesis(String),
 }

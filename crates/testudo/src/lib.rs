@@ -8,6 +8,12 @@
 //!
 //! # Notation (the paper's, §2.5, as used throughout)
 //!
+//! - `F_r`: the field the R1CS, the sumchecks and the polynomials live in (the pairing's scalar
+//!   field; generic code calls it `F`). `F_q`: the base field of the pairing's G1, where point
+//!   coordinates live (G2's are in `F_{q²}`, `G_T` is in `F_{q¹²}`; generic code calls it
+//!   `Q`). For BLS12-381, `r < 2^255 < q < 2^381`, and `F_q` is BW6-767's scalar field: the
+//!   Fiat–Shamir transcript runs over `F_q` ([`transcript`]) so that a circuit over `F_q` can
+//!   replay it natively.
 //! - An R1CS instance: matrices `A, B, C` with `m` rows, public input `io` of length `ℓ`,
 //!   witness `w`, and `z = (io, 1, w)` (the caller's column layout). Satisfied iff
 //!   `(A·z) ∘ (B·z) = C·z`.
@@ -30,8 +36,8 @@
 //! The R1CS instance (it reads the matrices: this is the paper's non-ZK variant in which the
 //! verifier evaluates `Ã, B̃, C̃` at `(r_x, r_y)` itself, in time linear in the nonzeros;
 //! Spartan's SPARK computation commitments are out of scope), the commitment key (a trusted
-//! setup for both [`pst`] and [`testudo_comm`]) and Fiat–Shamir over a Poseidon sponge
-//! ([`transcript`]).
+//! setup for both [`pst`] and [`testudo_comm`]) and Fiat–Shamir over a Poseidon sponge on
+//! `F_q` ([`transcript`]).
 //!
 //! # Built
 //!
@@ -44,6 +50,8 @@
 //!   [`pst`] (PST, multilinear KZG, linear-size setup) and [`testudo_comm`] (Testudo-Comm,
 //!   §3–4, Fig. 3–4: `2^{⌊ν/2⌋}` PST-committed rows under a √N-size key, combined by the
 //!   generalized MIPP, whose final `ĥ` is checked by a PST opening in G2).
+//! - [`transcript`]: Fiat–Shamir over a Poseidon sponge on `F_q` (points as coordinates,
+//!   `F_r` values as integers, 254-bit challenges).
 //!
 //! # Not built yet
 //!

@@ -5,7 +5,9 @@
 //! (PST, linear-size setup) and [`crate::testudo_comm`] (√N-size setup). Testudo-Comm's
 //! opening is interactive (the MIPP's challenges), so `open` and `verify` take the transcript,
 //! and its commitment step leaves the prover the row commitments, so `commit` returns an
-//! opening hint.
+//! opening hint. The transcript runs over a field of the scheme's choosing
+//! ([`MultilinearPcs::TranscriptField`]: for both schemes here the pairing's base field
+//! `F_q`, see [`crate::transcript`]), and each scheme says how its commitment is absorbed.
 
 use ark_crypto_primitives::sponge::Absorb;
 use ark_ff::PrimeField;
@@ -16,14 +18,20 @@ use crate::poly::MultilinearPoly;
 use crate::transcript::Transcript;
 use crate::Error;
 
+/// The transcript a scheme `P` over `F` runs with.
+pub type PcsTranscript<F, P> = Transcript<F, <P as MultilinearPcs<F>>::TranscriptField>;
+
 /// A commitment scheme for multilinear polynomials over `F`, in this crate's variable order
 /// ([`crate::poly`]).
-pub trait MultilinearPcs<F: PrimeField + Absorb> {
+pub trait MultilinearPcs<F: PrimeField> {
+    /// The field the Fiat–Shamir sponge runs over (the curve's base field for a pairing-based
+    /// scheme, so that the points it absorbs are native there).
+    type TranscriptField: PrimeField + Absorb;
     /// What the prover needs: commit and open.
     type CommitterKey;
     /// What the verifier needs.
     type VerifierKey;
-    /// Absorbed into the transcript by the caller (compressed serialization).
+    /// Absorbed into the transcript by the caller with [`Self::absorb_commitment`].
     type Commitment: Clone + Debug + PartialEq + CanonicalSerialize + CanonicalDeserialize;
     /// The prover's private by-product of `commit`, passed back to `open`.
     type OpeningHint;
@@ -32,6 +40,12 @@ pub trait MultilinearPcs<F: PrimeField + Absorb> {
 
     /// The most variables a polynomial committed under `ck` may have.
     fn max_vars(ck: &Self::CommitterKey) -> usize;
+
+    /// Absorbs `commitment` into `transcript` (the scheme's encoding of it).
+    fn absorb_commitment(
+        commitment: &Self::Commitment,
+        transcript: &mut Transcript<F, Self::TranscriptField>,
+    );
 
     /// Commits to `poly`.
     fn commit(
@@ -46,7 +60,7 @@ pub trait MultilinearPcs<F: PrimeField + Absorb> {
         poly: &MultilinearPoly<F>,
         hint: &Self::OpeningHint,
         point: &[F],
-        transcript: &mut Transcript<F>,
+        transcript: &mut Transcript<F, Self::TranscriptField>,
     ) -> Result<Self::Proof, Error>;
 
     /// Accepts (`Ok`) iff `proof` shows that the polynomial committed in `commitment`
@@ -57,6 +71,6 @@ pub trait MultilinearPcs<F: PrimeField + Absorb> {
         point: &[F],
         value: F,
         proof: &Self::Proof,
-        transcript: &mut Transcript<F>,
+        transcript: &mut Transcript<F, Self::TranscriptField>,
     ) -> Result<(), Error>;
 }

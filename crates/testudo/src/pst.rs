@@ -23,6 +23,10 @@
 //! **Verify** `e(C·g^{−y}, h) = Π_j e(w_j, h^{t_j − a_j})`, rearranged so that the G2 side is
 //! fixed key material: `e(C·g^{−y}·Π_j w_j^{a_j}, h) · Π_j e(w_j^{−1}, h^{t_j}) = 1`, one
 //! multi-pairing of `μ + 1` pairs.
+//!
+//! **Transcript** (over the base field `F_q`, [`crate::transcript`]): the commitment is
+//! absorbed as the point `C`; the opening absorbs the quotients `w_0, …, w_{μ−1}` (points, in
+//! order) and squeezes nothing.
 
 use ark_crypto_primitives::sponge::Absorb;
 use ark_ec::pairing::Pairing;
@@ -159,8 +163,9 @@ fn msm<E: Pairing>(bases: &[E::G1Affine], scalars: &[E::ScalarField]) -> E::G1 {
 impl<E> MultilinearPcs<E::ScalarField> for Pst<E>
 where
     E: Pairing,
-    E::ScalarField: Absorb,
+    E::BaseField: Absorb,
 {
+    type TranscriptField = E::BaseField;
     type CommitterKey = PstCommitterKey<E>;
     type VerifierKey = PstVerifierKey<E>;
     type Commitment = PstCommitment<E>;
@@ -169,6 +174,13 @@ where
 
     fn max_vars(ck: &Self::CommitterKey) -> usize {
         ck.num_vars
+    }
+
+    fn absorb_commitment(
+        commitment: &Self::Commitment,
+        transcript: &mut Transcript<E::ScalarField, E::BaseField>,
+    ) {
+        transcript.absorb_point(&commitment.0);
     }
 
     fn commit(
@@ -187,7 +199,7 @@ where
         poly: &MultilinearPoly<E::ScalarField>,
         _hint: &(),
         point: &[E::ScalarField],
-        transcript: &mut Transcript<E::ScalarField>,
+        transcript: &mut Transcript<E::ScalarField, E::BaseField>,
     ) -> Result<Self::Proof, Error> {
         let mu = poly.num_vars();
         if point.len() != mu {
@@ -199,8 +211,8 @@ where
         }
         let k0 = ck.level(mu)?;
         let quotients = open_quotients::<E::G1>(&ck.levels, k0, poly.evals(), point);
+        transcript.absorb_points(&quotients);
         let proof = PstProof { quotients };
-        transcript.absorb_serialized(&proof);
         Ok(proof)
     }
 
@@ -210,7 +222,7 @@ where
         point: &[E::ScalarField],
         value: E::ScalarField,
         proof: &Self::Proof,
-        transcript: &mut Transcript<E::ScalarField>,
+        transcript: &mut Transcript<E::ScalarField, E::BaseField>,
     ) -> Result<(), Error> {
         let mu = point.len();
         let k0 = vk.num_vars.checked_sub(mu).ok_or(Error::KeyTooSmall {
@@ -223,7 +235,7 @@ where
                 reason: format!("{} quotients for {mu} variables", proof.quotients.len()),
             });
         }
-        transcript.absorb_serialized(proof);
+        transcript.absorb_points(&proof.quotients);
         // C·g^{−y}·Π_j w_j^{a_j}
         let lhs = commitment.0.into_group() - vk.g * value
             + E::G1::msm_unchecked(&proof.quotients, point);
@@ -278,8 +290,16 @@ mod tests {
             let a: Vec<Fr> = (0..mu).map(|_| Fr::rand(&mut rng)).collect();
             let y = f.evaluate(&a).unwrap();
             let (c, hint) = P::commit(&ck, &f).unwrap();
-            let proof = P::open(&ck, &f, &hint, &a, &mut Transcript::new(b"pst")).unwrap();
-            P::verify(&vk, &c, &a, y, &proof, &mut Transcript::new(b"pst")).unwrap();
+            let proof = P::open(&ck, &f, &hint, &a, &mut Transcript::new(b"pst").unwrap()).unwrap();
+            P::verify(
+                &vk,
+                &c,
+                &a,
+                y,
+                &proof,
+                &mut Transcript::new(b"pst").unwrap(),
+            )
+            .unwrap();
             // A wrong value is rejected.
             assert_eq!(
                 P::verify(
@@ -288,7 +308,7 @@ mod tests {
                     &a,
                     y + Fr::from(1u64),
                     &proof,
-                    &mut Transcript::new(b"pst")
+                    &mut Transcript::new(b"pst").unwrap()
                 ),
                 Err(Error::Opening("PST pairing check failed"))
             );
@@ -303,20 +323,35 @@ mod tests {
         let a: Vec<Fr> = (0..4).map(|_| Fr::rand(&mut rng)).collect();
         let y = f.evaluate(&a).unwrap();
         let (c, hint) = P::commit(&ck, &f).unwrap();
-        let proof = P::open(&ck, &f, &hint, &a, &mut Transcript::new(b"pst")).unwrap();
+        let proof = P::open(&ck, &f, &hint, &a, &mut Transcript::new(b"pst").unwrap()).unwrap();
 
         let mut bad = proof.clone();
         bad.quotients[2] = (bad.quotients[2] + vk.g).into_affine();
-        assert!(P::verify(&vk, &c, &a, y, &bad, &mut Transcript::new(b"pst")).is_err());
+        assert!(P::verify(&vk, &c, &a, y, &bad, &mut Transcript::new(b"pst").unwrap()).is_err());
 
         let mut b = a.clone();
         b[0] += Fr::from(1u64);
-        assert!(P::verify(&vk, &c, &b, y, &proof, &mut Transcript::new(b"pst")).is_err());
+        assert!(P::verify(
+            &vk,
+            &c,
+            &b,
+            y,
+            &proof,
+            &mut Transcript::new(b"pst").unwrap()
+        )
+        .is_err());
 
         let mut short = proof.clone();
         short.quotients.pop();
         assert!(matches!(
-            P::verify(&vk, &c, &a, y, &short, &mut Transcript::new(b"pst")),
+            P::verify(
+                &vk,
+                &c,
+                &a,
+                y,
+                &short,
+                &mut Transcript::new(b"pst").unwrap()
+            ),
             Err(Error::Malformed { .. })
         ));
 

@@ -27,12 +27,14 @@
 //! commitments, which would make that sublinear, are not built. It also trusts the PCS key
 //! (a trusted setup for PST) and the soundness of Fiat–Shamir over Poseidon.
 //!
-//! **Transcript layout** ([`Transcript`], over `F`), absorbed in order:
+//! **Transcript layout** ([`Transcript`], a Poseidon sponge over the pairing's base field
+//! `F_q`; every `F` value absorbed as its integer, points as coordinates: the encodings are
+//! in [`crate::transcript`]), absorbed in order:
 //! 1. the domain tag [`DOMAIN_TAG`] (as bytes);
-//! 2. the R1CS digest (32 bytes, as bytes);
-//! 3. the public input `io` (`ℓ` field elements; `ℓ` is fixed by the digest);
-//! 4. the commitment `C_w` (its compressed serialization, as bytes);
-//!    then `τ` is squeezed (`s_x` elements);
+//! 2. the R1CS digest (32 bytes, as bytes: its length and one `F_q` element);
+//! 3. the public input `io` (`ℓ` values; `ℓ` is fixed by the digest);
+//! 4. the commitment `C_w` (as the PCS absorbs it: PST a G1 point, Testudo-Comm `T`'s 12
+//!    `F_q` components); then `τ` is squeezed (`s_x` challenges);
 //! 5. each outer round's `d + 1 = 4` values, squeezing `r_x[j]` after each;
 //! 6. `v_A, v_B, v_C`, then `ρ_A, ρ_B, ρ_C` are squeezed;
 //! 7. each inner round's 3 values, squeezing `r_y[j]` after each;
@@ -40,14 +42,15 @@
 //!    each MIPP round before its challenge, `(Â, ĥ)` before `ρ`, the G2 quotients, then its
 //!    PST opening).
 //!
+//! Every challenge is the low 254 bits of one squeezed `F_q` element.
+//!
 //! Not zero knowledge: the proof reveals evaluations of `w̃`. Testudo hides them by proving
 //! this verifier inside a SNARK (not built yet).
 
-use ark_crypto_primitives::sponge::Absorb;
 use ark_ff::PrimeField;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
 
-use crate::pcs::MultilinearPcs;
+use crate::pcs::{MultilinearPcs, PcsTranscript};
 use crate::poly::{eq_eval, eq_table, MultilinearPoly};
 use crate::r1cs::{R1cs, R1csDigest};
 use crate::sumcheck::{self, SumcheckProof};
@@ -55,7 +58,10 @@ use crate::transcript::Transcript;
 use crate::Error;
 
 /// The transcript's domain tag: changes whenever the transcript layout does.
-pub const DOMAIN_TAG: &[u8] = b"testudo/spartan/v1";
+/// `v2`: the sponge moved from `F_r` to `F_q` (points as coordinates, values as integers,
+/// 254-bit challenges); `v1` was Poseidon over `F_r` with points absorbed as their compressed
+/// encodings.
+pub const DOMAIN_TAG: &[u8] = b"testudo/spartan/v2";
 
 /// A Spartan proof with a commitment of type `C` and an opening proof of type `O`
 /// (see [`ProofFor`]).
@@ -97,35 +103,36 @@ pub fn prove<F, P>(
     witness: &[F],
 ) -> Result<ProofFor<F, P>, Error>
 where
-    F: PrimeField + Absorb,
+    F: PrimeField,
     P: MultilinearPcs<F>,
 {
     let z = r1cs.z_vector(io, witness)?;
     if let Some(constraint) = r1cs.first_unsatisfied(&z) {
         return Err(Error::Unsatisfied { constraint });
     }
-    prove_unchecked::<F, P>(ck, r1cs, r1cs.digest(), io, z)
+    prove_unchecked::<F, P>(ck, r1cs, DOMAIN_TAG, r1cs.digest(), io, z)
 }
 
-/// The prover's algorithm run on whatever it is given, with `digest` and `io` absorbed as the
-/// statement and `z` (in Spartan's layout) as the vector it proves about. Honest use passes
-/// `r1cs.digest()`, the `io` inside `z` and a satisfying `z`; the attack tests pass something
-/// else, to check that the verifier notices.
+/// The prover's algorithm run on whatever it is given, with `tag`, `digest` and `io` absorbed
+/// as the statement and `z` (in Spartan's layout) as the vector it proves about. Honest use
+/// passes [`DOMAIN_TAG`], `r1cs.digest()`, the `io` inside `z` and a satisfying `z`; the
+/// attack tests pass something else, to check that the verifier notices.
 pub(crate) fn prove_unchecked<F, P>(
     ck: &P::CommitterKey,
     r1cs: &R1cs<F>,
+    tag: &[u8],
     digest: R1csDigest,
     io: &[F],
     z: Vec<F>,
 ) -> Result<ProofFor<F, P>, Error>
 where
-    F: PrimeField + Absorb,
+    F: PrimeField,
     P: MultilinearPcs<F>,
 {
     let half = z.len() / 2;
     let w_poly = MultilinearPoly::new(r1cs.witness_vars(), z[..half].to_vec())?;
     let (commitment, hint) = P::commit(ck, &w_poly)?;
-    let mut transcript = statement_transcript::<F, P>(digest, io, &commitment);
+    let mut transcript = statement_transcript::<F, P>(tag, digest, io, &commitment)?;
 
     // Outer sumcheck.
     let tau = transcript.challenges(r1cs.log_rows());
@@ -177,11 +184,12 @@ pub fn verify<F, P>(
     proof: &ProofFor<F, P>,
 ) -> Result<(), Error>
 where
-    F: PrimeField + Absorb,
+    F: PrimeField,
     P: MultilinearPcs<F>,
 {
     let u = r1cs.public_vector(io)?;
-    let mut transcript = statement_transcript::<F, P>(r1cs.digest(), io, &proof.commitment);
+    let mut transcript =
+        statement_transcript::<F, P>(DOMAIN_TAG, r1cs.digest(), io, &proof.commitment)?;
 
     // Outer sumcheck: ends at `eq(τ, r_x)·(v_A·v_B − v_C)`.
     let tau = transcript.challenges(r1cs.log_rows());
@@ -235,19 +243,20 @@ where
 
 /// Steps 1–4 of the transcript layout (module doc).
 fn statement_transcript<F, P>(
+    tag: &[u8],
     digest: R1csDigest,
     io: &[F],
     commitment: &P::Commitment,
-) -> Transcript<F>
+) -> Result<PcsTranscript<F, P>, Error>
 where
-    F: PrimeField + Absorb,
+    F: PrimeField,
     P: MultilinearPcs<F>,
 {
-    let mut t = Transcript::new(DOMAIN_TAG);
+    let mut t = Transcript::new(tag)?;
     t.absorb_bytes(&digest.0);
     t.absorb_slice(io);
-    t.absorb_serialized(commitment);
-    t
+    P::absorb_commitment(commitment, &mut t);
+    Ok(t)
 }
 
 #[cfg(test)]
@@ -351,7 +360,8 @@ mod tests {
         // The prover's algorithm run anyway: every message is computed honestly from the
         // unsatisfying z, so the outer sum is not 0 and the first round says so.
         let z = r1cs.z_vector(&io, &w).unwrap();
-        let forged = prove_unchecked::<Fr, P>(&ck, &r1cs, r1cs.digest(), &io, z).unwrap();
+        let forged =
+            prove_unchecked::<Fr, P>(&ck, &r1cs, DOMAIN_TAG, r1cs.digest(), &io, z).unwrap();
         assert_eq!(
             verify::<Fr, P>(&vk, &r1cs, &io, &forged),
             Err(Error::SumcheckRound {
@@ -499,7 +509,7 @@ mod tests {
         committed: &MultilinearPoly<Fr>,
         c: <P as MultilinearPcs<Fr>>::Commitment,
     ) -> Proof {
-        let mut t = statement_transcript::<Fr, P>(r1cs.digest(), io, &c);
+        let mut t = statement_transcript::<Fr, P>(DOMAIN_TAG, r1cs.digest(), io, &c).unwrap();
         let tau = t.challenges(r1cs.log_rows());
         let [az, bz, cz] = r1cs.products(&z);
         let outer = sumcheck::prove(
@@ -549,7 +559,8 @@ mod tests {
         // but the prover's z holds the io that the witness satisfies. Everything the prover
         // sends is consistent; only the verifier's own ũ(r_y') from io2 differs.
         let z = r1cs.z_vector(&io, &w).unwrap();
-        let forged = prove_unchecked::<Fr, P>(&ck, &r1cs, r1cs.digest(), &io2, z).unwrap();
+        let forged =
+            prove_unchecked::<Fr, P>(&ck, &r1cs, DOMAIN_TAG, r1cs.digest(), &io2, z).unwrap();
         assert_eq!(
             verify::<Fr, P>(&vk, &r1cs, &io2, &forged),
             Err(Error::InnerFinal)
@@ -589,7 +600,8 @@ mod tests {
         // computes with the instance its witness satisfies. Only the verifier's own M(r_x, r_y)
         // differs.
         let z = r1cs.z_vector(&io, &w).unwrap();
-        let forged = prove_unchecked::<Fr, P>(&ck, &r1cs, other.digest(), &io, z).unwrap();
+        let forged =
+            prove_unchecked::<Fr, P>(&ck, &r1cs, DOMAIN_TAG, other.digest(), &io, z).unwrap();
         assert_eq!(
             verify::<Fr, P>(&vk, &other, &io, &forged),
             Err(Error::InnerFinal)
@@ -601,6 +613,31 @@ mod tests {
             verify::<Fr, P>(&vk, &bigger, &io_big, &proof),
             Err(Error::Malformed { field: "outer", .. })
         ));
+    }
+
+    #[test]
+    fn a_proof_whose_challenges_come_from_another_transcript_is_rejected() {
+        let (ck, vk) = keys(5);
+        let (r1cs, io, w) = squaring_chain(16, 3);
+        let z = r1cs.z_vector(&io, &w).unwrap();
+        // An honest prover with a satisfying witness, every message computed correctly, but
+        // the challenges squeezed from a transcript with another domain tag (the retired v1
+        // tag among them). The outer sum is 0 whatever τ is, so round 0 passes; round 1's
+        // claim is round 0's polynomial at the verifier's r_x[0], not the prover's.
+        for tag in [&b"testudo/spartan/v1"[..], b"testudo/spartan/v3", b""] {
+            let other =
+                prove_unchecked::<Fr, P>(&ck, &r1cs, tag, r1cs.digest(), &io, z.clone()).unwrap();
+            assert_eq!(
+                verify::<Fr, P>(&vk, &r1cs, &io, &other),
+                Err(Error::SumcheckRound {
+                    sumcheck: "outer",
+                    round: 1
+                })
+            );
+        }
+        // The same call with the real tag is the honest proof.
+        let same = prove_unchecked::<Fr, P>(&ck, &r1cs, DOMAIN_TAG, r1cs.digest(), &io, z).unwrap();
+        verify::<Fr, P>(&vk, &r1cs, &io, &same).unwrap();
     }
 
     #[test]
@@ -643,7 +680,8 @@ mod tests {
             let mut bad_w = w.clone();
             bad_w[0] += Fr::from(1u64);
             let z = r1cs.z_vector(&io, &bad_w).unwrap();
-            let forged = prove_unchecked::<Fr, T>(&ck, &r1cs, r1cs.digest(), &io, z).unwrap();
+            let forged =
+                prove_unchecked::<Fr, T>(&ck, &r1cs, DOMAIN_TAG, r1cs.digest(), &io, z).unwrap();
             assert!(matches!(
                 verify::<Fr, T>(&vk, &r1cs, &io, &forged),
                 Err(Error::SumcheckRound { .. })
@@ -652,10 +690,28 @@ mod tests {
             let mut io2 = io.clone();
             io2[0] += Fr::from(1u64);
             let z = r1cs.z_vector(&io, &w).unwrap();
-            let forged = prove_unchecked::<Fr, T>(&ck, &r1cs, r1cs.digest(), &io2, z).unwrap();
+            let forged =
+                prove_unchecked::<Fr, T>(&ck, &r1cs, DOMAIN_TAG, r1cs.digest(), &io2, z).unwrap();
             assert_eq!(
                 verify::<Fr, T>(&vk, &r1cs, &io2, &forged),
                 Err(Error::InnerFinal)
+            );
+
+            let other = prove_unchecked::<Fr, T>(
+                &ck,
+                &r1cs,
+                b"testudo/spartan/v1",
+                r1cs.digest(),
+                &io,
+                r1cs.z_vector(&io, &w).unwrap(),
+            )
+            .unwrap();
+            assert_eq!(
+                verify::<Fr, T>(&vk, &r1cs, &io, &other),
+                Err(Error::SumcheckRound {
+                    sumcheck: "outer",
+                    round: 1
+                })
             );
 
             let mut bad = proof;

@@ -5,7 +5,8 @@
 //!
 //! Round `j` (`j = 0 … ν−1`): the prover sends the univariate round polynomial
 //! `p_j(X) = Σ_{b} G(f(r_0, …, r_{j−1}, X, b))` as its `d + 1` values `p_j(0), …, p_j(d)`;
-//! the transcript absorbs them and squeezes `r_j`. The verifier checks
+//! the transcript absorbs them (as integers, [`crate::transcript`]) and squeezes `r_j`.
+//! The verifier checks
 //! `p_j(0) + p_j(1) = c_j` (with `c_0` the claimed sum) and sets `c_{j+1} = p_j(r_j)`. After
 //! the last round the verifier is left to check `c_ν = G(f(r))` itself, by other means (for
 //! Spartan: the claimed evaluations and the polynomial commitment).
@@ -36,14 +37,15 @@ pub struct ProverOutput<F: PrimeField> {
 
 /// Proves `Σ_b G(f_1(b), …, f_k(b))`. Every table in `polys` must have the same power-of-two
 /// length `2^ν`; `degree` bounds `G`'s total degree. `combine` is `G`.
-pub fn prove<F, G>(
+pub fn prove<F, Q, G>(
     polys: Vec<Vec<F>>,
     degree: usize,
     combine: G,
-    transcript: &mut Transcript<F>,
+    transcript: &mut Transcript<F, Q>,
 ) -> ProverOutput<F>
 where
-    F: PrimeField + Absorb,
+    F: PrimeField,
+    Q: PrimeField + Absorb,
     G: Fn(&[F]) -> F + Sync,
 {
     let mut polys = polys;
@@ -134,13 +136,13 @@ where
 /// degree `degree`, absorbing the rounds into `transcript` as the prover did. Returns the
 /// final claim `c_ν` (which the caller must check against `G(f(r))`) and the point `r`.
 /// `sumcheck` names the sumcheck in errors.
-pub fn verify<F: PrimeField + Absorb>(
+pub fn verify<F: PrimeField, Q: PrimeField + Absorb>(
     sumcheck: &'static str,
     claim: F,
     num_rounds: usize,
     degree: usize,
     proof: &SumcheckProof<F>,
-    transcript: &mut Transcript<F>,
+    transcript: &mut Transcript<F, Q>,
 ) -> Result<(F, Vec<F>), Error> {
     if proof.rounds.len() != num_rounds {
         return Err(Error::Malformed {
@@ -195,7 +197,7 @@ pub fn interpolate<F: PrimeField>(evals: &[F], x: F) -> F {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ark_bls12_381::Fr;
+    use ark_bls12_381::{Fq, Fr};
     use ark_ff::UniformRand;
     use rand::SeedableRng;
     use rand_chacha::ChaCha20Rng;
@@ -227,9 +229,9 @@ mod tests {
         let claim: Fr = (0..32)
             .map(|i| triple(&[tables[0][i], tables[1][i], tables[2][i], tables[3][i]]))
             .sum();
-        let mut tp = Transcript::new(b"sumcheck test");
+        let mut tp = Transcript::<Fr, Fq>::new(b"sumcheck test").unwrap();
         let out = prove(tables.clone(), 3, triple, &mut tp);
-        let mut tv = Transcript::new(b"sumcheck test");
+        let mut tv = Transcript::<Fr, Fq>::new(b"sumcheck test").unwrap();
         let (last, point) = verify("test", claim, 5, 3, &out.proof, &mut tv).unwrap();
         assert_eq!(point, out.point);
         for (t, e) in tables.iter().zip(&out.final_evals) {
@@ -244,10 +246,10 @@ mod tests {
         let tables = random_tables(2, 4, 4);
         let prod = |v: &[Fr]| v[0] * v[1];
         let claim: Fr = (0..16).map(|i| tables[0][i] * tables[1][i]).sum();
-        let mut tp = Transcript::new(b"t");
+        let mut tp = Transcript::<Fr, Fq>::new(b"t").unwrap();
         let out = prove(tables, 2, prod, &mut tp);
 
-        let mut tv = Transcript::new(b"t");
+        let mut tv = Transcript::<Fr, Fq>::new(b"t").unwrap();
         assert_eq!(
             verify("test", claim + Fr::from(1u64), 4, 2, &out.proof, &mut tv),
             Err(Error::SumcheckRound {
@@ -259,7 +261,7 @@ mod tests {
         let mut bad = out.proof.clone();
         bad.rounds[2][0] += Fr::from(1u64);
         bad.rounds[2][1] -= Fr::from(1u64);
-        let mut tv = Transcript::new(b"t");
+        let mut tv = Transcript::<Fr, Fq>::new(b"t").unwrap();
         assert_eq!(
             verify("test", claim, 4, 2, &bad, &mut tv),
             Err(Error::SumcheckRound {
@@ -269,7 +271,7 @@ mod tests {
         );
         let mut short = out.proof.clone();
         short.rounds[1].pop();
-        let mut tv = Transcript::new(b"t");
+        let mut tv = Transcript::<Fr, Fq>::new(b"t").unwrap();
         assert!(matches!(
             verify("test", claim, 4, 2, &short, &mut tv),
             Err(Error::Malformed { .. })

@@ -30,7 +30,13 @@
 //!    against `g^{s_k}`.
 //! 4. A PST opening of `U` at `a` to `v` (the row key).
 //!
-//! Every prover message is absorbed into the transcript before the challenge that follows it.
+//! **Transcript** (over the base field `F_q`, [`crate::transcript`]). The commitment is
+//! absorbed as `T`'s 12 `F_q` components. The opening absorbs, in order: `U` (a point); per
+//! MIPP round `U_L`, `U_R` (points), `T_L`, `T_R` (12 components each), then squeezes that
+//! round's `x`; `Â` (a G1 point) and `ĥ` (a G2 point), then squeezes `ρ` (`r` challenges);
+//! the G2 quotients of `ĥ`'s opening (points, in order); then whatever the PST opening of `U`
+//! absorbs ([`crate::pst`]). Every prover message is absorbed before the challenge that
+//! follows it.
 
 use ark_crypto_primitives::sponge::Absorb;
 use ark_ec::pairing::{Pairing, PairingOutput};
@@ -85,6 +91,20 @@ pub struct MippRound<E: Pairing> {
     pub u_r: E::G1Affine,
     pub t_l: PairingOutput<E>,
     pub t_r: PairingOutput<E>,
+}
+
+impl<E: Pairing> MippRound<E>
+where
+    E::BaseField: Absorb,
+    E::TargetField: Field<BasePrimeField = E::BaseField>,
+{
+    /// `U_L`, `U_R`, `T_L`, `T_R`, in that order.
+    fn absorb_into(&self, transcript: &mut Transcript<E::ScalarField, E::BaseField>) {
+        transcript.absorb_point(&self.u_l);
+        transcript.absorb_point(&self.u_r);
+        transcript.absorb_target(&self.t_l.0);
+        transcript.absorb_target(&self.t_r.0);
+    }
 }
 
 /// An opening: `U`, the MIPP rounds, `Â`, `ĥ`, the G2 opening of `ĥ`, the PST opening of `U`.
@@ -163,8 +183,10 @@ fn too_big(supported: usize, needed: usize) -> Error {
 impl<E> MultilinearPcs<E::ScalarField> for TestudoComm<E>
 where
     E: Pairing,
-    E::ScalarField: Absorb,
+    E::BaseField: Absorb,
+    E::TargetField: Field<BasePrimeField = E::BaseField>,
 {
+    type TranscriptField = E::BaseField;
     type CommitterKey = TcCommitterKey<E>;
     type VerifierKey = TcVerifierKey<E>;
     type Commitment = TcCommitment<E>;
@@ -174,6 +196,13 @@ where
 
     fn max_vars(ck: &Self::CommitterKey) -> usize {
         ck.num_vars
+    }
+
+    fn absorb_commitment(
+        commitment: &Self::Commitment,
+        transcript: &mut Transcript<E::ScalarField, E::BaseField>,
+    ) {
+        transcript.absorb_target(&commitment.0 .0);
     }
 
     fn commit(
@@ -202,7 +231,7 @@ where
         poly: &MultilinearPoly<E::ScalarField>,
         rows: &Self::OpeningHint,
         point: &[E::ScalarField],
-        transcript: &mut Transcript<E::ScalarField>,
+        transcript: &mut Transcript<E::ScalarField, E::BaseField>,
     ) -> Result<Self::Proof, Error> {
         let n = poly.num_vars();
         if point.len() != n {
@@ -244,7 +273,7 @@ where
         point: &[E::ScalarField],
         value: E::ScalarField,
         proof: &Self::Proof,
-        transcript: &mut Transcript<E::ScalarField>,
+        transcript: &mut Transcript<E::ScalarField, E::BaseField>,
     ) -> Result<(), Error> {
         let n = point.len();
         if n > vk.num_vars {
@@ -263,14 +292,14 @@ where
             }
         }
         let (b, a) = point.split_at(r);
-        transcript.absorb_serialized(&proof.u);
+        transcript.absorb_point(&proof.u);
 
         // 2. Fold T and U with the round challenges.
         let mut t = commitment.0;
         let mut u = proof.u.into_group();
         let mut x_invs = Vec::with_capacity(r);
         for round in &proof.rounds {
-            transcript.absorb_serialized(round);
+            round.absorb_into(transcript);
             let x = transcript.challenge();
             let x_inv = x.inverse().ok_or(Error::Opening("zero MIPP challenge"))?;
             t = t + round.t_l * x_inv + round.t_r * x;
@@ -283,7 +312,8 @@ where
         if proof.a_hat * product_eval(&x_invs, b) != u {
             return Err(Error::Opening("MIPP: folded U differs from Â^ŷ"));
         }
-        transcript.absorb_serialized(&(proof.a_hat, proof.h_hat));
+        transcript.absorb_point(&proof.a_hat);
+        transcript.absorb_point(&proof.h_hat);
 
         // 3. ĥ = h^{f(s)}: e(g, ĥ·h^{−f(ρ)}·Π W_k^{ρ_k}) · Π e(g^{−s_k}, W_k) = 1.
         let rho = transcript.challenges(r);
@@ -297,7 +327,7 @@ where
         if !E::multi_pairing(g1, g2).is_zero() {
             return Err(Error::Opening("MIPP: ĥ's G2 opening failed"));
         }
-        transcript.absorb_serialized(&proof.h_hat_opening);
+        transcript.absorb_points(&proof.h_hat_opening);
 
         // 4. U opens to the value at a.
         Pst::<E>::verify(
@@ -320,14 +350,15 @@ fn open_parts<E>(
     u: E::G1Affine,
     q: &MultilinearPoly<E::ScalarField>,
     a: &[E::ScalarField],
-    transcript: &mut Transcript<E::ScalarField>,
+    transcript: &mut Transcript<E::ScalarField, E::BaseField>,
 ) -> Result<TcProof<E>, Error>
 where
     E: Pairing,
-    E::ScalarField: Absorb,
+    E::BaseField: Absorb,
+    E::TargetField: Field<BasePrimeField = E::BaseField>,
 {
     let r = y.len().trailing_zeros() as usize;
-    transcript.absorb_serialized(&u);
+    transcript.absorb_point(&u);
 
     // 2. The MIPP rounds.
     let mut av: Vec<E::G1Affine> = rows.to_vec();
@@ -346,7 +377,7 @@ where
             t_l: E::multi_pairing(a_l.iter().copied(), h_r.iter().copied()),
             t_r: E::multi_pairing(a_r.iter().copied(), h_l.iter().copied()),
         };
-        transcript.absorb_serialized(&round);
+        round.absorb_into(transcript);
         let x = transcript.challenge();
         let x_inv = x.inverse().ok_or(Error::Opening("zero MIPP challenge"))?;
         let a_next: Vec<E::G1> = a_l.iter().zip(a_r).map(|(l, r)| *r * x + l).collect();
@@ -358,13 +389,14 @@ where
         rounds.push(round);
     }
     let (a_hat, h_hat) = (av[0], hv[0]);
-    transcript.absorb_serialized(&(a_hat, h_hat));
+    transcript.absorb_point(&a_hat);
+    transcript.absorb_point(&h_hat);
 
     // 3. ĥ opened as a G2 PST commitment of f at ρ.
     let rho = transcript.challenges(r);
     let h_k0 = ck.h_levels.len() - 1 - r;
     let h_hat_opening = open_quotients::<E::G2>(&ck.h_levels, h_k0, &product_table(&x_invs), &rho);
-    transcript.absorb_serialized(&h_hat_opening);
+    transcript.absorb_points(&h_hat_opening);
 
     // 4. U opened at a.
     let q_opening = Pst::<E>::open(&ck.pst, q, &(), a, transcript)?;
@@ -400,8 +432,16 @@ mod tests {
         let point: Vec<Fr> = (0..n).map(|_| Fr::rand(rng)).collect();
         let v = f.evaluate(&point).unwrap();
         let (c, hint) = T::commit(ck, &f).unwrap();
-        let proof = T::open(ck, &f, &hint, &point, &mut Transcript::new(b"tc")).unwrap();
-        T::verify(vk, &c, &point, v, &proof, &mut Transcript::new(b"tc")).unwrap();
+        let proof = T::open(ck, &f, &hint, &point, &mut Transcript::new(b"tc").unwrap()).unwrap();
+        T::verify(
+            vk,
+            &c,
+            &point,
+            v,
+            &proof,
+            &mut Transcript::new(b"tc").unwrap(),
+        )
+        .unwrap();
         (c, point, v, proof)
     }
 
@@ -422,7 +462,7 @@ mod tests {
                     &point,
                     v + Fr::from(1u64),
                     &proof,
-                    &mut Transcript::new(b"tc")
+                    &mut Transcript::new(b"tc").unwrap()
                 ),
                 Err(Error::Opening("PST pairing check failed"))
             );
@@ -449,7 +489,15 @@ mod tests {
         let vk2 = round_trip(&vk);
         let c2 = round_trip(&c);
         let proof2 = round_trip(&proof);
-        T::verify(&vk2, &c2, &point, v, &proof2, &mut Transcript::new(b"tc")).unwrap();
+        T::verify(
+            &vk2,
+            &c2,
+            &point,
+            v,
+            &proof2,
+            &mut Transcript::new(b"tc").unwrap(),
+        )
+        .unwrap();
     }
 
     #[test]
@@ -459,8 +507,9 @@ mod tests {
         let (c, point, v, proof) = open_and_verify(&ck, &vk, 6, &mut rng);
         let g1 = vk.pst.g;
         let g2 = vk.pst.h;
-        let check =
-            |p: &TcProof<Bls12_381>| T::verify(&vk, &c, &point, v, p, &mut Transcript::new(b"tc"));
+        let check = |p: &TcProof<Bls12_381>| {
+            T::verify(&vk, &c, &point, v, p, &mut Transcript::new(b"tc").unwrap())
+        };
         let bump1 = |p: &mut <Bls12_381 as Pairing>::G1Affine| *p = (*p + g1).into_affine();
         let bump2 = |p: &mut <Bls12_381 as Pairing>::G2Affine| *p = (*p + g2).into_affine();
 
@@ -506,9 +555,23 @@ mod tests {
         let (_, hint_g) = T::commit(&ck, &g).unwrap();
         // Open g (with g's rows) against f's commitment, at g's value.
         let v = g.evaluate(&point).unwrap();
-        let proof = T::open(&ck, &g, &hint_g, &point, &mut Transcript::new(b"tc")).unwrap();
+        let proof = T::open(
+            &ck,
+            &g,
+            &hint_g,
+            &point,
+            &mut Transcript::new(b"tc").unwrap(),
+        )
+        .unwrap();
         assert_eq!(
-            T::verify(&vk, &cf, &point, v, &proof, &mut Transcript::new(b"tc")),
+            T::verify(
+                &vk,
+                &cf,
+                &point,
+                v,
+                &proof,
+                &mut Transcript::new(b"tc").unwrap()
+            ),
             Err(Error::Opening("MIPP: folded T differs from e(Â, ĥ)"))
         );
     }
@@ -535,9 +598,25 @@ mod tests {
         let (u, ()) = Pst::<Bls12_381>::commit(&ck.pst, &q).unwrap();
         let v = q.evaluate(a).unwrap();
         assert_ne!(v, f.evaluate(&point).unwrap());
-        let proof = open_parts(&ck, &rows, y, u.0, &q, a, &mut Transcript::new(b"tc")).unwrap();
+        let proof = open_parts(
+            &ck,
+            &rows,
+            y,
+            u.0,
+            &q,
+            a,
+            &mut Transcript::new(b"tc").unwrap(),
+        )
+        .unwrap();
         assert_eq!(
-            T::verify(&vk, &c, &point, v, &proof, &mut Transcript::new(b"tc")),
+            T::verify(
+                &vk,
+                &c,
+                &point,
+                v,
+                &proof,
+                &mut Transcript::new(b"tc").unwrap()
+            ),
             Err(Error::Opening("MIPP: folded U differs from Â^ŷ"))
         );
     }
