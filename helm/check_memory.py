@@ -3,7 +3,7 @@
 platform's limits with the chart's budgets (`prover limits --local`, issue 31 item 6).
 
 Usage: check_memory.py RENDERED.yaml PROVER_BINARY
-Reads PROVER_CACHE_BYTES and PROVER_CIRCUIT_BYTES from the rendered ConfigMap, asks the binary
+Reads PROVER_CACHE_BYTES, PROVER_CIRCUIT_BYTES and PROVER_REQUEST_BUDGET_BYTES from the rendered ConfigMap, asks the binary
 what each role needs with those budgets, and compares each Deployment's memory limit (the
 operator's excepted: it serves no role). Run by scripts/test.d/55-limits.sh.
 """
@@ -31,7 +31,8 @@ def main():
     config = next(d for d in docs if d["kind"] == "ConfigMap" and "PROVER_CACHE_BYTES" in d.get("data", {}))["data"]
     out = subprocess.run(
         [prover, "limits", "--local", "--json", "--cache-bytes", config["PROVER_CACHE_BYTES"],
-         "--circuit-bytes", config["PROVER_CIRCUIT_BYTES"]],
+         "--circuit-bytes", config["PROVER_CIRCUIT_BYTES"],
+         "--request-budget-bytes", config["PROVER_REQUEST_BUDGET_BYTES"]],
         check=True, capture_output=True, text=True).stdout
     need = {r["role"]: r for r in json.loads(out)["memory"]}
     problems, checked = [], 0

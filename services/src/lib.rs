@@ -15,7 +15,7 @@ pub fn main_for(role: Role) {
     let rt = tokio::runtime::Runtime::new().expect("tokio runtime");
     let result = rt.block_on(async {
         let _telemetry = service::init_observability(&args.config, &format!("prover-{}", role.name()))?;
-        let platform = service::connect(&args.config).await?;
+        let platform = service::connect(&args.config, &[role]).await?;
         service::run(platform, &[role], &args.config, std::future::pending()).await
     });
     if let Err(e) = result {

@@ -4,9 +4,21 @@
 
 pub use prost;
 
-/// Largest gRPC message the server decodes and the CLI sends: inline leaves of a 2^22-leaf tree
-/// fit; larger inputs go through the object store (`leaves.object_key`).
+/// Largest request message the server decodes and the CLI sends: inline leaves of a 2^19-leaf
+/// tree fit; larger inputs go through the object store (`leaves.object_key`; the CLI uploads
+/// them itself).
+pub const MAX_REQUEST_BYTES: usize = 8 << 20;
+
+/// Largest response message (a `GetBundle` of 65,536 proofs with their public signals).
 pub const MAX_MESSAGE_BYTES: usize = 64 << 20;
+
+/// Bytes of memory decoding a request message may take per byte received, at most: the worst
+/// case is a repeated field of two-byte elements that decode to 24-byte values, just past a
+/// power of two, when the growing `Vec` holds its old buffer and a new one twice as large (up
+/// to three times the elements); measured by `tests/decoded_size.rs`, which fails if a request
+/// field exceeds it. The planner reserves `(1 + this) ×` a message's size of its request budget
+/// before reading the message.
+pub const MAX_DECODED_PER_ENCODED_BYTE: usize = 36;
 
 /// Adds `authorization: Bearer <token>` to every call of a client (the CLI's and the
 /// operator's `--token`).
@@ -108,7 +120,8 @@ impl ClientArgs {
     }
 
     /// A client of the endpoint at `url` (TLS and token from these flags) over `channel`'s
-    /// settings; messages up to [`MAX_MESSAGE_BYTES`]. Connects on first use.
+    /// settings; requests up to [`MAX_REQUEST_BYTES`], responses up to [`MAX_MESSAGE_BYTES`].
+    /// Connects on first use.
     pub fn client_lazy(&self, url: &str) -> Result<AuthedClient, String> {
         let bearer = Bearer::new(self.token.as_deref())?;
         let channel = endpoint(url, self.ca.as_deref())?.connect_timeout(std::time::Duration::from_secs(10)).connect_lazy();
@@ -131,7 +144,7 @@ impl ClientArgs {
     fn wrap(channel: tonic::transport::Channel, bearer: Bearer) -> AuthedClient {
         v1::job_service_client::JobServiceClient::with_interceptor(channel, bearer)
             .max_decoding_message_size(MAX_MESSAGE_BYTES)
-            .max_encoding_message_size(MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(MAX_REQUEST_BYTES)
     }
 }
 

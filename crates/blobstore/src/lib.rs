@@ -21,7 +21,7 @@ mod fs;
 mod s3;
 
 pub use fs::FsStore;
-pub use s3::{S3Config, S3Store};
+pub use s3::{S3Config, S3Store, MULTIPART_THRESHOLD};
 
 #[derive(Debug, thiserror::Error)]
 pub enum BlobError {

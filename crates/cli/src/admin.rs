@@ -196,7 +196,7 @@ async fn dlq(cmd: DlqCommand) -> anyhow::Result<()> {
 }
 
 async fn gc(a: GcArgs) -> anyhow::Result<()> {
-    let p = platform::service::connect_backends(&a.backend, Default::default(), Default::default()).await.context("connecting to Redis and S3")?;
+    let p = platform::service::connect_backends(&a.backend, Default::default(), Default::default(), false).await.context("connecting to Redis and S3")?;
     let r = p.gc_with(a.older_than, a.grace, a.dry_run, a.allow_empty_index).await?;
     let verb = if a.dry_run { "would collect" } else { "collected" };
     for id in &r.expired_jobs {

@@ -150,23 +150,27 @@ async fn connect(ep: &Endpoint) -> anyhow::Result<Client> {
     ep.connect().await.map_err(anyhow::Error::msg)
 }
 
-/// `req`, or, when its inline leaves make it larger than the API's message limit (a tree above
-/// 2^22 values), the same request with the leaves uploaded first (`UploadInput`) and passed by
-/// object key.
+/// Largest request sent with its leaves inline. A message reserves 37 times its size of the
+/// planner's request budget while it is read and decoded, an upload's 1 MiB pieces far less, so
+/// leaves beyond this (about 2^17 values) are uploaded.
+const INLINE_REQUEST_BYTES: usize = 1 << 20;
+
+/// `req`, or, when its inline leaves make it larger than [`INLINE_REQUEST_BYTES`], the same
+/// request with the leaves uploaded first (`UploadInput`) and passed by object key.
 async fn inline_or_uploaded(c: &mut Client, mut req: pb::SubmitJobRequest) -> anyhow::Result<pb::SubmitJobRequest> {
     let size = api::prost::Message::encoded_len(&req);
-    if size <= api::MAX_MESSAGE_BYTES {
+    if size <= INLINE_REQUEST_BYTES {
         return Ok(req);
     }
     let Some(pb::submit_job_request::Params::ReckleBatch(p)) = &mut req.params else {
-        bail!("the request is {size} bytes, over the API's {} MiB message limit", api::MAX_MESSAGE_BYTES >> 20);
+        bail!("the request is {size} bytes, over the {} MiB that the CLI sends inline", INLINE_REQUEST_BYTES >> 20);
     };
     let Some(pb::reckle_batch_params::Leaves::Inline(v)) = p.leaves.take() else {
-        bail!("the request is {size} bytes, over the API's {} MiB message limit", api::MAX_MESSAGE_BYTES >> 20);
+        bail!("the request is {size} bytes, over the {} MiB that the CLI sends inline", INLINE_REQUEST_BYTES >> 20);
     };
     let data = reckle::encode_values(&v.values);
     let name = format!("leaves-{}.bin", &hex::encode(blake2_256(&data))[..16]);
-    eprintln!("{} leaves are over the {} MiB message limit inline: uploading them as {name}", v.values.len(), api::MAX_MESSAGE_BYTES >> 20);
+    eprintln!("{} leaves are over {} MiB inline: uploading them as {name}", v.values.len(), INLINE_REQUEST_BYTES >> 20);
     let up = upload_bytes(c, &name, data).await?;
     p.leaves = Some(pb::reckle_batch_params::Leaves::ObjectKey(up.object_key));
     Ok(req)

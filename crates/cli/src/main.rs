@@ -137,6 +137,10 @@ enum Command {
         /// With --local: the Reckle circuit budget (bytes; --circuit-bytes of `prover serve`).
         #[arg(long, requires = "local")]
         circuit_bytes: Option<u64>,
+        /// With --local: the planner's request budget (bytes; --request-budget-bytes of `prover
+        /// serve`).
+        #[arg(long, requires = "local")]
+        request_budget_bytes: Option<u64>,
         #[command(flatten)]
         endpoint: client::Endpoint,
     },
@@ -187,11 +191,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Jobs { page_size, endpoint } => client::list(endpoint, page_size),
         Command::Cancel { job, endpoint } => client::cancel(endpoint, job),
         Command::Fetch { job, out, endpoint } => client::fetch(endpoint, job, out),
-        Command::Limits { json, local, cache_bytes, circuit_bytes, endpoint } => {
+        Command::Limits { json, local, cache_bytes, circuit_bytes, request_budget_bytes, endpoint } => {
             let limits = if local {
                 let mut config = platform::PlatformConfig::default();
                 config.cache_bytes = cache_bytes.unwrap_or(config.cache_bytes);
                 config.circuit_bytes = circuit_bytes.unwrap_or(config.circuit_bytes);
+                config.request_budget_bytes = request_budget_bytes.unwrap_or(config.request_budget_bytes);
                 platform::grpc::limits_to_pb(&config)
             } else {
                 client::limits(endpoint)?

@@ -109,7 +109,7 @@ fn import(dir: &Path, backend: &platform::service::BackendArgs) -> anyhow::Resul
     }
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     rt.block_on(async {
-        let p = platform::service::connect_backends(backend, Default::default(), Default::default()).await.context("connecting to Redis and S3")?;
+        let p = platform::service::connect_backends(backend, Default::default(), Default::default(), false).await.context("connecting to Redis and S3")?;
         let vk_key = wrap_key_file(&digest, "vk.bin");
         if p.blobs().exists(&vk_key).await? {
             let stored = p.blobs().get(&vk_key).await?;

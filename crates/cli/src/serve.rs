@@ -38,7 +38,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<()> {
                 service::run(platform, &roles, &a.config, std::future::pending()).await?;
             }
             (false, Some(role)) => {
-                let platform = service::connect(&a.config).await?;
+                let platform = service::connect(&a.config, &[role]).await?;
                 service::run(platform, &[role], &a.config, std::future::pending()).await?;
             }
             (false, None) => bail!("name a role (planner, executor, worker, aggregator) or pass --embedded"),

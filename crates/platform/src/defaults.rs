@@ -41,6 +41,9 @@ pub const RETENTION_SECS: u64 = 7 * 24 * 3600;
 pub const FAILED_RETENTION_SECS: u64 = 24 * 3600;
 /// Bytes of decoded objects a process keeps between tasks.
 pub const CACHE_BYTES: u64 = 256 << 20;
+/// The planner's request budget (`--request-budget-bytes`, [`crate::budget`]): one message of
+/// the API's largest size decoded, with room for uploads and small calls beside it.
+pub const REQUEST_BUDGET_BYTES: u64 = 512 << 20;
 /// Bytes of Reckle circuit sets a worker or aggregator keeps built (half the worker pool's
 /// default memory limit of 8 GiB: a set is about 90 MB per level).
 pub const CIRCUIT_BYTES: u64 = 4 << 30;

@@ -34,7 +34,9 @@ use crate::{proof_prefix, JobRequest, Leaves, Platform, PlatformError};
 
 /// Chunk size of `GetProof`.
 pub const CHUNK: usize = 1 << 20;
-/// Largest request the server decodes (inline leaves of a 2^22-leaf tree fit).
+/// Largest request message the server decodes (inline leaves of a 2^19-leaf tree fit).
+pub const MAX_REQUEST_BYTES: usize = api::MAX_REQUEST_BYTES;
+/// Largest response message the server sends.
 pub const MAX_MESSAGE_BYTES: usize = api::MAX_MESSAGE_BYTES;
 
 pub struct JobServiceImpl {
@@ -44,6 +46,8 @@ pub struct JobServiceImpl {
     delegation: crate::grpc_auth::Delegation,
     /// Open WatchJob streams per tenant.
     watches: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+    /// What requests being received may hold ([`crate::budget`]).
+    budget: Arc<crate::budget::RequestBudget>,
 }
 
 /// Most WatchJob streams one tenant holds open at once (each polls its job's record).
@@ -89,6 +93,10 @@ pub fn upload_prefix(tenant: &str) -> String {
 /// Largest `UploadInput`: the leaves of the largest tree (8 bytes per value, 2^27 values: 1 GiB).
 pub const MAX_UPLOAD_BYTES: u64 = 8 << crate::MAX_LOG_N;
 
+/// What one `UploadInput` holds besides its current message: the object store's part being
+/// filled (S3 multipart parts of 8 MiB, in a buffer that may double while it fills).
+pub const UPLOAD_BUFFER_BYTES: u64 = 2 * blobstore::MULTIPART_THRESHOLD as u64;
+
 /// Where `UploadInput` puts an upload named `name`: under the tenant's upload prefix, or under
 /// `uploads/` on an open API.
 fn upload_key(tenant: &str, name: &str) -> Result<String, Status> {
@@ -109,7 +117,13 @@ fn upload_key(tenant: &str, name: &str) -> Result<String, Status> {
 impl JobServiceImpl {
     /// An open API: no authentication, every job visible to every caller.
     pub fn new(platform: Arc<Platform>) -> Self {
-        Self { platform, poll: Duration::from_millis(100), tokens: None, delegation: Default::default(), watches: Default::default() }
+        let budget = crate::budget::RequestBudget::new(platform.config().request_budget_bytes);
+        Self { platform, poll: Duration::from_millis(100), tokens: None, delegation: Default::default(), watches: Default::default(), budget }
+    }
+
+    /// The request budget its calls share ([`crate::budget`]).
+    pub fn budget(&self) -> Arc<crate::budget::RequestBudget> {
+        self.budget.clone()
     }
 
     /// Requires a bearer token from `tokens` on every call (see the module doc).
@@ -147,11 +161,11 @@ impl JobServiceImpl {
 
     /// The service, with calls authenticated before their bodies are read.
     pub fn into_server(self) -> crate::grpc_auth::Authenticated<pb::job_service_server::JobServiceServer<Self>> {
-        let (tokens, delegation) = (self.tokens.clone(), self.delegation.clone());
+        let (tokens, delegation, budget) = (self.tokens.clone(), self.delegation.clone(), self.budget.clone());
         let server = pb::job_service_server::JobServiceServer::new(self)
-            .max_decoding_message_size(MAX_MESSAGE_BYTES)
+            .max_decoding_message_size(MAX_REQUEST_BYTES)
             .max_encoding_message_size(MAX_MESSAGE_BYTES);
-        crate::grpc_auth::Authenticated::new(server, tokens, delegation)
+        crate::grpc_auth::Authenticated::new(server, tokens, delegation, budget)
     }
 }
 
@@ -274,7 +288,9 @@ impl JobService for JobServiceImpl {
         }
         // Written to the object store as it arrives (S3 multipart: one part in memory at a
         // time), so a 1 GiB upload costs the planner a part, not a gigabyte; visible only once
-        // all the announced bytes have arrived.
+        // all the announced bytes have arrived. The part is held against the request budget
+        // while the upload runs.
+        let _part = self.budget.reserve(UPLOAD_BUFFER_BYTES.min(total.saturating_mul(2)), "an upload's buffered part")?;
         let blobs = self.platform.blobs().clone();
         let mut upload = blobs.upload(&key).await.map_err(|e| status(e.into()))?;
         let mut hasher = blake2::Blake2b::<blake2::digest::consts::U32>::new();

@@ -1,8 +1,9 @@
 //! Authentication before a request's body is read (issue 32, review finding D1).
 //!
-//! tonic decodes a unary request's body (up to [`crate::grpc::MAX_MESSAGE_BYTES`], which prost
-//! may expand 8–16× in memory) before the handler runs, so a token checked inside the handler
-//! is checked too late: one unauthenticated 64 MiB request could take the planner's memory.
+//! tonic decodes a unary request's body (up to [`crate::grpc::MAX_REQUEST_BYTES`], which prost
+//! may expand up to [`api::MAX_DECODED_PER_ENCODED_BYTE`] times in memory) before the handler
+//! runs, so a token checked inside the handler is checked too late: one unauthenticated 8 MiB
+//! request could take 300 MiB of the planner's memory.
 //! [`Authenticated`] wraps the service: it resolves the `authorization: Bearer <token>` header
 //! first, answers `UNAUTHENTICATED` without touching the body when it is missing or unknown,
 //! and otherwise hands the request on with the caller's [`Tenant`] in its extensions, where
@@ -25,6 +26,8 @@ use tonic::body::Body;
 use tonic::codegen::{http, Service};
 use tonic::server::NamedService;
 use tonic::Status;
+
+use crate::budget::{Held, Metered, RequestBudget};
 
 /// The header by which the delegating tenant names the tenant it acts for.
 pub const ON_BEHALF_OF: &str = "x-prover-tenant";
@@ -71,17 +74,30 @@ pub(crate) async fn resolve(
 
 /// A gRPC service whose calls are authenticated before their bodies are read (see the module
 /// doc). Without a token store it passes every call on unchanged (an open API).
+/// Calls that pass go on with their bodies metered against the planner's request budget
+/// ([`crate::budget`]).
 #[derive(Clone)]
 pub struct Authenticated<S> {
     inner: S,
     tokens: Option<Arc<dyn auth::TokenStore>>,
     delegation: Arc<Delegation>,
+    budget: Arc<RequestBudget>,
 }
 
 impl<S> Authenticated<S> {
-    pub fn new(inner: S, tokens: Option<Arc<dyn auth::TokenStore>>, delegation: Delegation) -> Self {
-        Self { inner, tokens, delegation: Arc::new(delegation) }
+    pub fn new(inner: S, tokens: Option<Arc<dyn auth::TokenStore>>, delegation: Delegation, budget: Arc<RequestBudget>) -> Self {
+        Self { inner, tokens, delegation: Arc::new(delegation), budget }
     }
+}
+
+/// `request` with its body metered; the reservation it holds, kept by the caller until the
+/// call has answered.
+fn metered(request: http::Request<Body>, budget: &Arc<RequestBudget>) -> (http::Request<Body>, Held) {
+    let held = Held::default();
+    let method = request.uri().path().to_string();
+    let (parts, body) = request.into_parts();
+    let body = Body::new(Metered::new(body, budget.clone(), held.clone(), method));
+    (http::Request::from_parts(parts, body), held)
 }
 
 impl<S: NamedService> NamedService for Authenticated<S> {
@@ -102,7 +118,16 @@ where
     }
 
     fn call(&mut self, mut request: http::Request<Body>) -> Self::Future {
-        let Some(tokens) = self.tokens.clone() else { return Box::pin(self.inner.call(request)) };
+        let budget = self.budget.clone();
+        let Some(tokens) = self.tokens.clone() else {
+            let (request, held) = metered(request, &budget);
+            let call = self.inner.call(request);
+            return Box::pin(async move {
+                let answer = call.await;
+                drop(held);
+                answer
+            });
+        };
         let delegation = self.delegation.clone();
         // The clone that was made ready goes to this call; the fresh clone stays for the next.
         let clone = self.inner.clone();
@@ -111,7 +136,10 @@ where
             match resolve(tokens.as_ref(), &delegation, request.headers()).await {
                 Ok(tenant) => {
                     request.extensions_mut().insert(Tenant(tenant));
-                    inner.call(request).await
+                    let (request, held) = metered(request, &budget);
+                    let answer = inner.call(request).await;
+                    drop(held);
+                    answer
                 }
                 // The body is dropped unread.
                 Err(status) => Ok(status.into_http()),

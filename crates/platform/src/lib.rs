@@ -25,6 +25,7 @@
 //! its final state first (so no role dispatches for it any more), then purges its waiting tasks
 //! and deletes its intermediate objects; a late report of a cancelled job deletes them again.
 
+pub mod budget;
 pub mod cache;
 pub mod error;
 pub mod gc;
@@ -88,6 +89,9 @@ pub struct PlatformConfig {
     pub failed_retention: Duration,
     /// Budget of the process's cache of decoded objects (job trees and plans, keys).
     pub cache_bytes: u64,
+    /// Bytes that the requests a planner is receiving and decoding may hold at once
+    /// ([`budget`]).
+    pub request_budget_bytes: u64,
     /// Budget of the Reckle circuit sets the process keeps built (estimated by
     /// `reckle::Circuits::heap_bytes`); least recently used sets are dropped first.
     pub circuit_bytes: u64,
@@ -153,6 +157,7 @@ impl Default for PlatformConfig {
             retention: Duration::from_secs(defaults::RETENTION_SECS),
             failed_retention: Duration::from_secs(defaults::FAILED_RETENTION_SECS),
             cache_bytes: defaults::CACHE_BYTES,
+            request_budget_bytes: defaults::REQUEST_BUDGET_BYTES,
             circuit_bytes: defaults::CIRCUIT_BYTES,
             expected: BTreeMap::new(),
             job_window: defaults::JOB_WINDOW,

@@ -9,7 +9,8 @@
 //!
 //! [`memory`] adds up what each role keeps within its budgets at those bounds: the object
 //! cache, the Reckle circuit sets (or the one set at the largest `(ℓ, q)` when that is larger
-//! than the budget: a set over the budget is still built for its task), a request body, and a
+//! than the budget: a set over the budget is still built for its task), the planner's request
+//! budget ([`crate::budget`]: every request being received and decoded, together), and a
 //! process's own working memory as measured by `scripts/bench-memory.sh` at ℓ = 27. The
 //! chart's default memory limits are checked against it (`scripts/test.d/55-limits.sh`).
 //! Wrap pools (`reckle.wrap`, `hekaton.wrap`) are sized separately (docs/job-kinds.md); their
@@ -65,7 +66,7 @@ pub const PROVER_PROCESS_BYTES: u64 = 384 << 20;
 /// The bounds of every call.
 pub fn request_limits() -> Vec<Limit> {
     vec![
-        Limit::new("request", "message", crate::grpc::MAX_MESSAGE_BYTES as u64, "bytes", "one unary request or response message"),
+        Limit::new("request", "message", crate::grpc::MAX_REQUEST_BYTES as u64, "bytes", "one request message (a response: up to 64 MiB)"),
         Limit::new("request", "total_size", crate::grpc::MAX_UPLOAD_BYTES, "bytes", "one UploadInput stream (a Reckle job's leaves at the largest log_n)"),
         Limit::new("request", "watches", crate::grpc::MAX_WATCHES_PER_TENANT as u64, "count", "WatchJob streams open at once per tenant"),
     ]
@@ -105,7 +106,7 @@ pub fn memory(config: &PlatformConfig) -> Vec<RoleMemory> {
     };
     let control = ("process".to_string(), CONTROL_PROCESS_BYTES);
     let prover = ("process".to_string(), PROVER_PROCESS_BYTES);
-    let body = ("one request message, encoded and decoded".to_string(), 2 * crate::grpc::MAX_MESSAGE_BYTES as u64);
+    let body = ("requests being received and decoded (--request-budget-bytes)".to_string(), config.request_budget_bytes);
     vec![
         RoleMemory { role: "planner".into(), parts: vec![control.clone(), cache.clone(), body] },
         RoleMemory { role: "executor".into(), parts: vec![control, cache.clone()] },
@@ -163,6 +164,6 @@ mod tests {
         let worker = memory(&config).into_iter().find(|r| r.role == "worker").unwrap();
         assert_eq!(worker.bytes(), PROVER_PROCESS_BYTES + (1 << 20) + (64 << 30));
         let planner = memory(&config).into_iter().find(|r| r.role == "planner").unwrap();
-        assert_eq!(planner.bytes(), CONTROL_PROCESS_BYTES + (1 << 20) + 2 * crate::grpc::MAX_MESSAGE_BYTES as u64);
+        assert_eq!(planner.bytes(), CONTROL_PROCESS_BYTES + (1 << 20) + config.request_budget_bytes);
     }
 }

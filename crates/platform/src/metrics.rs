@@ -9,7 +9,10 @@
 //! `s3_request_duration_seconds{op}` (histogram), `s3_errors_total{op}`,
 //! `backend_errors_total{role}` (Redis/S3 errors a loop waited out), `jobs_redriven_total{kind}`,
 //! `job_duration_seconds{kind}` (submit → done, histogram), `oldest_active_job_age_seconds{kind}`, `job_expected_seconds{kind}`,
-//! `cache_bytes`, `cache_evictions_total`, `cache_oversize_total`, `gc_objects_deleted_total`;
+//! `cache_bytes`, `cache_evictions_total`, `cache_oversize_total`, `gc_objects_deleted_total`,
+//! on the planner `acks_durable` (1 when acknowledgements wait for Redis's fsynced AOF) and
+//! `request_budget_bytes`, `request_budget_used_bytes`, `request_budget_refusals_total{reason}`
+//! ([`crate::budget`]);
 //! `tasks_total` outcomes also count `fatal`, `deadline` and `lease_lost`.
 
 use std::sync::atomic::{AtomicBool, Ordering};

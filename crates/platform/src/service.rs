@@ -71,6 +71,13 @@ pub struct ServiceConfig {
     /// tenant: give it to the operator alone.
     #[arg(help_heading = "Planner API", long, env = "PROVER_DELEGATING_TENANT")]
     pub delegating_tenant: Option<String>,
+    /// Bytes that the requests being received and decoded may hold at once, all callers
+    /// together (planner role). Each message reserves 37 times its size (its bytes and the most
+    /// its decoding can take) before it is read, and each upload 16 MiB for its buffered part; a
+    /// call the budget cannot cover is answered UNAVAILABLE (retry) without being read, and a
+    /// message over the whole budget RESOURCE_EXHAUSTED. Count it in the planner's memory.
+    #[arg(help_heading = "Planner API", long, env = "PROVER_REQUEST_BUDGET_BYTES", default_value_t = crate::defaults::REQUEST_BUDGET_BYTES)]
+    pub request_budget_bytes: u64,
     /// PEM certificate chain for the gRPC port (planner role): with --tls-key, the API is
     /// served over TLS only. Re-read when the files change (a renewal needs no restart).
     #[arg(help_heading = "Planner API", long, env = "PROVER_TLS_CERT", requires = "tls_key")]
@@ -305,6 +312,7 @@ impl ServiceConfig {
             retention: Duration::from_secs(self.retention_secs.max(1)),
             failed_retention: Duration::from_secs(self.failed_retention_secs.max(1)),
             cache_bytes: self.cache_bytes,
+            request_budget_bytes: self.request_budget_bytes,
             circuit_bytes: self.circuit_bytes,
             job_window: self.job_window.max(1),
             tenant_window: self.tenant_window,
@@ -391,13 +399,18 @@ pub fn install_crypto_provider() {
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
 }
 
-pub async fn connect(cfg: &ServiceConfig) -> Result<Arc<Platform>, ServiceError> {
-    connect_backends(&cfg.backend, cfg.queue_config(), cfg.platform_config()?).await
+/// For `roles`: only the planner acknowledges writes to clients (submissions, cancellations), so
+/// only a process with the planner role opens the connection that waits for them to be on disk
+/// (`--redis-durability`).
+pub async fn connect(cfg: &ServiceConfig, roles: &[Role]) -> Result<Arc<Platform>, ServiceError> {
+    connect_backends(&cfg.backend, cfg.queue_config(), cfg.platform_config()?, roles.contains(&Role::Planner)).await
 }
 
 /// Connects to the Redis and S3 of `b`, with the queue and platform settings given (a tool that
-/// only reads and deletes, like `prover admin gc`, passes the defaults).
-pub async fn connect_backends(b: &BackendArgs, queue_config: QueueConfig, config: PlatformConfig) -> Result<Arc<Platform>, ServiceError> {
+/// only reads and deletes, like `prover admin gc`, passes the defaults). With `acks`, the job
+/// store makes acknowledged writes durable as `--redis-durability` says
+/// ([`queue::durable::AckGate`]); without, it acknowledges nothing and opens no such connection.
+pub async fn connect_backends(b: &BackendArgs, queue_config: QueueConfig, config: PlatformConfig, acks: bool) -> Result<Arc<Platform>, ServiceError> {
     install_crypto_provider();
     let redis = b.redis.as_deref().ok_or_else(|| ServiceError::Config("--redis (PROVER_REDIS_URL) is required".into()))?;
     let endpoint = b.s3_endpoint.clone().ok_or_else(|| ServiceError::Config("--s3-endpoint (PROVER_S3_ENDPOINT) is required".into()))?;
@@ -411,13 +424,18 @@ pub async fn connect_backends(b: &BackendArgs, queue_config: QueueConfig, config
     if let Some(why) = queue.eviction_unchecked() {
         tracing::warn!(reason = why, "Redis eviction policy not checked (--assume-noeviction): an evicted key would be a lost task");
     }
-    let durability: queue::durable::Durability = b.redis_durability.parse().map_err(ServiceError::Config)?;
+    let durability: queue::durable::Durability = if acks { b.redis_durability.parse().map_err(ServiceError::Config)? } else { queue::durable::Durability::None };
     let (gate, risk) = queue::durable::AckGate::open(redis, durability, redis_timeout).await.map_err(|e| match e {
         queue::durable::OpenError::Refused(why) => ServiceError::Config(why),
         e @ queue::durable::OpenError::Backend(_) => backend("Redis persistence")(Box::new(e)),
     })?;
     if let Some(risk) = risk {
         tracing::warn!(risk = %risk, "acknowledged writes are not made durable (--redis-durability aof refuses to start on such a Redis)");
+    }
+    if acks {
+        // 1: each acknowledgement waits for Redis's fsynced AOF; 0: it does not (alert
+        // ProverAcksNotDurable).
+        ::metrics::gauge!("prover_acks_durable").set(if gate.is_some() { 1.0 } else { 0.0 });
     }
     let jobs = RedisJobStore::connect_opts(redis, b.assume_noeviction, redis_timeout)
         .await

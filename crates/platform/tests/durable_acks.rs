@@ -225,14 +225,17 @@ async fn aof_durability_refuses_a_redis_that_cannot_give_it() {
         (&["--appendonly", "yes", "--appendfsync", "no"][..], "appendfsync no"),
     ] {
         let r = Server::start(&bin, aof).await;
-        let e = refused(connect_backends(&backend_args(&r.url(), "aof"), QueueConfig::default(), PlatformConfig::default()).await.err().expect("refused"));
+        let e = refused(connect_backends(&backend_args(&r.url(), "aof"), QueueConfig::default(), PlatformConfig::default(), true).await.err().expect("refused"));
         assert!(e.contains(why) && e.contains("--redis-durability aof"), "{aof:?}: {e}");
         for lenient in ["auto", "none"] {
-            connect_backends(&backend_args(&r.url(), lenient), QueueConfig::default(), PlatformConfig::default()).await.unwrap();
+            connect_backends(&backend_args(&r.url(), lenient), QueueConfig::default(), PlatformConfig::default(), true).await.unwrap();
         }
+        // A process that acknowledges nothing (no planner role) neither checks nor waits.
+        let p = connect_backends(&backend_args(&r.url(), "aof"), QueueConfig::default(), PlatformConfig::default(), false).await.unwrap();
+        p.job_store().make_durable().await.unwrap();
     }
     let always = Server::start(&bin, &["--appendonly", "yes", "--appendfsync", "always"]).await;
-    let p = connect_backends(&backend_args(&always.url(), "aof"), QueueConfig::default(), PlatformConfig::default()).await.unwrap();
+    let p = connect_backends(&backend_args(&always.url(), "aof"), QueueConfig::default(), PlatformConfig::default(), true).await.unwrap();
     let (job, _) = p.submit(noop::request(1), None).await.unwrap();
     assert!(p.job_store().get(&job).await.unwrap().is_some());
 }

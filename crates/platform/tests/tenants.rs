@@ -420,3 +420,93 @@ async fn the_operator_acts_for_each_namespace_as_its_own_tenant() {
     // Without the header the operator is its own tenant, which does not own A's job either.
     nf(c.get_job(req(pb::GetJobRequest { job_id: job.clone() }, Some(&op.secret))).await.map(drop), "the operator's own tenant");
 }
+
+/// Issue 32 item 4: every call's messages are reserved against one request budget before they
+/// are read, so what a planner holds for requests is bounded whatever the number of callers.
+/// With a budget of 6 MiB: an upload holds its buffered part and its current chunk while its
+/// client is still sending; a submission that the rest cannot cover is answered UNAVAILABLE
+/// (retry), its bytes unread; a message over the whole budget is RESOURCE_EXHAUSTED, naming the
+/// flag; once the upload ends (and once a client drops its stream half-way) the budget is whole
+/// again and the same submission goes through. Real MinIO (the S3 multipart path) when
+/// configured.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_share_one_byte_budget() {
+    let (q, blobs, jobs, _dir) = match common::backends_in_db(true, QueueConfig::default(), 2).await {
+        Some(b) => b,
+        None => common::backends_in_db(false, QueueConfig::default(), 2).await.unwrap(),
+    };
+    let total = 6u64 << 20;
+    let config = platform::PlatformConfig { request_budget_bytes: total, ..Default::default() };
+    let platform = Platform::with_config(q, blobs, jobs, config);
+    let store = tokens(false).await;
+    let t = store.create("budget").await.unwrap();
+    let svc = JobServiceImpl::new(platform).with_tokens(store);
+    let budget = svc.budget();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(tonic::transport::Server::builder().add_service(svc.into_server()).serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)));
+    let mut c = JobServiceClient::connect(format!("http://{addr}")).await.unwrap();
+
+    // A Reckle submission of 2^12 inline leaves: ~36 KiB, so ~1.3 MiB of the budget.
+    let leaves = |n: usize| pb::SubmitJobRequest {
+        idempotency_key: "budget".into(),
+        params: Some(pb::submit_job_request::Params::ReckleBatch(pb::ReckleBatchParams {
+            log_n: 12,
+            log_bucket: 2,
+            batch: vec![0, 1],
+            leaves: Some(pb::reckle_batch_params::Leaves::Inline(pb::LeafValues { values: (0..n as u64).map(|v| (1 << 62) | v).collect() })),
+            final_proof: false,
+        })),
+    };
+
+    // An upload whose client sends its first chunk (128 KiB: ~4.6 MiB reserved, and 0.5 MiB for
+    // the part) and then waits.
+    let (tx, rx) = tokio::sync::mpsc::channel::<pb::UploadChunk>(4);
+    let chunk = 128usize << 10;
+    tx.send(pb::UploadChunk { name: "leaves.bin".into(), total_size: 2 * chunk as u64, data: vec![1; chunk] }).await.unwrap();
+    let mut c2 = c.clone();
+    let upload = tokio::spawn({
+        let secret = t.secret.clone();
+        async move { c2.upload_input(req(tokio_stream::wrappers::ReceiverStream::new(rx), Some(&secret))).await }
+    });
+    let held = platform::budget::message_cost(chunk as u64 + 16) + platform::grpc::UPLOAD_BUFFER_BYTES.min(4 * chunk as u64);
+    while budget.used() < held - 64 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(budget.used() <= total);
+
+    // The submission does not fit beside it: UNAVAILABLE, naming the flag.
+    let e = c.submit_job(req(leaves(1 << 12), Some(&t.secret))).await.unwrap_err();
+    assert_eq!(e.code(), Code::Unavailable, "{e:?}");
+    assert!(e.message().contains(platform::budget::FLAG), "{e:?}");
+    // A message over the whole budget: RESOURCE_EXHAUSTED, naming the flag and the way out.
+    let e = c.submit_job(req(leaves(1 << 16), Some(&t.secret))).await.unwrap_err();
+    assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
+    assert!(e.message().contains(platform::budget::FLAG) && e.message().contains("upload"), "{e:?}");
+    // Small calls of the same tenant still fit.
+    c.list_jobs(req(pb::ListJobsRequest::default(), Some(&t.secret))).await.unwrap();
+
+    // The upload ends: everything it held comes back, and the submission goes through.
+    tx.send(pb::UploadChunk { name: String::new(), total_size: 0, data: vec![2; chunk] }).await.unwrap();
+    drop(tx);
+    let up = upload.await.unwrap().unwrap().into_inner();
+    assert_eq!(up.size, 2 * chunk as u64);
+    assert_eq!(budget.used(), 0);
+    c.submit_job(req(leaves(1 << 12), Some(&t.secret))).await.unwrap();
+    assert_eq!(budget.used(), 0);
+
+    // A client that drops its upload half-way gives everything back too.
+    let (tx, rx) = tokio::sync::mpsc::channel::<pb::UploadChunk>(4);
+    tx.send(pb::UploadChunk { name: "dropped.bin".into(), total_size: 2 * chunk as u64, data: vec![1; chunk] }).await.unwrap();
+    let mut c3 = c.clone();
+    let secret = t.secret.clone();
+    let upload = tokio::spawn(async move { c3.upload_input(req(tokio_stream::wrappers::ReceiverStream::new(rx), Some(&secret))).await });
+    while budget.used() < held - 64 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    upload.abort();
+    drop(tx);
+    while budget.used() > 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
