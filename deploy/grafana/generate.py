@@ -203,6 +203,17 @@ def overview():
                         [(f"sum by (kind) ({rate('prover_task_duration_seconds_sum')}) / "
                           f"sum by (kind) ({rate('prover_task_duration_seconds_count')})", "{{kind}}")], "s", w=8, h=9))
 
+    p.append(L.row("Planner API"))
+    p.append(timeseries(L, "Request budget used by planner",
+                        "prover_request_budget_used_bytes / prover_request_budget_bytes: what requests being received "
+                        "and decoded hold of each planner's --request-budget-bytes. Near 1, calls are refused UNAVAILABLE.",
+                        [(f"max by (instance) (prover_request_budget_used_bytes{sel()} / (prover_request_budget_bytes{sel()} > 0))",
+                          "{{instance}}")], "percentunit", w=12, maximum=1))
+    p.append(timeseries(L, "Calls refused by the request budget / s",
+                        "prover_request_budget_refusals_total: busy (UNAVAILABLE, retried by clients) and too_large "
+                        "(a message over the whole budget, RESOURCE_EXHAUSTED).",
+                        [(f"sum by (reason) ({rate('prover_request_budget_refusals_total')})", "{{reason}}")], "ops", w=12))
+
     p.append(L.row("Proof systems"))
     p.append(timeseries(L, "Hekaton CPU by step",
                         "prover_hekaton_cpu_seconds: core-seconds per second inside the Hekaton proof system "
