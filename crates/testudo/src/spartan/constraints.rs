@@ -531,6 +531,77 @@ mod tests {
         }
     }
 
+    /// The honest prover, except that the outer sumcheck's last round is `p + δ·(1 − 2X)`
+    /// restricted to the nodes (`p(0) + δ`, `p(1) − δ`, `p(2) − 3δ`, `p(3) − 5δ`): it still
+    /// sums to its claim, and every later message is computed honestly from the challenges
+    /// it leads to (`v_A, v_B, v_C` are the true evaluations at that `r_x`). Only the outer
+    /// final check can catch it.
+    fn forge_last_outer_round(h: &Honest, delta: Fr) -> Proof {
+        use crate::pcs::MultilinearPcs;
+        use crate::poly::eq_table;
+        let z = h.r1cs.z_vector(&h.io, &h.w).unwrap();
+        let half = z.len() / 2;
+        let w_poly = MultilinearPoly::new(h.r1cs.witness_vars(), z[..half].to_vec()).unwrap();
+        let (commitment, hint) = T::commit(&h.ck, &w_poly).unwrap();
+        let mut t = super::super::statement_transcript::<Fr, T>(
+            DOMAIN_TAG,
+            h.r1cs.digest(),
+            &h.io,
+            &commitment,
+        )
+        .unwrap();
+        let _tau = t.challenges(h.r1cs.log_rows());
+        let mut outer = h.proof.outer.clone();
+        let last = outer.rounds.len() - 1;
+        for (node, e) in outer.rounds[last].iter_mut().enumerate() {
+            *e += delta * (Fr::one() - Fr::from(2 * node as u64));
+        }
+        let mut r_x = Vec::new();
+        for evals in &outer.rounds {
+            t.absorb_slice(evals);
+            r_x.push(t.challenge());
+        }
+        let [az, bz, cz] = h.r1cs.products(&z);
+        let at = |table: Vec<Fr>| {
+            MultilinearPoly::new(h.r1cs.log_rows(), table)
+                .unwrap()
+                .evaluate(&r_x)
+                .unwrap()
+        };
+        let (v_a, v_b, v_c) = (at(az), at(bz), at(cz));
+        t.absorb_slice(&[v_a, v_b, v_c]);
+        let rho = [t.challenge(), t.challenge(), t.challenge()];
+        let m = h.r1cs.bind_rows(&eq_table(&r_x), rho);
+        let inner = crate::sumcheck::prove(vec![m, z], 2, |v: &[Fr]| v[0] * v[1], &mut t);
+        let v_w = w_poly.evaluate(&inner.point[1..]).unwrap();
+        t.absorb(&v_w);
+        let opening = T::open(&h.ck, &w_poly, &hint, &inner.point[1..], &mut t).unwrap();
+        SpartanProof {
+            commitment,
+            outer,
+            v_a,
+            v_b,
+            v_c,
+            inner: inner.proof,
+            v_w,
+            opening,
+        }
+    }
+
+    #[test]
+    fn a_forged_outer_sumcheck_with_true_evaluations_is_caught_by_the_outer_final_check() {
+        let h = honest();
+        // δ = 0 is the honest proof (the forger is faithful otherwise).
+        assert_eq!(forge_last_outer_round(&h, Fr::from(0u64)), h.proof);
+        let forged = forge_last_outer_round(&h, Fr::from(5u64));
+        assert_eq!(
+            crate::spartan::verify::<Fr, T>(&h.vk, &h.r1cs, &h.io, &forged),
+            Err(Error::OuterFinal)
+        );
+        let public = PublicValues::for_proof::<T>(&h.r1cs, &h.io, &forged).unwrap();
+        assert!(!run(h.shape, &public, &forged).unwrap().satisfied);
+    }
+
     #[test]
     fn public_values_that_are_not_the_circuits_leave_it_unsatisfied() {
         let h = honest();
