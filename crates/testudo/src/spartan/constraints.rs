@@ -75,12 +75,17 @@ where
     if a.len() != b.len() {
         return Err(SynthesisError::Unsatisfiable);
     }
-    let mut acc = V::one();
+    // Starting from the first factor, not from the constant 1 (an emulated product with a
+    // constant costs a full reduction).
+    let mut acc: Option<V> = None;
     for (x, y) in a.iter().zip(b) {
         let factor = V::sum_of_products(&[(x.clone(), y.clone()), (V::one() - x, V::one() - y)])?;
-        acc *= factor;
+        acc = Some(match acc {
+            Some(acc) => acc * factor,
+            None => factor,
+        });
     }
-    Ok(acc)
+    Ok(acc.unwrap_or_else(V::one))
 }
 
 /// `ũ(r)` for `u = (io, 1, 0…0)` of length `2^{|r|}` (variables most significant first).
@@ -99,8 +104,13 @@ where
         return Err(SynthesisError::Unsatisfiable);
     }
     let (high, low) = r.split_at(r.len() - b);
-    let mut table = vec![V::one()];
-    for x in low {
+    // eq(j, low) for j < 2^b, the first variable most significant; the first variable's
+    // entries are 1 − x and x themselves (no product with the constant 1).
+    let mut table = match low.first() {
+        Some(x) => vec![V::one() - x, x.clone()],
+        None => vec![V::one()],
+    };
+    for x in low.iter().skip(1) {
         let mut next = Vec::with_capacity(2 * table.len());
         for t in &table {
             let tx = t.clone() * x;

@@ -53,15 +53,19 @@ impl<F: PrimeField> ScalarFieldVar<F, F> for FpVar<F> {}
 /// [`SUM_CHUNK`] terms.
 impl<F: PrimeField, Q: PrimeField> ScalarFieldVar<F, Q> for EmulatedFpVar<F, Q> {
     fn sum_of_products(terms: &[(Self, Self)]) -> Result<Self, SynthesisError> {
-        let mut acc = Self::zero();
+        let mut acc: Option<Self> = None;
         for chunk in terms.chunks(SUM_CHUNK) {
             let mut sum = MulResultVar::zero();
             for (a, b) in chunk {
                 sum += &a.mul_without_reduce(b)?;
             }
-            acc += sum.reduce()?;
+            let part = sum.reduce()?;
+            acc = Some(match acc {
+                Some(a) => a + part,
+                None => part,
+            });
         }
-        Ok(acc)
+        Ok(acc.unwrap_or_else(Self::zero))
     }
 }
 
@@ -69,16 +73,26 @@ impl<F: PrimeField, Q: PrimeField> ScalarFieldVar<F, Q> for EmulatedFpVar<F, Q> 
 /// limb layout leaves over `F_q`).
 pub const SUM_CHUNK: usize = 64;
 
-/// `n·v` for a small integer `n`, by doubling and adding (no multiplication).
+/// `n·v` for a small integer `n`, by doubling and adding (no multiplication, and no
+/// constant terms: an emulated sum stays as close to normal form as it can).
 pub fn small_multiple<F: PrimeField, CF: PrimeField, V: FieldVar<F, CF>>(v: &V, n: u64) -> V {
-    let mut acc = V::zero();
-    for i in (0..u64::BITS - n.leading_zeros()).rev() {
+    if n == 0 {
+        return V::zero();
+    }
+    let top = u64::BITS - 1 - n.leading_zeros();
+    let mut acc = v.clone();
+    for i in (0..top).rev() {
         acc = acc.clone() + &acc;
         if (n >> i) & 1 == 1 {
             acc += v;
         }
     }
     acc
+}
+
+/// `Σ terms`, starting from the first term rather than from a constant zero.
+fn sum<F: PrimeField, CF: PrimeField, V: FieldVar<F, CF>>(terms: Vec<V>) -> Option<V> {
+    terms.into_iter().reduce(|a, b| a + b)
 }
 
 fn factorial(d: usize) -> u64 {
@@ -105,16 +119,22 @@ where
     // (d!/k!)·Δ^k p(0), as the positive and negative parts of an integer combination.
     let coefficient = |k: usize| {
         let scale = factorial(d) / factorial(k);
-        let (mut pos, mut neg) = (V::zero(), V::zero());
+        let (mut pos, mut neg) = (Vec::new(), Vec::new());
         for (i, e) in evals.iter().enumerate().take(k + 1) {
             let term = small_multiple(e, scale * binomial(k, i));
-            if (k - i) % 2 == 0 {
-                pos += term;
+            if (k - i).is_multiple_of(2) {
+                pos.push(term);
             } else {
-                neg += term;
+                neg.push(term);
             }
         }
-        pos - neg
+        // The term i = k is positive, so `pos` is never empty.
+        match (sum(pos), sum(neg)) {
+            (Some(p), Some(n)) => p - n,
+            (Some(p), None) => p,
+            (None, Some(n)) => n.negate().unwrap_or_else(|_| V::zero()),
+            (None, None) => V::zero(),
+        }
     };
     let mut terms = Vec::with_capacity(d);
     let mut falling = x.clone();

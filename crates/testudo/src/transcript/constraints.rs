@@ -106,10 +106,14 @@ impl<F: PrimeField, Q: PrimeField> ScalarVar<F, Q> {
     /// input): witness bits spelling it, `≤ r − 1` enforced.
     pub fn from_input_integer(integer: FpVar<Q>) -> Result<Self, SynthesisError> {
         if let FpVar::Constant(c) = &integer {
-            let x = F::from_bigint(F::BigInt::from_bits_le(
-                &c.into_bigint().to_bits_le()[..F::MODULUS_BIT_SIZE as usize],
-            ))
-            .ok_or(SynthesisError::Unsatisfiable)?;
+            // A constant that is not the canonical integer of an F value (≥ r) is refused.
+            let bits = c.into_bigint().to_bits_le();
+            let n = F::MODULUS_BIT_SIZE as usize;
+            if bits[n..].iter().any(|&b| b) {
+                return Err(SynthesisError::Unsatisfiable);
+            }
+            let x = F::from_bigint(F::BigInt::from_bits_le(&bits[..n]))
+                .ok_or(SynthesisError::Unsatisfiable)?;
             return Ok(Self::constant(x));
         }
         let cs = integer.cs();
