@@ -69,8 +69,9 @@ impl<F: PrimeField, Q: PrimeField> ScalarFieldVar<F, Q> for EmulatedFpVar<F, Q> 
     }
 }
 
-/// Unreduced products summed before one reduction (well inside the headroom ark-r1cs-std's
-/// limb layout leaves over `F_q`).
+/// Unreduced products summed before one reduction. ark-r1cs-std tracks the growth of an
+/// unreduced sum and sizes the reduction's witness by it; the cap keeps that growth small.
+/// The sums here have at most `ℓ + 1` terms (`ũ`), usually 2 to 4.
 pub const SUM_CHUNK: usize = 64;
 
 /// `n·v` for a small integer `n`, by doubling and adding (no multiplication, and no
