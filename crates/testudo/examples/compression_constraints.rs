@@ -47,6 +47,10 @@ use ark_relations::gr1cs::{
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use testudo::poly::eq_table;
+use testudo::spartan::constraints::{
+    verify as spartan_gadget_verify, PublicValuesVar, SpartanProofVar, SpartanShape,
+};
+use testudo::spartan::PublicValues;
 use testudo::spartan::DOMAIN_TAG;
 use testudo::testudo_comm::{self, TestudoComm};
 use testudo::transcript::constraints::TranscriptVar;
@@ -221,6 +225,9 @@ struct FqCounts {
     /// The transcript: absorbs (with the canonical-integer conversions), squeezes, challenge
     /// decompositions.
     transcript: usize,
+    /// The part of `transcript` that is Testudo-Comm's (after `v_w`: its group elements and
+    /// challenges).
+    pcs_transcript: usize,
     arith: ArithCounts,
     satisfied: bool,
     /// `F_r` values absorbed, group elements absorbed, challenges squeezed.
@@ -328,6 +335,7 @@ fn fq_circuit(r1cs: &R1cs<Fr>, io: &[Fr], proof: &Proof) -> Result<FqCounts, tes
         r_y.extend(t.challenges(1)?);
     }
     t.scalars(std::slice::from_ref(&v_w))?;
+    let before_pcs = cs.num_constraints();
     // Testudo-Comm's verifier transcript.
     let op = &proof.opening;
     t.g1(&op.u)?;
@@ -349,6 +357,7 @@ fn fq_circuit(r1cs: &R1cs<Fr>, io: &[Fr], proof: &Proof) -> Result<FqCounts, tes
         t.g1(q)?;
     }
     let transcript = cs.num_constraints() - allocation;
+    let pcs_transcript = cs.num_constraints() - before_pcs;
 
     // M(r_x, r_y), computed natively from the challenges' values (what SPARK or the final
     // verifier would supply), as a witness.
@@ -375,11 +384,57 @@ fn fq_circuit(r1cs: &R1cs<Fr>, io: &[Fr], proof: &Proof) -> Result<FqCounts, tes
         total: cs.num_constraints(),
         allocation,
         transcript,
+        pcs_transcript,
         arith,
         satisfied: cs.is_satisfied()?,
         scalars: t.scalars,
         points: t.points,
         challenges: t.challenges,
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// 1b. The crate's Spartan verifier gadget (design steps 3–4) on the same proof.
+
+struct GadgetCounts {
+    total: usize,
+    /// Allocating the public inputs (digest chunk, io and v_M range-checked, r_x, ρ, r_y).
+    public: usize,
+    /// Allocating the proof's F_r values as canonical bits, and the commitment's elements.
+    proof: usize,
+    /// The transcript, both sumchecks, the final checks, ũ, the public challenges pinned.
+    verify: usize,
+    public_inputs: usize,
+    satisfied: bool,
+}
+
+fn spartan_gadget(
+    r1cs: &R1cs<Fr>,
+    io: &[Fr],
+    proof: &Proof,
+) -> Result<GadgetCounts, testudo::Error> {
+    let cs = new_cs::<Fq>();
+    let shape = SpartanShape::of(r1cs);
+    let values = PublicValues::for_proof::<Tc>(r1cs, io, proof)?;
+    let public = PublicValuesVar::new_input(cs.clone(), shape, Some(&values))?;
+    let after_public = cs.num_constraints();
+    let commitment = proof
+        .commitment
+        .0
+         .0
+        .to_base_prime_field_elements()
+        .map(|x| FpVar::new_witness(cs.clone(), || Ok(x)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let proof_var = SpartanProofVar::new_witness(cs.clone(), shape, Some(proof))?;
+    let after_proof = cs.num_constraints();
+    spartan_gadget_verify(cs.clone(), shape, &public, &commitment, &proof_var)?;
+    Ok(GadgetCounts {
+        total: cs.num_constraints(),
+        public: after_public,
+        proof: after_proof - after_public,
+        verify: cs.num_constraints() - after_proof,
+        public_inputs: cs.num_instance_variables() - 1,
+        satisfied: cs.is_satisfied()?,
     })
 }
 
@@ -691,6 +746,7 @@ fn main() {
     println!("#### 1. The scalar half of the verifier over F_q, per instance size (R1CS of 2^k constraints, w̃ of k variables)\n");
     println!("| 2^k | total | transcript gadget | (F_r absorbs, group elements, challenges) | emulated sumchecks + final checks | Testudo-Comm scalars | allocating the proof's F_r values | honest proof | tampered round |");
     println!("|---|---|---|---|---|---|---|---|---|");
+    let mut gadget_rows = Vec::new();
     for &k in &ks {
         let common::Instance { r1cs, io, w, .. } =
             common::Instance::random(1 << k, &mut ChaCha20Rng::seed_from_u64(k as u64));
@@ -711,6 +767,31 @@ fn main() {
             !tampered.satisfied,
             "a tampered round leaves the circuit unsatisfied"
         );
+        let gadget = spartan_gadget(&r1cs, &io, &proof).expect("synthesis");
+        let mut bad_v = proof.clone();
+        bad_v.v_a += Fr::one();
+        let gadget_bad = spartan_gadget(&r1cs, &io, &bad_v).expect("synthesis");
+        assert!(
+            gadget.satisfied,
+            "the honest proof satisfies the Spartan gadget"
+        );
+        assert!(
+            !gadget_bad.satisfied,
+            "a tampered v_A leaves the Spartan gadget unsatisfied"
+        );
+        let pcs_part = honest.pcs_transcript + honest.arith.pcs_scalars;
+        gadget_rows.push(format!(
+            "| 2^{k} | {} | {} | {} | {} | {} | satisfied | unsatisfied | {} ({} + {}) | {} |",
+            gadget.total,
+            gadget.verify,
+            gadget.proof,
+            gadget.public,
+            gadget.public_inputs,
+            pcs_part,
+            honest.pcs_transcript,
+            honest.arith.pcs_scalars,
+            gadget.total + pcs_part
+        ));
         println!(
             "| 2^{k} | {} | {} | ({}, {}, {}) | {} | {} | {} | satisfied | unsatisfied |",
             honest.total,
@@ -722,6 +803,12 @@ fn main() {
             honest.arith.pcs_scalars,
             honest.allocation
         );
+    }
+    println!("\n#### 1b. The Spartan verifier gadget (testudo::spartan::constraints, design steps 3–4), up to the opening, per instance size\n");
+    println!("| 2^k | total | transcript, sumchecks, final checks, ũ, challenges pinned | proof's F_r values (canonical bits) + commitment elements | public inputs (io, v_M range-checked) | public inputs (count) | honest proof | tampered v_A | Testudo-Comm's scalar part from 1 (transcript + scalars) | scalar half with the gadget |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for row in &gadget_rows {
+        println!("{row}");
     }
     let u = units();
     println!("\n#### 2. Unit costs over F_q (BLS12-381's base field = BW6-767's scalar field), constraints\n");

@@ -57,6 +57,12 @@ pub enum Error {
     #[error("inner sumcheck: the final claim differs from M(r_x, r_y)·z(r_y)")]
     InnerFinal,
 
+    /// The compression circuit's public `v_M` differs from `ρ_A·Ã(r_x, r_y) + ρ_B·B̃(r_x, r_y) +
+    /// ρ_C·C̃(r_x, r_y)` for the registered instance (the final verifier's check,
+    /// [`crate::spartan::PublicValues::check_matrices`]).
+    #[error("v_M differs from ρ_A·Ã(r_x, r_y) + ρ_B·B̃(r_x, r_y) + ρ_C·C̃(r_x, r_y)")]
+    MatrixEvaluation,
+
     /// The polynomial commitment's opening proof is rejected.
     #[error("polynomial commitment opening rejected: {0}")]
     Opening(&'static str),

@@ -28,6 +28,20 @@
 //!   variable as the most significant index bit ([`poly`]).
 //! - `τ ∈ F^{s_x}`: the outer sumcheck's random point; `r_x ∈ F^{s_x}`: where the outer
 //!   sumcheck ends; `r_y ∈ F^{s_y}`: where the inner sumcheck ends.
+//! - `ρ = (ρ_A, ρ_B, ρ_C)`: the challenges combining the three matrices for the inner
+//!   sumcheck; `M(r_x, r_y) = Σ_M ρ_M·M̃(r_x, r_y)` (`M ∈ {A, B, C}`); `r_y' = r_y[1..]`, the
+//!   point `w̃` is opened at, `v_w = w̃(r_y')`; `v_A, v_B, v_C = (Ãz̃)(r_x), …`.
+//! - `v_M`: a claimed value of `M(r_x, r_y)`. The in-circuit verifier uses it in place of
+//!   reading the matrices and exposes it as a public value; the final verifier checks it
+//!   against the registered matrices ([`spartan::PublicValues`]).
+//!
+//! In the circuits (feature `r1cs`, over `F_q`, `F_r` emulated):
+//!
+//! - the **canonical integer** of an `F_r` value is its representative in `[0, r)`, read as
+//!   an `F_q` element; it is what the transcript absorbs and what a public input carries
+//!   (`transcript::constraints::ScalarVar` holds a value with it);
+//! - a sumcheck of degree `d` carries **scaled claims** `d!·c_j` instead of `c_j` (its round
+//!   polynomials in Newton's form have integer coefficients: `sumcheck::constraints`).
 //!
 //! The protocol, its transcript layout and what the verifier checks are in [`spartan`].
 //!
@@ -52,11 +66,17 @@
 //!   generalized MIPP, whose final `ĥ` is checked by a PST opening in G2).
 //! - [`transcript`]: Fiat–Shamir over a Poseidon sponge on `F_q` (points as coordinates,
 //!   `F_r` values as integers, 254-bit challenges).
+//! - In-circuit verifiers over `F_q` (feature `r1cs`, on by default; the compression's build
+//!   steps 2–4 in `docs/design/testudo-compression.md`): the transcript
+//!   (`transcript::constraints`), the sumcheck verifier (`sumcheck::constraints`) and
+//!   Spartan's verifier up to the opening, with `v_M` and the challenges as public values
+//!   (`spartan::constraints`).
 //!
 //! # Not built yet
 //!
-//! - Zero knowledge and the compression of the Spartan verifier (sumchecks, Poseidon
-//!   transcript, Testudo-Comm's pairing checks) into a Pari proof on a 2-chain's outer curve.
+//! - Zero knowledge and the compression of the Spartan verifier into a Pari proof on a
+//!   2-chain's outer curve: the Testudo-Comm opening's gadget (group work, pairings), the
+//!   circuit put together and proved.
 //! - Spartan's SPARK computation commitments (the verifier reads the R1CS instead).
 //! - Target-group compression of Testudo-Comm's proof (the paper's Remark 2).
 //! - A platform job kind (planner/worker tasks) for Testudo.

@@ -57,6 +57,9 @@ use crate::sumcheck::{self, SumcheckProof};
 use crate::transcript::Transcript;
 use crate::Error;
 
+#[cfg(feature = "r1cs")]
+pub mod constraints;
+
 /// The transcript's domain tag: changes whenever the transcript layout does.
 /// `v2`: the sponge moved from `F_r` to `F_q` (points as coordinates, values as integers,
 /// 254-bit challenges); `v1` was Poseidon over `F_r` with points absorbed as their compressed
@@ -239,6 +242,127 @@ where
         &proof.opening,
         &mut transcript,
     )
+}
+
+/// The values a circuit verifying a Spartan proof exposes (`docs/design/testudo-compression.md`,
+/// Decision 3, step 1): the statement (`digest`, `io`), the points the sumchecks end at and the
+/// combining challenges (`r_x`, `ρ`, `r_y`, all squeezed in the circuit), and `v_M`, which the
+/// circuit uses in place of `M(r_x, r_y) = Σ ρ_M·M̃(r_x, r_y)` in the inner final check. The
+/// final verifier checks `v_M` against the registered matrices itself
+/// ([`Self::check_matrices`]); the circuit is what checks everything else
+/// ([`constraints`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PublicValues<F: PrimeField> {
+    pub digest: R1csDigest,
+    pub io: Vec<F>,
+    /// `r_x` (`s_x` values).
+    pub r_x: Vec<F>,
+    /// `ρ_A, ρ_B, ρ_C`.
+    pub rho: [F; 3],
+    /// `r_y` (`s_y` values).
+    pub r_y: Vec<F>,
+    /// The claimed `Σ ρ_M·M̃(r_x, r_y)`.
+    pub v_m: F,
+}
+
+impl<F: PrimeField> PublicValues<F> {
+    /// What an honest prover of the circuit exposes for `proof`: the challenges the verifier's
+    /// transcript gives (replayed without checking the proof: run [`verify`] for that) and
+    /// `v_M` from `r1cs`. Refuses a proof of the wrong shape or an `io` of the wrong length.
+    pub fn for_proof<P: MultilinearPcs<F>>(
+        r1cs: &R1cs<F>,
+        io: &[F],
+        proof: &ProofFor<F, P>,
+    ) -> Result<Self, Error> {
+        r1cs.public_vector(io)?;
+        let mut t = statement_transcript::<F, P>(DOMAIN_TAG, r1cs.digest(), io, &proof.commitment)?;
+        let _tau = t.challenges(r1cs.log_rows());
+        let r_x = replay_rounds(&mut t, "outer", r1cs.log_rows(), 3, &proof.outer)?;
+        t.absorb_slice(&[proof.v_a, proof.v_b, proof.v_c]);
+        let rho = [t.challenge(), t.challenge(), t.challenge()];
+        let r_y = replay_rounds(&mut t, "inner", r1cs.log_cols(), 2, &proof.inner)?;
+        let v_m = r1cs.eval_combined(&eq_table(&r_x), &eq_table(&r_y), rho);
+        Ok(Self {
+            digest: r1cs.digest(),
+            io: io.to_vec(),
+            r_x,
+            rho,
+            r_y,
+            v_m,
+        })
+    }
+
+    /// The final verifier's part: these values are for `r1cs` (its digest, its shape) and
+    /// `v_M = Σ ρ_M·M̃(r_x, r_y)` for its matrices (`O(nnz)`).
+    pub fn check_matrices(&self, r1cs: &R1cs<F>) -> Result<(), Error> {
+        if self.digest != r1cs.digest() {
+            return Err(Error::Malformed {
+                field: "digest",
+                reason: "the public values are for another R1CS".into(),
+            });
+        }
+        r1cs.public_vector(&self.io)?;
+        for (field, got, expected) in [
+            ("r_x", self.r_x.len(), r1cs.log_rows()),
+            ("r_y", self.r_y.len(), r1cs.log_cols()),
+        ] {
+            if got != expected {
+                return Err(Error::Length {
+                    field,
+                    expected,
+                    got,
+                });
+            }
+        }
+        let m = r1cs.eval_combined(&eq_table(&self.r_x), &eq_table(&self.r_y), self.rho);
+        if m != self.v_m {
+            return Err(Error::MatrixEvaluation);
+        }
+        Ok(())
+    }
+
+    /// The circuit's public inputs, in the order [`constraints::PublicValuesVar::new_input`]
+    /// allocates them: the digest's chunk(s) as [`crate::transcript::bytes_to_elements`] packs
+    /// them (without the length), then `io`, `r_x`, `ρ`, `r_y`, `v_M` as canonical integers.
+    pub fn to_field_elements<Q: PrimeField>(&self) -> Vec<Q> {
+        use crate::transcript::{bytes_to_elements, scalar_to_base};
+        let mut out: Vec<Q> = bytes_to_elements::<Q>(&self.digest.0)[1..].to_vec();
+        out.extend(
+            self.io
+                .iter()
+                .chain(&self.r_x)
+                .chain(&self.rho)
+                .chain(&self.r_y)
+                .chain(std::iter::once(&self.v_m))
+                .map(scalar_to_base::<F, Q>),
+        );
+        out
+    }
+}
+
+/// A sumcheck's challenges as its verifier squeezes them (each round absorbed, then its
+/// challenge), without its checks; a proof of another shape is refused.
+fn replay_rounds<F: PrimeField, Q: PrimeField + ark_crypto_primitives::sponge::Absorb>(
+    t: &mut Transcript<F, Q>,
+    name: &'static str,
+    rounds: usize,
+    degree: usize,
+    proof: &SumcheckProof<F>,
+) -> Result<Vec<F>, Error> {
+    if proof.rounds.len() != rounds || proof.rounds.iter().any(|e| e.len() != degree + 1) {
+        return Err(Error::Malformed {
+            field: name,
+            reason: format!("expected {rounds} rounds of {} values", degree + 1),
+        });
+    }
+    Ok(proof
+        .rounds
+        .iter()
+        .map(|evals| {
+            t.absorb_slice(evals);
+            t.challenge()
+        })
+        .collect())
 }
 
 /// Steps 1–4 of the transcript layout (module doc).

@@ -22,6 +22,9 @@ use crate::poly::fold_first;
 use crate::transcript::Transcript;
 use crate::Error;
 
+#[cfg(feature = "r1cs")]
+pub mod constraints;
+
 /// The prover's messages: round `j`'s polynomial as its values at `0, 1, …, d`.
 #[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
 pub struct SumcheckProof<F: PrimeField> {

@@ -53,6 +53,120 @@ pub struct ChallengeVar<F: PrimeField, Q: PrimeField> {
     pub integer: FpVar<Q>,
 }
 
+/// An `F` value in the circuit with its canonical integer: what the native transcript
+/// absorbs for it and what a public input carrying it holds. Built from `⌈log₂ r⌉` witness
+/// bits constrained to spell an integer `≤ r − 1`; the emulated value's limbs and the integer
+/// are sums of those bits. Cheaper than an emulated witness followed by
+/// [`TranscriptVar::absorb_scalar`] (no emulated equality), and canonical by construction, so
+/// [`TranscriptVar::absorb_canonical`] absorbs it with no further constraints.
+#[derive(Clone)]
+pub struct ScalarVar<F: PrimeField, Q: PrimeField> {
+    /// The value, emulated (in normal form).
+    pub value: EmulatedFpVar<F, Q>,
+    /// Its canonical integer in `[0, r)`, as an `F_q` variable.
+    pub integer: FpVar<Q>,
+}
+
+impl<F: PrimeField, Q: PrimeField> ScalarVar<F, Q> {
+    /// A constant (no constraints).
+    pub fn constant(x: F) -> Self {
+        Self {
+            value: EmulatedFpVar::Constant(x),
+            integer: FpVar::Constant(super::scalar_to_base::<F, Q>(&x)),
+        }
+    }
+
+    /// A witness value, canonical by construction (`⌈log₂ r⌉` bits, `≤ r − 1` enforced).
+    pub fn new_witness(
+        cs: ConstraintSystemRef<Q>,
+        f: impl FnOnce() -> Result<F, SynthesisError>,
+    ) -> Result<Self, SynthesisError> {
+        let v = f().map(|x| x.into_bigint());
+        let bits =
+            canonical_bits::<F, Q>(&cs, |i| v.as_ref().map(|v| v.get_bit(i)).map_err(|e| *e))?;
+        Ok(Self {
+            value: emulated_from_bits(&cs, &bits)?,
+            integer: Boolean::le_bits_to_fp(&bits)?,
+        })
+    }
+
+    /// A public input: the integer is an input variable (the `F_q` element the verifier
+    /// supplies), decomposed into witness bits that must spell it and be `≤ r − 1`. An input
+    /// that is not the canonical integer of an `F` value (`≥ r`) leaves the system
+    /// unsatisfied.
+    pub fn new_input(
+        cs: ConstraintSystemRef<Q>,
+        f: impl FnOnce() -> Result<F, SynthesisError>,
+    ) -> Result<Self, SynthesisError> {
+        let v = f().map(|x| super::scalar_to_base::<F, Q>(&x));
+        Self::from_input_integer(FpVar::new_input(cs.clone(), || v)?)
+    }
+
+    /// The value whose canonical integer is the `F_q` variable `integer` (typically a public
+    /// input): witness bits spelling it, `≤ r − 1` enforced.
+    pub fn from_input_integer(integer: FpVar<Q>) -> Result<Self, SynthesisError> {
+        if let FpVar::Constant(c) = &integer {
+            // A constant that is not the canonical integer of an F value (≥ r) is refused.
+            let bits = c.into_bigint().to_bits_le();
+            let n = F::MODULUS_BIT_SIZE as usize;
+            if bits[n..].iter().any(|&b| b) {
+                return Err(SynthesisError::Unsatisfiable);
+            }
+            let x = F::from_bigint(F::BigInt::from_bits_le(&bits[..n]))
+                .ok_or(SynthesisError::Unsatisfiable)?;
+            return Ok(Self::constant(x));
+        }
+        let cs = integer.cs();
+        let v = integer.value().map(|c| c.into_bigint());
+        let bits =
+            canonical_bits::<F, Q>(&cs, |i| v.as_ref().map(|v| v.get_bit(i)).map_err(|e| *e))?;
+        Boolean::le_bits_to_fp(&bits)?.enforce_equal(&integer)?;
+        Ok(Self {
+            value: emulated_from_bits(&cs, &bits)?,
+            integer,
+        })
+    }
+
+    /// An emulated value with its canonical integer ([`emulated_to_integer`]: 574
+    /// constraints for BLS12-381).
+    pub fn from_emulated(x: &EmulatedFpVar<F, Q>) -> Result<Self, SynthesisError> {
+        let (integer, _) = emulated_to_integer(x)?;
+        Ok(Self {
+            value: x.clone(),
+            integer,
+        })
+    }
+
+    /// The value of the underlying `F` element (when assigned).
+    pub fn value(&self) -> Result<F, SynthesisError> {
+        self.value.value()
+    }
+}
+
+impl<F: PrimeField, Q: PrimeField> From<ChallengeVar<F, Q>> for ScalarVar<F, Q> {
+    fn from(c: ChallengeVar<F, Q>) -> Self {
+        Self {
+            value: c.value,
+            integer: c.integer,
+        }
+    }
+}
+
+/// `⌈log₂ r⌉` witness bits (bit `i` from `bit(i)`) constrained to spell an integer
+/// `≤ r − 1`.
+fn canonical_bits<F: PrimeField, Q: PrimeField>(
+    cs: &ConstraintSystemRef<Q>,
+    bit: impl Fn(usize) -> Result<bool, SynthesisError>,
+) -> Result<Vec<Boolean<Q>>, SynthesisError> {
+    let bits = (0..F::MODULUS_BIT_SIZE as usize)
+        .map(|i| Boolean::new_witness(cs.clone(), || bit(i)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut r_minus_one = F::MODULUS;
+    r_minus_one.sub_with_borrow(&F::BigInt::from(1u64));
+    Boolean::enforce_smaller_or_equal_than_le(&bits, r_minus_one)?;
+    Ok(bits)
+}
+
 /// The transcript sponge in a circuit over `Q`, for proofs over `F` (module doc).
 #[derive(Clone)]
 pub struct TranscriptVar<F: PrimeField, Q: PrimeField> {
@@ -149,6 +263,17 @@ impl<F: PrimeField, Q: PrimeField> TranscriptVar<F, Q> {
         let (integer, _) = emulated_to_integer(x)?;
         self.absorb_base(&integer)?;
         Ok(integer)
+    }
+
+    /// Absorbs an `F` value that carries its canonical integer ([`ScalarVar`]): the
+    /// integer, with no constraints beyond the sponge's.
+    pub fn absorb_canonical(&mut self, x: &ScalarVar<F, Q>) -> Result<(), SynthesisError> {
+        self.absorb_base(&x.integer)
+    }
+
+    /// Absorbs [`ScalarVar`]s one after another.
+    pub fn absorb_canonicals(&mut self, xs: &[ScalarVar<F, Q>]) -> Result<(), SynthesisError> {
+        xs.iter().try_for_each(|x| self.absorb_canonical(x))
     }
 
     /// Absorbs `F` values one after another ([`Self::absorb_scalar`]).
@@ -274,17 +399,8 @@ fn emulated_to_integer_with_hint<F: PrimeField, Q: PrimeField>(
     }
     let cs = x.cs();
     let h = hint();
-    let bits = (0..n)
-        .map(|i| {
-            Boolean::new_witness(cs.clone(), || {
-                h.as_ref().map(|v| v.get_bit(i)).map_err(|e| *e)
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
     // The integer is at most r − 1 …
-    let mut r_minus_one = F::MODULUS;
-    r_minus_one.sub_with_borrow(&F::BigInt::from(1u64));
-    Boolean::enforce_smaller_or_equal_than_le(&bits, r_minus_one)?;
+    let bits = canonical_bits::<F, Q>(&cs, |i| h.as_ref().map(|v| v.get_bit(i)).map_err(|e| *e))?;
     // … and is x modulo r.
     let y = emulated_from_bits::<F, Q>(&cs, &bits)?;
     x.enforce_equal(&y)?;
