@@ -216,15 +216,15 @@ pub fn alloc_g2<P: Bls12Config>(
 /// witness), `f^{q⁴}·f = f^{q²}` (the cyclotomic subgroup, order `Φ₁₂(q)`; Frobenius maps are
 /// constant multiplications), and `f^q = f^u` (`f^u` with cyclotomic squarings, `f^{−1}` as
 /// the conjugate): the order of `f` then divides `gcd(q − u, Φ₁₂(q))`, which is `r` for
-/// BLS12-381 (the tests check it; `q ≡ u (mod r)` for every BLS12 curve, so `G_T` passes).
+/// BLS12-381 (checked numerically when this gadget was written, see the design note; `q ≡ u (mod r)` for every BLS12 curve, so `G_T` passes).
 pub fn enforce_gt_membership<P: Bls12Config>(f: &GtVar<P>) -> Result<(), SynthesisError> {
     let cs = f.cs();
+    // For f = 0 the witness is 0 and the product check fails (unsatisfied, not an error).
+    let inverse = || Ok(f.value()?.inverse().unwrap_or_default());
     let inv = if cs.is_none() || f.is_constant() {
-        GtVar::<P>::constant(f.value()?.inverse().ok_or(SynthesisError::Unsatisfiable)?)
+        GtVar::<P>::constant(inverse()?)
     } else {
-        GtVar::<P>::new_witness(cs, || {
-            f.value()?.inverse().ok_or(SynthesisError::Unsatisfiable)
-        })?
+        GtVar::<P>::new_witness(cs, inverse)?
     };
     (f * &inv).enforce_equal(&GtVar::<P>::one())?;
     (f.frobenius_map(4)? * f).enforce_equal(&f.frobenius_map(2)?)?;
@@ -457,11 +457,15 @@ pub fn verify<P: Bls12Config>(
         transcript.absorb_target(&round.t_r)?;
         let x = transcript.challenge()?;
         let (x_inv, x_inv_bits) = ScalarVar::new_witness_with_bits(cs.clone(), || {
-            x.value.value()?.inverse().ok_or(SynthesisError::Unsatisfiable)
+            x.value
+                .value()?
+                .inverse()
+                .ok_or(SynthesisError::Unsatisfiable)
         })?;
         (x.value.clone() * &x_inv.value).enforce_equal(&EmulatedFpVar::one())?;
         t *= two_exponent::<P>(&round.t_l, &x_inv_bits, &round.t_r, &x.bits)?;
-        u += round.u_l.scalar_mul_le(x_inv_bits.iter())? + round.u_r.scalar_mul_le(x.bits.iter())?;
+        u +=
+            round.u_l.scalar_mul_le(x_inv_bits.iter())? + round.u_r.scalar_mul_le(x.bits.iter())?;
         x_invs.push(x_inv.value);
     }
 
@@ -480,7 +484,10 @@ pub fn verify<P: Bls12Config>(
     let b_vals: Vec<_> = b.iter().map(|x| x.value.clone()).collect();
     let y_hat = product_eval(&x_invs, &b_vals);
     let (_, y_hat_bits) = emulated_to_integer(&y_hat)?;
-    proof.a_hat.scalar_mul_le(y_hat_bits.iter())?.enforce_equal(&u)?;
+    proof
+        .a_hat
+        .scalar_mul_le(y_hat_bits.iter())?
+        .enforce_equal(&u)?;
     absorb_g1::<P>(transcript, &proof.a_hat)?;
     absorb_g2::<P>(transcript, &proof.h_hat)?;
 
@@ -544,4 +551,395 @@ pub fn verify<P: Bls12Config>(
         absorb_g1::<P>(transcript, w)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{setup_insecure_from_seed, TcCommitterKey, TestudoComm};
+    use super::*;
+    use crate::pcs::MultilinearPcs;
+    use crate::poly::MultilinearPoly;
+    use crate::transcript::constraints::emulated_from_bits;
+    use crate::transcript::{Transcript, CHALLENGE_BITS};
+    use ark_bls12_381::{Bls12_381, Config, Fq as Fq381, Fq12 as Fq12_381, Fr as Fr381};
+    use ark_ec::short_weierstrass::Affine;
+    use ark_ff::{BigInteger, UniformRand};
+    use ark_relations::gr1cs::{ConstraintSystem, OptimizationGoal};
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha20Rng;
+    use std::time::Instant;
+
+    type E = Bls12_381;
+    type T = TestudoComm<E>;
+    type Cs = ConstraintSystemRef<Fq381>;
+
+    fn new_cs() -> Cs {
+        let cs = ConstraintSystem::<Fq381>::new_ref();
+        cs.set_optimization_goal(OptimizationGoal::Constraints);
+        cs
+    }
+
+    /// A point whose coordinates fit a challenge's 254 bits (what Spartan opens at).
+    fn random_point(n: usize, rng: &mut ChaCha20Rng) -> Vec<Fr381> {
+        (0..n)
+            .map(|_| {
+                let bits = Fr381::rand(rng).into_bigint().to_bits_le();
+                Fr381::from_bigint(BigInteger::from_bits_le(&bits[..CHALLENGE_BITS])).unwrap()
+            })
+            .collect()
+    }
+
+    fn point_var(cs: &Cs, point: &[Fr381]) -> Vec<ChallengeVar<Fr381, Fq381>> {
+        point
+            .iter()
+            .map(|x| {
+                let bits: Vec<Boolean<Fq381>> = x.into_bigint().to_bits_le()[..CHALLENGE_BITS]
+                    .iter()
+                    .map(|&b| Boolean::new_witness(cs.clone(), || Ok(b)).unwrap())
+                    .collect();
+                ChallengeVar {
+                    value: emulated_from_bits(cs, &bits).unwrap(),
+                    integer: Boolean::le_bits_to_fp(&bits).unwrap(),
+                    bits,
+                }
+            })
+            .collect()
+    }
+
+    struct Opening {
+        vk: TcVerifierKey<E>,
+        commitment: TcCommitment<E>,
+        point: Vec<Fr381>,
+        value: Fr381,
+        proof: TcProof<E>,
+    }
+
+    fn honest(n: usize, seed: u64) -> (TcCommitterKey<E>, Opening) {
+        let (ck, vk) = setup_insecure_from_seed::<E>(n, seed).unwrap();
+        let mut rng = ChaCha20Rng::seed_from_u64(seed + 100);
+        let f =
+            MultilinearPoly::new(n, (0..1 << n).map(|_| Fr381::rand(&mut rng)).collect()).unwrap();
+        let point = random_point(n, &mut rng);
+        let value = f.evaluate(&point).unwrap();
+        let (commitment, hint) = T::commit(&ck, &f).unwrap();
+        let proof = T::open(&ck, &f, &hint, &point, &mut Transcript::new(b"tc").unwrap()).unwrap();
+        let o = Opening {
+            vk,
+            commitment,
+            point,
+            value,
+            proof,
+        };
+        assert_eq!(native(&o), Ok(()));
+        (ck, o)
+    }
+
+    fn native(o: &Opening) -> Result<(), Error> {
+        T::verify(
+            &o.vk,
+            &o.commitment,
+            &o.point,
+            o.value,
+            &o.proof,
+            &mut Transcript::new(b"tc").unwrap(),
+        )
+    }
+
+    /// The circuit for `o`: whether it is satisfied, its constraint count, and the challenge
+    /// its transcript squeezes after the opening (to compare with the native transcript's).
+    fn circuit(o: &Opening) -> Result<(bool, usize, Fr381), Error> {
+        let cs = new_cs();
+        let c = TcCommitmentVar::<Config>::new_witness(cs.clone(), Some(&o.commitment))?;
+        let p = TcProofVar::<Config>::new_witness(cs.clone(), o.point.len(), Some(&o.proof))?;
+        let point = point_var(&cs, &o.point);
+        let v = ScalarVar::new_witness(cs.clone(), || Ok(o.value))?;
+        let mut t = TranscriptVar::new(cs.clone(), b"tc")?;
+        verify::<Config>(&o.vk, &c, &point, &v, &p, &mut t)?;
+        let next = t.challenge()?.value.value()?;
+        Ok((cs.is_satisfied()?, cs.num_constraints(), next))
+    }
+
+    fn satisfied(o: &Opening) -> bool {
+        circuit(o).unwrap().0
+    }
+
+    #[test]
+    fn an_honest_opening_satisfies_the_circuit_and_leaves_the_native_transcript() {
+        let (_, o) = honest(4, 1);
+        let start = Instant::now();
+        let (ok, constraints, next) = circuit(&o).unwrap();
+        assert!(ok);
+        let mut tr = Transcript::<Fr381, Fq381>::new(b"tc").unwrap();
+        T::verify(&o.vk, &o.commitment, &o.point, o.value, &o.proof, &mut tr).unwrap();
+        assert_eq!(next, tr.challenge());
+        println!(
+            "Testudo-Comm gadget, 4 variables (2 rounds, 2 columns): {constraints} constraints, {:?}",
+            start.elapsed()
+        );
+    }
+
+    #[test]
+    fn every_tampered_part_of_an_opening_leaves_the_circuit_unsatisfied() {
+        let (_, o) = honest(4, 3);
+        let g1 = o.vk.pst.g;
+        let g2 = o.vk.pst.h;
+        let bump1 = |p: &mut G1A<Config>| *p = (*p + g1).into_affine();
+        let bump2 = |p: &mut G2A<Config>| *p = (*p + g2).into_affine();
+        let with = |f: &dyn Fn(&mut Opening)| {
+            let mut bad = Opening {
+                vk: o.vk.clone(),
+                commitment: o.commitment,
+                point: o.point.clone(),
+                value: o.value,
+                proof: o.proof.clone(),
+            };
+            f(&mut bad);
+            assert!(
+                native(&bad).is_err(),
+                "the native verifier accepts the tamper"
+            );
+            bad
+        };
+        let cases: Vec<(&str, Opening)> = vec![
+            ("U", with(&|b| bump1(&mut b.proof.u))),
+            (
+                "round 1's U_L",
+                with(&|b| bump1(&mut b.proof.rounds[1].u_l)),
+            ),
+            (
+                "round 0's U_R",
+                with(&|b| bump1(&mut b.proof.rounds[0].u_r)),
+            ),
+            (
+                "round 0's T_R",
+                with(&|b| b.proof.rounds[0].t_r = b.proof.rounds[0].t_r + b.proof.rounds[0].t_r),
+            ),
+            (
+                "round 1's T_L",
+                with(&|b| b.proof.rounds[1].t_l = b.proof.rounds[1].t_l + b.proof.rounds[0].t_r),
+            ),
+            ("Â", with(&|b| bump1(&mut b.proof.a_hat))),
+            ("ĥ", with(&|b| bump2(&mut b.proof.h_hat))),
+            (
+                "a G2 quotient",
+                with(&|b| bump2(&mut b.proof.h_hat_opening[1])),
+            ),
+            (
+                "a PST quotient",
+                with(&|b| bump1(&mut b.proof.q_opening.quotients[0])),
+            ),
+            ("the value", with(&|b| b.value += Fr381::from(1u64))),
+            (
+                "round 0 replaced by the identities (a dropped round, padded)",
+                with(&|b| {
+                    b.proof.rounds[0] = super::super::MippRound {
+                        u_l: G1A::<Config>::zero(),
+                        u_r: G1A::<Config>::zero(),
+                        t_l: Default::default(),
+                        t_r: Default::default(),
+                    }
+                }),
+            ),
+        ];
+        for (what, bad) in &cases {
+            assert!(!satisfied(bad), "tampered {what}: the circuit is satisfied");
+        }
+        // A dropped round changes the shape the circuit was built for: refused, as natively.
+        let mut bad = o.proof.clone();
+        bad.rounds.pop();
+        assert!(matches!(
+            TcProofVar::<Config>::new_witness(new_cs(), 4, Some(&bad)),
+            Err(Error::Malformed { .. })
+        ));
+    }
+
+    #[test]
+    fn a_commitment_to_another_polynomial_does_not_open_in_the_circuit() {
+        let (ck, vk) = setup_insecure_from_seed::<E>(4, 5).unwrap();
+        let mut rng = ChaCha20Rng::seed_from_u64(6);
+        let f = MultilinearPoly::new(4, (0..16).map(|_| Fr381::rand(&mut rng)).collect()).unwrap();
+        let mut g_evals = f.evals().to_vec();
+        g_evals[9] += Fr381::from(1u64);
+        let g = MultilinearPoly::new(4, g_evals).unwrap();
+        let point = random_point(4, &mut rng);
+        let (cf, _) = T::commit(&ck, &f).unwrap();
+        let (_, hint_g) = T::commit(&ck, &g).unwrap();
+        let value = g.evaluate(&point).unwrap();
+        let proof = T::open(
+            &ck,
+            &g,
+            &hint_g,
+            &point,
+            &mut Transcript::new(b"tc").unwrap(),
+        )
+        .unwrap();
+        let o = Opening {
+            vk,
+            commitment: cf,
+            point,
+            value,
+            proof,
+        };
+        assert!(native(&o).is_err());
+        assert!(!satisfied(&o));
+    }
+
+    /// Elements outside their groups are refused by the allocations; a point outside G1
+    /// supplied as the preimage still gives a G1 point.
+    #[test]
+    fn group_elements_outside_their_subgroups_are_refused() {
+        let mut rng = ChaCha20Rng::seed_from_u64(7);
+        // G_T: a random F_q¹² element (not cyclotomic) and a random cyclotomic one (order
+        // r·h_T, not r), against a pairing value.
+        let gt = |x: Fq12_381| {
+            let cs = new_cs();
+            let _ = alloc_gt::<Config>(&cs, Some(x)).unwrap();
+            cs.is_satisfied().unwrap()
+        };
+        let member = E::pairing(G1A::<Config>::generator(), G2A::<Config>::generator()).0;
+        assert!(gt(member));
+        let random = Fq12_381::rand(&mut rng);
+        assert!(!gt(random));
+        // f^{(q⁶ − 1)(q² + 1)} is in the cyclotomic subgroup.
+        let mut c = random;
+        c.conjugate_in_place();
+        let mut c = c * random.inverse().unwrap();
+        let c2 = c;
+        c.frobenius_map_in_place(2);
+        let cyclotomic = c * c2;
+        let frob = |k: usize| {
+            let mut x = cyclotomic;
+            x.frobenius_map_in_place(k);
+            x
+        };
+        assert_eq!(frob(4) * cyclotomic, frob(2));
+        assert_ne!(
+            cyclotomic.pow(<Fr381 as PrimeField>::MODULUS),
+            Fq12_381::ONE
+        );
+        assert!(!gt(cyclotomic));
+        assert!(!gt(Fq12_381::from(0u64)));
+        // G2: a point on the twist outside G2.
+        let off_g2 = loop {
+            let x = ark_bls12_381::Fq2::rand(&mut rng);
+            if let Some(p) =
+                Affine::<ark_bls12_381::g2::Config>::get_point_from_x_unchecked(x, false)
+            {
+                if !p.is_in_correct_subgroup_assuming_on_curve() {
+                    break p;
+                }
+            }
+        };
+        let g2 = |p: G2A<Config>| {
+            let cs = new_cs();
+            let _ = alloc_g2::<Config>(&cs, Some(p)).unwrap();
+            cs.is_satisfied().unwrap()
+        };
+        assert!(g2(
+            (G2A::<Config>::generator() * Fr381::rand(&mut rng)).into_affine()
+        ));
+        assert!(g2(G2A::<Config>::zero()));
+        assert!(!g2(off_g2));
+        // G1: whatever preimage the prover supplies, the allocated point is in G1.
+        let off_g1 = loop {
+            let x = Fq381::rand(&mut rng);
+            if let Some(p) =
+                Affine::<ark_bls12_381::g1::Config>::get_point_from_x_unchecked(x, false)
+            {
+                if !p.is_in_correct_subgroup_assuming_on_curve() {
+                    break p;
+                }
+            }
+        };
+        let cs = new_cs();
+        let pre = G1Var::<Config>::new_variable_omit_prime_order_check(
+            cs.clone(),
+            || Ok(off_g1.into_group()),
+            AllocationMode::Witness,
+        )
+        .unwrap();
+        let (s, _) = g1_clearing_scalar::<Config>().unwrap();
+        let p = mul_by_constant::<Projective<ark_bls12_381::g1::Config>, _>(&pre, s)
+            .unwrap()
+            .value()
+            .unwrap()
+            .into_affine();
+        assert!(cs.is_satisfied().unwrap());
+        assert!(p.is_on_curve() && p.is_in_correct_subgroup_assuming_on_curve() && !p.is_zero());
+        let honest = (G1A::<Config>::generator() * Fr381::rand(&mut rng)).into_affine();
+        let cs = new_cs();
+        let v = alloc_g1::<Config>(&cs, Some(honest)).unwrap();
+        assert!(cs.is_satisfied().unwrap());
+        assert_eq!(v.value().unwrap().into_affine(), honest);
+    }
+
+    /// Constraint counts of the gadget's parts (printed with `--nocapture`; quoted in the
+    /// design note).
+    #[test]
+    fn constraint_counts() {
+        let mut rng = ChaCha20Rng::seed_from_u64(11);
+        let count = |f: &dyn Fn(&Cs)| {
+            let cs = new_cs();
+            f(&cs);
+            assert!(cs.is_satisfied().unwrap());
+            cs.num_constraints()
+        };
+        let g1v = (G1A::<Config>::generator() * Fr381::rand(&mut rng)).into_affine();
+        let g2v = (G2A::<Config>::generator() * Fr381::rand(&mut rng)).into_affine();
+        let gtv = E::pairing(g1v, g2v).0;
+        let g1 = count(&|cs| {
+            let _ = alloc_g1::<Config>(cs, Some(g1v)).unwrap();
+        });
+        let g2 = count(&|cs| {
+            let _ = alloc_g2::<Config>(cs, Some(g2v)).unwrap();
+        });
+        let g2_plain = count(&|cs| {
+            let _ = G2Var::<Config>::new_variable_omit_prime_order_check(
+                cs.clone(),
+                || Ok(g2v.into_group()),
+                AllocationMode::Witness,
+            )
+            .unwrap();
+        });
+        let gt = count(&|cs| {
+            let _ = alloc_gt::<Config>(cs, Some(gtv)).unwrap();
+        });
+        let (xa, xb) = (Fr381::rand(&mut rng), Fr381::rand(&mut rng));
+        let bits = |cs: &Cs, x: Fr381| -> Vec<Boolean<Fq381>> {
+            x.into_bigint().to_bits_le()[..255]
+                .iter()
+                .map(|&b| Boolean::new_witness(cs.clone(), || Ok(b)).unwrap())
+                .collect()
+        };
+        let fold_gt = count(&|cs| {
+            let (l, r) = (
+                GtVar::<Config>::new_witness(cs.clone(), || Ok(gtv)).unwrap(),
+                GtVar::<Config>::new_witness(cs.clone(), || Ok(gtv.square())).unwrap(),
+            );
+            let (a, b) = (bits(cs, xa), bits(cs, xb));
+            let before = cs.num_constraints();
+            let _ = two_exponent::<Config>(&l, &a, &r, &b).unwrap();
+            println!(
+                "  G_T two-exponent step:      {}",
+                cs.num_constraints() - before
+            );
+        });
+        let _ = fold_gt;
+        let mut totals = Vec::new();
+        for n in [2, 3, 4] {
+            let (_, o) = honest(n, 20 + n as u64);
+            let (ok, c, _) = circuit(&o).unwrap();
+            assert!(ok);
+            totals.push((n, c));
+        }
+        println!("Testudo-Comm gadget over F_q (BLS12-381), constraints:");
+        println!("  G1 witness ((1 − u) clearing):   {g1}");
+        println!(
+            "  G2 witness (on curve + ψ check): {g2} (of which on-curve allocation {g2_plain})"
+        );
+        println!("  G_T witness (membership):        {gt}");
+        for (n, c) in &totals {
+            println!("  whole opening, {n} variables:     {c}");
+        }
+    }
 }
