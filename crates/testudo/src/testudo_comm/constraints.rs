@@ -541,7 +541,7 @@ pub fn verify<P: Bls12Config>(
         )?);
     }
     let shift: Fq12<P> = Bls12::<P>::multi_pairing(
-        std::iter::repeat(vk.pst.g).take(g2_consts.len()),
+        std::iter::repeat_n(vk.pst.g, g2_consts.len()),
         g2_consts.iter().copied(),
     )
     .0;
