@@ -70,13 +70,15 @@
 //!   steps 2–4 in `docs/design/testudo-compression.md`): the transcript
 //!   (`transcript::constraints`), the sumcheck verifier (`sumcheck::constraints`) and
 //!   Spartan's verifier up to the opening, with `v_M` and the challenges as public values
-//!   (`spartan::constraints`).
+//!   (`spartan::constraints`) and the Testudo-Comm opening's verifier for BLS12 curves (MIPP
+//!   folds, the pairing checks, both PST openings, every group element checked in its
+//!   subgroup: `testudo_comm::constraints`, build step 6).
 //!
 //! # Not built yet
 //!
 //! - Zero knowledge and the compression of the Spartan verifier into a Pari proof on a
-//!   2-chain's outer curve: the Testudo-Comm opening's gadget (group work, pairings), the
-//!   circuit put together and proved.
+//!   2-chain's outer curve: the Spartan and Testudo-Comm gadgets put together in one circuit
+//!   and proved; the group allocations shared with `hekaton::wrap` (build step 5).
 //! - Spartan's SPARK computation commitments (the verifier reads the R1CS instead).
 //! - Target-group compression of Testudo-Comm's proof (the paper's Remark 2).
 //! - A platform job kind (planner/worker tasks) for Testudo.

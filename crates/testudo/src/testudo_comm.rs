@@ -57,6 +57,9 @@ use crate::pst::{
 use crate::transcript::Transcript;
 use crate::Error;
 
+#[cfg(feature = "r1cs")]
+pub mod constraints;
+
 /// The Testudo-Comm scheme over the pairing `E`.
 pub struct TestudoComm<E: Pairing>(PhantomData<E>);
 

@@ -90,6 +90,22 @@ impl<F: PrimeField, Q: PrimeField> ScalarVar<F, Q> {
         })
     }
 
+    /// [`Self::new_witness`] that also returns the `⌈log₂ r⌉` canonical bits (little-endian),
+    /// for a caller that multiplies a group element by the value.
+    pub fn new_witness_with_bits(
+        cs: ConstraintSystemRef<Q>,
+        f: impl FnOnce() -> Result<F, SynthesisError>,
+    ) -> Result<(Self, Vec<Boolean<Q>>), SynthesisError> {
+        let v = f().map(|x| x.into_bigint());
+        let bits =
+            canonical_bits::<F, Q>(&cs, |i| v.as_ref().map(|v| v.get_bit(i)).map_err(|e| *e))?;
+        let s = Self {
+            value: emulated_from_bits(&cs, &bits)?,
+            integer: Boolean::le_bits_to_fp(&bits)?,
+        };
+        Ok((s, bits))
+    }
+
     /// A public input: the integer is an input variable (the `F_q` element the verifier
     /// supplies), decomposed into witness bits that must spell it and be `≤ r − 1`. An input
     /// that is not the canonical integer of an `F` value (`≥ r`) leaves the system
