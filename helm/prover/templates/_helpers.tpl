@@ -218,7 +218,8 @@ env:
 {{/*
 Pod template of a prover service. Call with (dict "root" $ "role" ROLE "component" NAME
 "spec" VALUES-OF-THE-WORKLOAD "extraEnv" LIST "grpc" BOOL "worker" BOOL), and for a role that
-drains "terminationGracePeriodSeconds" N (and a worker "preStopSleepSeconds" N).
+drains "terminationGracePeriodSeconds" N (and, for a worker or the planner, "preStopSleepSeconds" N:
+a preStop sleep, rendered when not 0).
 */}}
 {{- define "prover.podTemplate" -}}
 {{- $root := .root }}
@@ -313,7 +314,7 @@ spec:
           path: /readyz
           port: metrics
         {{- toYaml $root.Values.probes.readiness | nindent 8 }}
-      {{- if .worker }}
+      {{- if .preStopSleepSeconds }}
       lifecycle:
         preStop:
           sleep:
