@@ -22,6 +22,19 @@ pub async fn round_trip(s: &dyn BlobStore, prefix: &str) {
         vec![format!("{prefix}jobs/j1/inputs/leaves.bin"), format!("{prefix}jobs/j1/out/a")]
     );
     assert_eq!(s.get(&format!("{prefix}jobs/j1/out/a")).await.unwrap().len(), 0, "empty objects");
+    // Listed with sizes and times: written between `before` and now (S3 keeps seconds).
+    let before = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
+    s.put(&format!("{prefix}jobs/j1/out/c"), Bytes::from_static(b"abc")).await.unwrap();
+    let after = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
+    let objects = s.list_objects(&format!("{prefix}jobs/j1/")).await.unwrap();
+    assert_eq!(objects.iter().map(|o| (o.key.clone(), o.size)).collect::<Vec<_>>(), vec![
+        (format!("{prefix}jobs/j1/inputs/leaves.bin"), 14),
+        (format!("{prefix}jobs/j1/out/a"), 0),
+        (format!("{prefix}jobs/j1/out/c"), 3),
+    ]);
+    let c = &objects[2];
+    assert!(c.modified_ms + 1000 >= before && c.modified_ms <= after + 1000, "written at {} ms, between {before} and {after}", c.modified_ms);
+    s.delete(&format!("{prefix}jobs/j1/out/c")).await.unwrap();
     assert_eq!(s.delete_prefix(&format!("{prefix}jobs/j1/")).await.unwrap(), 2);
     assert!(s.list(&format!("{prefix}jobs/j1/")).await.unwrap().is_empty());
     s.delete(&format!("{prefix}jobs/j1/never")).await.unwrap();
@@ -39,6 +52,21 @@ pub async fn round_trip(s: &dyn BlobStore, prefix: &str) {
     for bad in ["", "/abs", "a//b", "a/../b", "a/./b", "sp ace", "a\\b"] {
         assert!(matches!(s.put(bad, Bytes::new()).await, Err(BlobError::InvalidKey(_))), "{bad:?}");
     }
+    s.delete_prefix(prefix).await.unwrap();
+}
+
+/// A prefix of more objects than one S3 `DeleteObjects` call takes (1,000) is deleted whole,
+/// and nothing beside it.
+pub async fn delete_many(s: &dyn BlobStore, prefix: &str) {
+    let keep = format!("{prefix}jobs/keep/x");
+    s.put(&keep, Bytes::from_static(b"k")).await.unwrap();
+    for i in 0..1001 {
+        s.put(&format!("{prefix}jobs/many/{i:04}"), Bytes::from_static(b"m")).await.unwrap();
+    }
+    assert_eq!(s.list(&format!("{prefix}jobs/many/")).await.unwrap().len(), 1001);
+    assert_eq!(s.delete_prefix(&format!("{prefix}jobs/many/")).await.unwrap(), 1001);
+    assert!(s.list(&format!("{prefix}jobs/many/")).await.unwrap().is_empty());
+    assert!(s.exists(&keep).await.unwrap());
     s.delete_prefix(prefix).await.unwrap();
 }
 

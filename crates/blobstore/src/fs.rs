@@ -128,6 +128,21 @@ impl BlobStore for FsStore {
         Ok(keys)
     }
 
+    async fn list_objects(&self, prefix: &str) -> Result<Vec<crate::ObjectInfo>, BlobError> {
+        let mut out = Vec::new();
+        for key in self.list(prefix).await? {
+            let meta = match tokio::fs::metadata(self.path(&key)?).await {
+                Ok(m) => m,
+                // Deleted since it was listed.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(io(e)),
+            };
+            let modified = meta.modified().map_err(io)?.duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
+            out.push(crate::ObjectInfo { key, size: meta.len(), modified_ms: modified });
+        }
+        Ok(out)
+    }
+
     async fn delete(&self, key: &str) -> Result<(), BlobError> {
         match tokio::fs::remove_file(self.path(key)?).await {
             Ok(()) => Ok(()),

@@ -96,6 +96,15 @@ pub fn check_key(key: &str) -> Result<(), BlobError> {
     }
 }
 
+/// An object as [`BlobStore::list_objects`] lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObjectInfo {
+    pub key: String,
+    pub size: u64,
+    /// When it was last written, ms since the epoch.
+    pub modified_ms: u64,
+}
+
 #[async_trait]
 pub trait BlobStore: Send + Sync {
     /// Stores `data` under `key`, replacing any previous object.
@@ -121,6 +130,8 @@ pub trait BlobStore: Send + Sync {
     }
     /// Keys under `prefix` (a key prefix ending in `/`, or empty for all), sorted.
     async fn list(&self, prefix: &str) -> Result<Vec<String>, BlobError>;
+    /// Like [`BlobStore::list`], each object with its size and when it was last written.
+    async fn list_objects(&self, prefix: &str) -> Result<Vec<ObjectInfo>, BlobError>;
     /// Copies object `from` to `to`, replacing `to`; `NotFound` if `from` is missing. The S3
     /// store copies on the server (`CopyObject`, objects up to 5 GB), so the bytes never pass
     /// through this process; the default reads and writes them.

@@ -36,6 +36,7 @@ async fn fs_round_trip() {
     round_trip(&s, &prefix()).await;
     large_object(&s, &prefix()).await;
     pieces(&s, &prefix()).await;
+    delete_many(&s, &prefix()).await;
 }
 
 /// A store with only the required methods: the trait's defaults (copy, size, ranged reads,
@@ -56,6 +57,9 @@ impl BlobStore for Plain {
     async fn list(&self, prefix: &str) -> Result<Vec<String>, blobstore::BlobError> {
         self.0.list(prefix).await
     }
+    async fn list_objects(&self, prefix: &str) -> Result<Vec<blobstore::ObjectInfo>, blobstore::BlobError> {
+        self.0.list_objects(prefix).await
+    }
     async fn delete(&self, key: &str) -> Result<(), blobstore::BlobError> {
         self.0.delete(key).await
     }
@@ -73,6 +77,13 @@ async fn default_methods_round_trip() {
 async fn s3_round_trip() {
     if let Some(s) = s3().await {
         round_trip(&s as &dyn BlobStore, &prefix()).await;
+    }
+}
+
+#[tokio::test]
+async fn s3_delete_many() {
+    if let Some(s) = s3().await {
+        delete_many(&s, &prefix()).await;
     }
 }
 

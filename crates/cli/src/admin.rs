@@ -30,6 +30,10 @@ pub struct GcArgs {
     /// long (a submission stores its inputs a moment before it records the job).
     #[arg(long, default_value = "60s", value_parser = platform::gc::parse_duration)]
     grace: std::time::Duration,
+    /// Also delete uploads written longer ago than this (their quota charges expired at the
+    /// same age: keep it equal to the planner's --upload-retention-secs).
+    #[arg(long, default_value = "7d", value_parser = platform::gc::parse_duration)]
+    uploads_older_than: std::time::Duration,
     /// Print what would be collected; change nothing.
     #[arg(long)]
     dry_run: bool,
@@ -212,5 +216,10 @@ async fn gc(a: GcArgs) -> anyhow::Result<()> {
         r.objects_deleted,
         r.kept
     );
+    let uploads = p.gc_uploads(a.uploads_older_than, a.dry_run).await?;
+    for key in &uploads {
+        println!("{verb} upload {key}");
+    }
+    println!("{verb} {} uploads older than {:?}", uploads.len(), a.uploads_older_than);
     Ok(())
 }

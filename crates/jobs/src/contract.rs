@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::{Created, JobError, JobRecord, JobState, JobStore, Limits, TaskCounts, LIMIT_HOURLY_TASKS};
+use crate::{now_ms, record_charge, Created, JobError, JobRecord, JobState, JobStore, Limits, TaskCounts, Usage, LIMIT_HOURLY_TASKS, LIMIT_RECORD_BYTES, LIMIT_UPLOAD_BYTES};
 
 fn record(id: &str) -> JobRecord {
     let mut r = JobRecord::new(id, "reckle.batch", r#"{"log_n":4}"#);
@@ -282,7 +282,7 @@ pub async fn tenant_hourly_tasks_are_limited(s: &dyn JobStore, p: &str) {
     let (ta, tb) = (format!("{p}-ta"), format!("{p}-tb"));
     let job = |n: &str, t: &str| record(&format!("{p}-{n}")).with_tenant(t.to_string());
     // record() plans 3 tasks; a budget of 7 admits two jobs.
-    let lim = Limits { max_active: None, max_tasks_per_hour: Some(7) };
+    let lim = Limits { max_tasks_per_hour: Some(7), ..Limits::default() };
     let spent = Err(JobError::LimitReached { limit: LIMIT_HOURLY_TASKS, max: 7 });
     assert_eq!(s.create_limited(&job("a1", &ta), Some(("k1", "f1")), lim).await.unwrap(), Created::New);
     assert_eq!(s.create_limited(&job("a2", &ta), None, lim).await.unwrap(), Created::New);
@@ -292,7 +292,7 @@ pub async fn tenant_hourly_tasks_are_limited(s: &dyn JobStore, p: &str) {
     s.transition(&format!("{p}-a1"), JobState::Done, "").await.unwrap();
     assert_eq!(s.create_limited(&job("a3", &ta), None, lim).await, spent, "an ended job gave its budget back");
     assert_eq!(s.create_limited(&job("b1", &tb), None, lim).await.unwrap(), Created::New);
-    assert_eq!(s.create_limited(&record(&format!("{p}-n1")), None, Limits { max_active: None, max_tasks_per_hour: Some(0) }).await.unwrap(), Created::New);
+    assert_eq!(s.create_limited(&record(&format!("{p}-n1")), None, Limits { max_tasks_per_hour: Some(0), ..Limits::default() }).await.unwrap(), Created::New);
     for n in ["a1", "a2", "b1", "n1"] {
         s.delete(&format!("{p}-{n}")).await.unwrap();
     }
@@ -386,4 +386,102 @@ pub async fn an_ending_takes_its_retention(s: &dyn JobStore, p: &str) {
     assert!(!s.unclean(u64::MAX).await.unwrap().iter().any(|(j, _)| *j == id), "an expired job is not listed");
     assert!(!s.is_unclean(&id).await.unwrap());
     assert_eq!(s.create(&record(&format!("{p}-y")), Some((&key, "other"))).await.unwrap(), Created::New, "the key expired");
+}
+
+/// Waits (bounded: it must come) until `tenant`'s `usage` reads `want`.
+async fn usage_becomes(s: &dyn JobStore, tenant: &str, usage: Usage, want: u64) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let got = s.usage(tenant, usage).await.unwrap();
+        if got == want {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "{} of {tenant} stayed at {got}, never {want}", usage.as_str());
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+/// A tenant's job records and task state are charged when the job is recorded: past
+/// `max_record_bytes` a job is refused with [`JobError::LimitReached`] naming the limit, and
+/// nothing is written; an ended job without a retention keeps its charge, one with a retention
+/// gives it back when it expires, a deleted job at once; a repeated submission charges nothing;
+/// other tenants are charged apart, jobs without a tenant never.
+pub async fn tenant_record_bytes_are_limited(s: &dyn JobStore, p: &str) {
+    let (ta, tb) = (format!("{p}-ta"), format!("{p}-tb"));
+    let job = |n: &str, t: &str| record(&format!("{p}-{n}")).with_tenant(t.to_string());
+    let (rb, tb_bytes) = record_charge(&job("a1", &ta));
+    assert!(tb_bytes > 0 && rb > job("a1", &ta).spec.len() as u64, "a record is charged its spec and its task state");
+    let one = rb + tb_bytes;
+    let lim = Limits { max_record_bytes: Some(2 * one), ..Limits::default() };
+    let full = Err(JobError::LimitReached { limit: LIMIT_RECORD_BYTES, max: 2 * one });
+    assert_eq!(s.create_limited(&job("a1", &ta), Some(("k1", "f1")), lim).await.unwrap(), Created::New);
+    assert_eq!(s.create_limited(&job("a2", &ta), None, lim).await.unwrap(), Created::New);
+    assert_eq!(s.usage(&ta, Usage::Records).await.unwrap(), 2 * one);
+    assert_eq!(s.create_limited(&job("a3", &ta), None, lim).await, full);
+    assert_eq!(s.get(&format!("{p}-a3")).await.unwrap(), None, "a refused job left a record");
+    assert_eq!(s.usage(&ta, Usage::Records).await.unwrap(), 2 * one, "a refused job was charged");
+    assert_eq!(s.create_limited(&job("a1-retry", &ta), Some(("k1", "f1")), lim).await.unwrap(), Created::Existing(format!("{p}-a1")));
+    assert_eq!(s.usage(&ta, Usage::Records).await.unwrap(), 2 * one, "a repeated submission was charged");
+    // Ended for good (no retention): the record stays, and so does its charge.
+    s.transition(&format!("{p}-a1"), JobState::Cancelled, "").await.unwrap();
+    assert_eq!(s.create_limited(&job("a3", &ta), None, lim).await, full, "an ended record that stays gave its charge back");
+    // Ended with a retention: the charge goes when the record does.
+    assert!(s.end(&format!("{p}-a2"), JobState::Failed, "", std::time::Duration::from_secs(2)).await.unwrap());
+    assert_eq!(s.usage(&ta, Usage::Records).await.unwrap(), 2 * one, "charged until the retention runs out");
+    usage_becomes(s, &ta, Usage::Records, one).await;
+    assert_eq!(s.create_limited(&job("a3", &ta), None, lim).await.unwrap(), Created::New);
+    // Deleted: at once.
+    s.delete(&format!("{p}-a1")).await.unwrap();
+    assert_eq!(s.usage(&ta, Usage::Records).await.unwrap(), one);
+    // Other tenants and jobs without one.
+    assert_eq!(s.create_limited(&job("b1", &tb), None, lim).await.unwrap(), Created::New);
+    assert_eq!(s.usage(&tb, Usage::Records).await.unwrap(), one);
+    let none = Limits { max_record_bytes: Some(0), ..Limits::default() };
+    assert_eq!(s.create_limited(&record(&format!("{p}-n1")), None, none).await.unwrap(), Created::New);
+    assert_eq!(s.usage("", Usage::Records).await.unwrap(), 0);
+    for n in ["a3", "b1", "n1"] {
+        s.delete(&format!("{p}-{n}")).await.unwrap();
+    }
+    assert_eq!(s.usage(&ta, Usage::Records).await.unwrap(), 0);
+    assert_eq!(s.usage(&tb, Usage::Records).await.unwrap(), 0);
+}
+
+/// Charges per item: an item's new charge replaces its old one (a smaller one is never
+/// refused); past `max` a charge is refused naming the usage's limit and changes nothing;
+/// usages and tenants are counted apart; `uncharge` gives an item's charge back; an expiring
+/// charge goes by itself; records are not charged this way; the empty tenant never is.
+pub async fn charges_are_per_item_and_limited(s: &dyn JobStore, p: &str) {
+    let (t, other) = (format!("{p}-t"), format!("{p}-o"));
+    let u = Usage::Uploads;
+    assert_eq!(s.charge(&t, u, "a", 10, Some(25), None).await.unwrap(), None);
+    assert_eq!(s.charge(&t, u, "b", 10, Some(25), None).await.unwrap(), None);
+    assert_eq!(s.charge(&t, u, "c", 10, Some(25), None).await, Err(JobError::LimitReached { limit: LIMIT_UPLOAD_BYTES, max: 25 }));
+    assert_eq!(s.usage(&t, u).await.unwrap(), 20, "a refused charge counted");
+    assert_eq!(s.charge(&t, u, "a", 5, Some(0), None).await.unwrap(), Some(10), "a smaller charge refused");
+    assert_eq!(s.charge(&t, u, "a", 15, Some(25), None).await.unwrap(), Some(5), "the old charge counted twice");
+    assert_eq!(s.charge(&t, u, "a", 16, Some(25), None).await, Err(JobError::LimitReached { limit: LIMIT_UPLOAD_BYTES, max: 25 }));
+    assert_eq!(s.usage(&t, u).await.unwrap(), 25);
+    assert_eq!(s.charge(&t, Usage::Circuits, "a", 100, Some(100), None).await.unwrap(), None, "usages share a total");
+    assert_eq!(s.charge(&other, u, "a", 25, Some(25), None).await.unwrap(), None, "tenants share a total");
+    s.uncharge(&t, u, "b").await.unwrap();
+    s.uncharge(&t, u, "b").await.unwrap();
+    assert_eq!(s.usage(&t, u).await.unwrap(), 15);
+    // A charge for bytes still being written, which would stay behind a crash: it expires.
+    assert_eq!(s.charge(&t, u, "pending", 10, Some(25), Some(now_ms() + 1500)).await.unwrap(), None);
+    assert_eq!(s.usage(&t, u).await.unwrap(), 25);
+    usage_becomes(s, &t, u, 15).await;
+    // Made lasting before it expires, it stays.
+    s.charge(&t, u, "kept", 5, Some(25), Some(now_ms() + 1500)).await.unwrap();
+    assert_eq!(s.charge(&t, u, "kept", 5, None, None).await.unwrap(), Some(5));
+    assert!(matches!(s.charge(&t, Usage::Records, "x", 1, None, None).await, Err(JobError::Invalid { field: "usage", .. })));
+    assert!(matches!(s.charge(&t, u, ":total", 1, None, None).await, Err(JobError::Invalid { field: "item", .. })));
+    assert!(matches!(s.charge(&t, u, "", 1, None, None).await, Err(JobError::Invalid { field: "item", .. })));
+    assert_eq!(s.charge("", u, "a", u64::MAX, Some(0), None).await.unwrap(), None);
+    assert_eq!(s.usage("", u).await.unwrap(), 0);
+    tokio::time::sleep(std::time::Duration::from_millis(1600)).await;
+    assert_eq!(s.usage(&t, u).await.unwrap(), 20, "a charge made lasting expired");
+    for (tn, us, item) in [(&t, u, "a"), (&t, u, "kept"), (&t, Usage::Circuits, "a"), (&other, u, "a")] {
+        s.uncharge(tn, us, item).await.unwrap();
+    }
+    assert_eq!(s.usage(&t, u).await.unwrap(), 0);
 }

@@ -23,9 +23,15 @@
 //! request. The same key with the same fingerprint returns the existing job; the same key with
 //! another fingerprint is [`JobError::IdempotencyConflict`].
 //!
-//! Retention: [`JobStore::end`] moves a job to a terminal state and gives its record, task state
-//! and idempotency key their time to live in the same atomic step ([`JobStore::expire`] sets it
-//! apart); listings skip (and forget) jobs that have expired.
+//! Retention: [`JobStore::end`] moves a job to a terminal state and gives its record and
+//! idempotency key their time to live, and its task state at most [`TASK_STATE_RETENTION`], in
+//! the same atomic step ([`JobStore::expire`] sets it apart); listings skip (and forget) jobs
+//! that have expired.
+//!
+//! Storage quotas: the store counts each tenant's bytes per [`Usage`] (job records, uploads,
+//! registered circuits) as charges per item with optional expiries ([`JobStore::charge`]). A
+//! job's record and task state are charged when it is recorded ([`record_charge`], refused past
+//! [`Limits::max_record_bytes`] in the same atomic step) and given back as they expire.
 //!
 //! Endings that complete: every move to a terminal state also records the job in the
 //! **ended, not cleaned** list ([`JobStore::unclean`]), in the same atomic step, until
@@ -43,7 +49,9 @@
 //! not in a terminal state), `prover:jobs:tenant:{tenant}` (the same for one tenant's jobs),
 //! `prover:jobs:tenant-active:{tenant}` (one tenant's jobs not in a terminal state: its quota),
 //! `prover:idem:{key}` or, for a tenant's job, `prover:idem:{tenant} {key}` (`{id} {fingerprint}`),
-//! `prover:jobs:unclean` (sorted set of ended jobs not yet cleaned up, by the time they ended).
+//! `prover:jobs:unclean` (sorted set of ended jobs not yet cleaned up, by the time they ended),
+//! `prover:jobs:usage:{tenant}:{usage}` (hash: bytes charged per item, the total under `:total`)
+//! and `prover:jobs:usage:{tenant}:{usage}:expiry` (sorted set: the items' expiries, ms).
 
 use std::collections::BTreeMap;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -270,6 +278,21 @@ pub fn check_idempotency_key(key: &str) -> Result<(), JobError> {
     Ok(())
 }
 
+/// [`JobStore::charge`]'s arguments: not [`Usage::Records`], a tenant without ':', an item of
+/// 1–256 bytes not starting with ':' (the total's field).
+pub(crate) fn check_charge(tenant: &str, usage: Usage, item: &str) -> Result<(), JobError> {
+    if usage == Usage::Records {
+        return Err(JobError::Invalid { field: "usage", reason: "records are charged with their job, by create".into() });
+    }
+    if tenant.contains(':') {
+        return Err(JobError::Invalid { field: "tenant", reason: format!("{tenant:?} contains ':'") });
+    }
+    if item.is_empty() || item.len() > 256 || item.starts_with(':') {
+        return Err(JobError::Invalid { field: "item", reason: format!("{item:?}: 1–256 bytes, not starting with ':'") });
+    }
+    Ok(())
+}
+
 /// [`JobStore::end`] takes only a terminal state.
 pub(crate) fn check_ending(to: JobState) -> Result<(), JobError> {
     if !to.is_terminal() {
@@ -291,13 +314,77 @@ pub struct Limits {
     /// Tasks the tenant's jobs may plan per clock hour (UTC): a work budget. A job's planned
     /// tasks are charged when it is recorded and are not given back when it ends.
     pub max_tasks_per_hour: Option<u64>,
+    /// Bytes the tenant's job records and task state may hold in the store, all together
+    /// ([`Usage::Records`], [`record_charge`]): given back as each part expires after its job
+    /// ends, or when the job is deleted.
+    pub max_record_bytes: Option<u64>,
 }
 
 impl Limits {
     /// Only the active-jobs limit.
     pub fn active(max: u64) -> Self {
-        Self { max_active: Some(max), max_tasks_per_hour: None }
+        Self { max_active: Some(max), ..Self::default() }
     }
+}
+
+/// What a tenant's stored bytes are counted for, each against its own quota. The store keeps,
+/// per tenant and usage, a charge per item (a job, an upload's name, a circuit id) and their
+/// total; a charge may carry an expiry, after which it is dropped by the next write of that
+/// usage ([`JobStore::charge`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Usage {
+    /// Job records and their task state: charged with the record ([`record_charge`]) by
+    /// [`JobStore::create_limited`], expiring with the retention an ending gives them.
+    Records,
+    /// Objects under the tenant's upload prefix.
+    Uploads,
+    /// Registered circuits: their `.r1cs` and key pairs.
+    Circuits,
+}
+
+impl Usage {
+    pub const ALL: [Usage; 3] = [Usage::Records, Usage::Uploads, Usage::Circuits];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Usage::Records => "records",
+            Usage::Uploads => "uploads",
+            Usage::Circuits => "circuits",
+        }
+    }
+
+    /// The limit named in [`JobError::LimitReached`] when this usage's quota would be passed.
+    pub fn limit(self) -> &'static str {
+        match self {
+            Usage::Records => LIMIT_RECORD_BYTES,
+            Usage::Uploads => LIMIT_UPLOAD_BYTES,
+            Usage::Circuits => LIMIT_CIRCUIT_BYTES,
+        }
+    }
+}
+
+/// A job record's fixed share of [`Usage::Records`], besides its spec: the hash's other fields,
+/// a failure message, its places in the indexes and its idempotency key.
+pub const RECORD_BYTES: u64 = 4096;
+/// Bytes of task state charged per planned task: its id in the done and in the released set.
+/// Measured with `MEMORY USAGE` by `tests/contract.rs` (`task_state_charge_covers_redis`),
+/// which fails if Redis holds more: 119 bytes per task for 5,000 tasks named `prove-<i>`.
+pub const TASK_STATE_BYTES: u64 = 160;
+/// How long a job's task state (its done and released sets) is kept after the job ends, when
+/// the ending gives a retention (at most that retention): nothing reads it once the job has
+/// ended but a late report, which arrives within a lease or two.
+pub const TASK_STATE_RETENTION: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// The [`Usage::Records`] charges of a job: `(its record, its task state)`. The record's part
+/// is kept for the retention its ending gives it, the task state's for at most
+/// [`TASK_STATE_RETENTION`].
+pub fn record_charge(rec: &JobRecord) -> (u64, u64) {
+    (RECORD_BYTES + rec.spec.len() as u64 + rec.kind.len() as u64, TASK_STATE_BYTES.saturating_mul(rec.progress().total))
+}
+
+/// The item a job's task state is charged under in [`Usage::Records`] (the record's is its id).
+pub(crate) fn task_state_item(id: &str) -> String {
+    format!("{id}/tasks")
 }
 
 /// The clock hour (UTC, hours since the epoch) a work budget is charged to.
@@ -308,6 +395,9 @@ pub fn budget_hour(now_ms: u64) -> u64 {
 /// Names of the limits in [`JobError::LimitReached`].
 pub const LIMIT_ACTIVE: &str = "active jobs per tenant";
 pub const LIMIT_HOURLY_TASKS: &str = "tasks per tenant per hour";
+pub const LIMIT_RECORD_BYTES: &str = "bytes of job records per tenant";
+pub const LIMIT_UPLOAD_BYTES: &str = "bytes of uploads per tenant";
+pub const LIMIT_CIRCUIT_BYTES: &str = "bytes of registered circuits per tenant";
 
 #[async_trait]
 pub trait JobStore: Send + Sync {
@@ -377,6 +467,20 @@ pub trait JobStore: Send + Sync {
     async fn expire(&self, id: &str, ttl: std::time::Duration) -> Result<(), JobError>;
     /// Removes the job, its task state and its idempotency key, and its place in every list.
     async fn delete(&self, id: &str) -> Result<(), JobError>;
+    /// Charges `bytes` to `tenant`'s `usage` for `item`, replacing the item's earlier charge,
+    /// and returns that earlier charge (`None`: there was none). Refused with
+    /// [`JobError::LimitReached`] (naming [`Usage::limit`]), changing nothing, when the new
+    /// charge is larger than the old and the tenant's total would pass `max`. With `expires_ms`
+    /// (ms since the epoch) the charge is dropped after then (a charge for bytes still being
+    /// written: a crash cannot leave it behind); without, it stays until replaced or
+    /// [`JobStore::uncharge`]d. Charges that expired are dropped first (some at each call).
+    /// [`Usage::Records`] is charged only with the record ([`JobStore::create_limited`]):
+    /// [`JobError::Invalid`] (field `usage`). The empty tenant is never charged: `Ok(None)`.
+    async fn charge(&self, tenant: &str, usage: Usage, item: &str, bytes: u64, max: Option<u64>, expires_ms: Option<u64>) -> Result<Option<u64>, JobError>;
+    /// Drops `item`'s charge (none: nothing happens).
+    async fn uncharge(&self, tenant: &str, usage: Usage, item: &str) -> Result<(), JobError>;
+    /// The bytes charged to `tenant`'s `usage` (expired charges not counted).
+    async fn usage(&self, tenant: &str, usage: Usage) -> Result<u64, JobError>;
     /// Returns once every write this store answered before the call survives the store's
     /// death, as far as the store was set up to make sure of it (Redis: `WAITAOF`, see
     /// [`queue::durable`]); `Err` if that could not be confirmed, so the write must not be

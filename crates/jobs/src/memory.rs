@@ -5,7 +5,13 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 
-use crate::{budget_hour, check_idempotency_key, check_record, now_ms, ActiveJob, Created, JobError, JobRecord, JobState, JobStore, Limits, LIMIT_ACTIVE, LIMIT_HOURLY_TASKS};
+use crate::{
+    budget_hour, check_idempotency_key, check_record, now_ms, record_charge, task_state_item, ActiveJob, Created, JobError, JobRecord, JobState, JobStore, Limits, Usage,
+    LIMIT_ACTIVE, LIMIT_HOURLY_TASKS, LIMIT_RECORD_BYTES, TASK_STATE_RETENTION,
+};
+
+/// One tenant's charges of one usage: item → (bytes, expiry ms).
+type Charges = HashMap<String, (u64, Option<u64>)>;
 
 #[derive(Default)]
 struct Inner {
@@ -21,6 +27,10 @@ struct Inner {
     work: HashMap<(String, u64), u64>,
     /// Jobs ended and not cleaned up, with the time they ended (ms).
     unclean: HashMap<String, u64>,
+    /// When an ended job's task state goes (see [`TASK_STATE_RETENTION`]).
+    task_expires: HashMap<String, std::time::Instant>,
+    /// Tenants' charges per usage.
+    usage: HashMap<(String, Usage), Charges>,
 }
 
 impl Inner {
@@ -31,9 +41,31 @@ impl Inner {
         for id in gone {
             self.remove(&id);
         }
+        let stale: Vec<String> = self.task_expires.iter().filter(|(_, t)| **t <= now).map(|(id, _)| id.clone()).collect();
+        for id in stale {
+            self.task_expires.remove(&id);
+            self.done.remove(&id);
+            self.released.remove(&id);
+        }
+        let ms = now_ms();
+        for charges in self.usage.values_mut() {
+            charges.retain(|_, (_, exp)| exp.is_none_or(|e| e > ms));
+        }
+    }
+
+    /// The total of `tenant`'s charges of `usage` (call [`Inner::sweep`] first).
+    fn total(&self, tenant: &str, usage: Usage) -> u64 {
+        self.usage.get(&(tenant.to_string(), usage)).map_or(0, |c| c.values().map(|(b, _)| *b).sum())
     }
 
     fn remove(&mut self, id: &str) {
+        if let Some(rec) = self.jobs.get(id) {
+            if let Some(c) = self.usage.get_mut(&(rec.tenant.clone(), Usage::Records)) {
+                c.remove(id);
+                c.remove(&task_state_item(id));
+            }
+        }
+        self.task_expires.remove(id);
         self.jobs.remove(id);
         self.order.retain(|j| j != id);
         self.done.remove(id);
@@ -58,7 +90,17 @@ impl Inner {
         if to.is_terminal() {
             self.unclean.insert(id.to_string(), now);
             if let Some(ttl) = ttl {
+                let sets = ttl.min(TASK_STATE_RETENTION);
                 self.expires.insert(id.to_string(), std::time::Instant::now() + ttl);
+                self.task_expires.insert(id.to_string(), std::time::Instant::now() + sets);
+                let tenant = rec.tenant.clone();
+                if let Some(c) = self.usage.get_mut(&(tenant, Usage::Records)) {
+                    for (item, after) in [(id.to_string(), ttl), (task_state_item(id), sets)] {
+                        if let Some((_, exp)) = c.get_mut(&item) {
+                            *exp = Some(now + after.as_millis() as u64);
+                        }
+                    }
+                }
             }
         }
         Ok(true)
@@ -115,7 +157,16 @@ impl JobStore for MemoryJobStore {
                     return Err(JobError::LimitReached { limit: LIMIT_HOURLY_TASKS, max });
                 }
             }
+            let (record_bytes, task_bytes) = record_charge(rec);
+            if let Some(max) = limits.max_record_bytes {
+                if g.total(&rec.tenant, Usage::Records).saturating_add(record_bytes).saturating_add(task_bytes) > max {
+                    return Err(JobError::LimitReached { limit: LIMIT_RECORD_BYTES, max });
+                }
+            }
             g.work.insert((rec.tenant.clone(), hour), used.saturating_add(planned));
+            let charges = g.usage.entry((rec.tenant.clone(), Usage::Records)).or_default();
+            charges.insert(rec.id.clone(), (record_bytes, None));
+            charges.insert(task_state_item(&rec.id), (task_bytes, None));
         }
         if let Some((key, fp)) = idempotency {
             g.idem.insert(crate::tenant_idempotency_key(&rec.tenant, key), (rec.id.clone(), fp.into()));
@@ -274,5 +325,38 @@ impl JobStore for MemoryJobStore {
     async fn delete(&self, id: &str) -> Result<(), JobError> {
         self.lock().remove(id);
         Ok(())
+    }
+
+    async fn charge(&self, tenant: &str, usage: Usage, item: &str, bytes: u64, max: Option<u64>, expires_ms: Option<u64>) -> Result<Option<u64>, JobError> {
+        crate::check_charge(tenant, usage, item)?;
+        if tenant.is_empty() {
+            return Ok(None);
+        }
+        let mut g = self.lock();
+        g.sweep();
+        let total = g.total(tenant, usage);
+        let charges = g.usage.entry((tenant.to_string(), usage)).or_default();
+        let old = charges.get(item).map(|(b, _)| *b);
+        if let Some(max) = max {
+            if old.is_none_or(|o| bytes > o) && (total - old.unwrap_or(0)).saturating_add(bytes) > max {
+                return Err(JobError::LimitReached { limit: usage.limit(), max });
+            }
+        }
+        charges.insert(item.to_string(), (bytes, expires_ms));
+        Ok(old)
+    }
+
+    async fn uncharge(&self, tenant: &str, usage: Usage, item: &str) -> Result<(), JobError> {
+        crate::check_charge(tenant, usage, item)?;
+        if let Some(c) = self.lock().usage.get_mut(&(tenant.to_string(), usage)) {
+            c.remove(item);
+        }
+        Ok(())
+    }
+
+    async fn usage(&self, tenant: &str, usage: Usage) -> Result<u64, JobError> {
+        let mut g = self.lock();
+        g.sweep();
+        Ok(g.total(tenant, usage))
     }
 }

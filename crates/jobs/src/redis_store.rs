@@ -7,7 +7,10 @@ use async_trait::async_trait;
 use redis::aio::ConnectionManager;
 use redis::{AsyncCommands, Script};
 
-use crate::{budget_hour, ActiveJob, check_idempotency_key, check_record, tenant_idempotency_key, now_ms, Created, JobError, JobRecord, JobState, JobStore, Limits, TaskCounts, LIMIT_ACTIVE, LIMIT_HOURLY_TASKS};
+use crate::{
+    budget_hour, check_idempotency_key, check_record, now_ms, record_charge, tenant_idempotency_key, ActiveJob, Created, JobError, JobRecord, JobState,
+    JobStore, Limits, TaskCounts, Usage, LIMIT_ACTIVE, LIMIT_HOURLY_TASKS, LIMIT_RECORD_BYTES, TASK_STATE_RETENTION,
+};
 
 const JOBS: &str = "prover:jobs";
 const ACTIVE: &str = "prover:jobs:active";
@@ -37,6 +40,53 @@ fn tenant_active_key(tenant: &str) -> String {
 fn idem_key(key: &str) -> String {
     format!("prover:idem:{key}")
 }
+/// A tenant's charges of one usage (hash: item → bytes, `:total`).
+fn usage_key(tenant: &str, usage: Usage) -> String {
+    format!("prover:jobs:usage:{tenant}:{}", usage.as_str())
+}
+/// The expiries of those charges (sorted set: item by ms).
+fn usage_expiry_key(tenant: &str, usage: Usage) -> String {
+    format!("{}:expiry", usage_key(tenant, usage))
+}
+
+/// Lua functions the scripts that keep tenants' charges share (`h`: a usage's hash, `z`: its
+/// expiries). `usage_prune` drops up to `n` charges that expired by `now`.
+const USAGE_LIB: &str = r#"
+local function usage_prune(h, z, now, n)
+  local gone = redis.call('ZRANGEBYSCORE', z, '-inf', now, 'LIMIT', 0, n)
+  for _, item in ipairs(gone) do
+    local b = tonumber(redis.call('HGET', h, item) or '0')
+    if redis.call('HDEL', h, item) == 1 then redis.call('HINCRBY', h, ':total', -b) end
+    redis.call('ZREM', z, item)
+  end
+end
+local function usage_total(h)
+  return tonumber(redis.call('HGET', h, ':total') or '0')
+end
+local function usage_set(h, z, item, bytes, expires)
+  local old = redis.call('HGET', h, item)
+  redis.call('HSET', h, item, bytes)
+  redis.call('HINCRBY', h, ':total', tonumber(bytes) - tonumber(old or '0'))
+  if expires then redis.call('ZADD', z, expires, item) else redis.call('ZREM', z, item) end
+  return old
+end
+local function usage_drop(h, z, item)
+  local old = redis.call('HGET', h, item)
+  if old then
+    redis.call('HDEL', h, item)
+    redis.call('HINCRBY', h, ':total', -tonumber(old))
+  end
+  redis.call('ZREM', z, item)
+end
+local function usage_expire(h, z, item, at)
+  if redis.call('HEXISTS', h, item) == 1 then redis.call('ZADD', z, at, item) end
+end
+"#;
+
+/// Milliseconds of [`TASK_STATE_RETENTION`], for the scripts.
+fn task_state_ms() -> u64 {
+    TASK_STATE_RETENTION.as_millis() as u64
+}
 
 /// A script's `-1` (no such job), `0` (nothing changed) or `1` (changed).
 fn found(id: &str, r: i64) -> Result<bool, JobError> {
@@ -51,9 +101,11 @@ fn err(e: impl std::fmt::Display) -> JobError {
 }
 
 /// KEYS: job hash, jobs zset, idempotency key, active zset[, the tenant's zset, the tenant's
-/// active zset]. ARGV: has-key flag, fingerprint, id, created ms, the tenant's limit of active
-/// jobs (-1: none), then field/value pairs. Returns {'new'|'existing'|'exists'|'limit', stored
-/// idempotency value}.
+/// active zset, the tenant's work counter of the hour, the tenant's record charges and their
+/// expiries]. ARGV: has-key flag, fingerprint, id, created ms, the tenant's limit of active
+/// jobs (-1: none), planned tasks, the hourly task limit (-1: none), the record's charge, its
+/// task state's, the tenant's limit of record bytes (-1: none), now ms, then field/value pairs.
+/// Returns {'new'|'existing'|'exists'|'limit'|'budget'|'records', stored idempotency value}.
 const CREATE: &str = r#"
 if ARGV[1] == '1' then
   local v = redis.call('GET', KEYS[3])
@@ -62,7 +114,13 @@ end
 if redis.call('EXISTS', KEYS[1]) == 1 then return {'exists', ''} end
 if KEYS[6] and tonumber(ARGV[5]) >= 0 and redis.call('ZCARD', KEYS[6]) >= tonumber(ARGV[5]) then return {'limit', ''} end
 if KEYS[7] and tonumber(ARGV[7]) >= 0 and tonumber(redis.call('GET', KEYS[7]) or '0') + tonumber(ARGV[6]) > tonumber(ARGV[7]) then return {'budget', ''} end
-for i = 8, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+if KEYS[8] then
+  usage_prune(KEYS[8], KEYS[9], ARGV[11], 64)
+  if tonumber(ARGV[10]) >= 0 and usage_total(KEYS[8]) + tonumber(ARGV[8]) + tonumber(ARGV[9]) > tonumber(ARGV[10]) then return {'records', ''} end
+  usage_set(KEYS[8], KEYS[9], ARGV[3], ARGV[8], nil)
+  usage_set(KEYS[8], KEYS[9], ARGV[3] .. '/tasks', ARGV[9], nil)
+end
+for i = 12, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3])
 redis.call('ZADD', KEYS[4], ARGV[4], ARGV[3])
 if KEYS[5] then redis.call('ZADD', KEYS[5], ARGV[4], ARGV[3]) end
@@ -76,13 +134,14 @@ return {'new', ''}
 "#;
 
 /// KEYS: job hash, active zset, unclean zset, done set, released set, then the idempotency key
-/// and the tenant's active zset when the job has them (read before, see
-/// [`RedisJobStore::transition_with`]). ARGV: state, message, now, id, retention ms (0: none),
-/// whether an idempotency key is given, whether the tenant's zset is given. -1: no job, 0: not
-/// a move [`JobState::can_move`] allows, 1: moved. A move to a terminal state lists the job as
-/// unclean and, with a retention, gives the record, its sets and its idempotency key their TTL,
-/// all in this one step. `MOVES` is replaced by the table, generated from
-/// [`JobState::can_move`] (see [`transition_script`]).
+/// and the tenant's active zset, record charges and their expiries when the job has them (read
+/// before, see [`RedisJobStore::transition_with`]). ARGV: state, message, now, id, retention ms
+/// (0: none), whether an idempotency key is given, whether the tenant's keys are given, the
+/// task state's retention ms. -1: no job, 0: not a move [`JobState::can_move`] allows, 1:
+/// moved. A move to a terminal state lists the job as unclean and, with a retention, gives the
+/// record and its idempotency key their TTL, its sets at most the task state's, and the
+/// tenant's charges for them the same expiries, all in this one step. `MOVES` is replaced by
+/// the table, generated from [`JobState::can_move`] (see [`transition_script`]).
 const TRANSITION: &str = r#"
 local s = redis.call('HGET', KEYS[1], 'state')
 if not s then return -1 end
@@ -100,9 +159,14 @@ if ARGV[1] == 'done' or ARGV[1] == 'failed' or ARGV[1] == 'cancelled' then
   end
   if ARGV[7] == '1' then redis.call('ZREM', KEYS[t], ARGV[4]) end
   if tonumber(ARGV[5]) > 0 then
+    local sets = math.min(tonumber(ARGV[5]), tonumber(ARGV[8]))
     redis.call('PEXPIRE', KEYS[1], ARGV[5])
-    redis.call('PEXPIRE', KEYS[4], ARGV[5])
-    redis.call('PEXPIRE', KEYS[5], ARGV[5])
+    redis.call('PEXPIRE', KEYS[4], sets)
+    redis.call('PEXPIRE', KEYS[5], sets)
+    if ARGV[7] == '1' then
+      usage_expire(KEYS[t + 1], KEYS[t + 2], ARGV[4], tonumber(ARGV[3]) + tonumber(ARGV[5]))
+      usage_expire(KEYS[t + 1], KEYS[t + 2], ARGV[4] .. '/tasks', tonumber(ARGV[3]) + sets)
+    end
     if idem then
       local v = redis.call('GET', idem)
       if v and string.sub(v, 1, #ARGV[4] + 1) == ARGV[4] .. ' ' then redis.call('PEXPIRE', idem, ARGV[5]) end
@@ -125,13 +189,14 @@ fn transition_script() -> String {
     TRANSITION.replace("{MOVES}", &format!("{{{moves}}}"))
 }
 
-/// KEYS: job hash, set. ARGV: member, counter field ('' for none), now. A set made after the
-/// job's retention was set (a late report of an ended job) expires with the record.
+/// KEYS: job hash, set. ARGV: member, counter field ('' for none), now, the task state's
+/// retention ms. A set made after the job's retention was set (a late report of an ended job)
+/// expires with the record, or after the task state's retention if that is sooner.
 const ADD_TASK: &str = r#"
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 0 end
 local ttl = redis.call('PTTL', KEYS[1])
-if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
+if ttl > 0 and redis.call('PTTL', KEYS[2]) < 0 then redis.call('PEXPIRE', KEYS[2], math.min(ttl, tonumber(ARGV[4]))) end
 if ARGV[2] ~= '' then
   redis.call('HINCRBY', KEYS[1], ARGV[2], 1)
   redis.call('HSET', KEYS[1], 'updated_ms', ARGV[3])
@@ -150,8 +215,9 @@ return 0
 "#;
 
 /// KEYS: job hash, done set, released set, jobs zset, active zset, then the idempotency key
-/// and the tenant's two zsets when the job has them (read before, see [`RedisJobStore::delete`]).
-/// ARGV: id, whether an idempotency key is given, whether the tenant's zsets are given.
+/// and the tenant's two zsets, record charges and their expiries when the job has them (read
+/// before, see [`RedisJobStore::delete`]). ARGV: id, whether an idempotency key is given,
+/// whether the tenant's keys are given.
 const DELETE: &str = r#"
 if ARGV[2] == '1' then
   local v = redis.call('GET', KEYS[6])
@@ -162,6 +228,8 @@ if ARGV[3] == '1' then
   if ARGV[2] == '1' then t = 7 end
   redis.call('ZREM', KEYS[t], ARGV[1])
   redis.call('ZREM', KEYS[t + 1], ARGV[1])
+  usage_drop(KEYS[t + 2], KEYS[t + 3], ARGV[1])
+  usage_drop(KEYS[t + 2], KEYS[t + 3], ARGV[1] .. '/tasks')
 end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 redis.call('ZREM', KEYS[4], ARGV[1])
@@ -170,10 +238,32 @@ return 1
 "#;
 
 /// KEYS: job hash, done set, released set[, the job's idempotency key]. ARGV: ttl ms. The
-/// idempotency key goes with them.
+/// idempotency key goes with them. (The tenant's charges keep the expiries the ending gave
+/// them: `gc`, which calls this, may not write them.)
 const EXPIRE: &str = r#"
 for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ARGV[1]) end
 return 1
+"#;
+
+/// KEYS: a usage's charges, their expiries. ARGV: item, bytes, limit (-1: none), now, expiry
+/// ms (-1: none). Returns {'ok'|'limit', the earlier charge or ''}.
+const CHARGE: &str = r#"
+usage_prune(KEYS[1], KEYS[2], ARGV[4], 64)
+local old = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '-1')
+local bytes = tonumber(ARGV[2])
+if tonumber(ARGV[3]) >= 0 and bytes > old and usage_total(KEYS[1]) - math.max(old, 0) + bytes > tonumber(ARGV[3]) then return {'limit', ''} end
+local expires = nil
+if tonumber(ARGV[5]) >= 0 then expires = ARGV[5] end
+local prev = usage_set(KEYS[1], KEYS[2], ARGV[1], ARGV[2], expires)
+return {'ok', prev or ''}
+"#;
+
+/// KEYS: a usage's charges, their expiries. ARGV: item ('' for none), now. Drops the item's
+/// charge and up to 1,000 expired ones; returns the total.
+const UNCHARGE: &str = r#"
+usage_prune(KEYS[1], KEYS[2], ARGV[2], 1000)
+if ARGV[1] ~= '' then usage_drop(KEYS[1], KEYS[2], ARGV[1]) end
+return usage_total(KEYS[1])
 "#;
 
 pub struct RedisJobStore {
@@ -191,6 +281,8 @@ pub struct RedisJobStore {
     raise: Script,
     delete: Script,
     expire: Script,
+    charge: Script,
+    uncharge: Script,
 }
 
 impl RedisJobStore {
@@ -233,12 +325,14 @@ impl RedisJobStore {
             conn,
             bulk,
             ack: None,
-            create: Script::new(CREATE),
-            transition: Script::new(&transition_script()),
+            create: Script::new(&format!("{USAGE_LIB}{CREATE}")),
+            transition: Script::new(&format!("{USAGE_LIB}{}", transition_script())),
             add_task: Script::new(ADD_TASK),
             raise: Script::new(RAISE),
-            delete: Script::new(DELETE),
+            delete: Script::new(&format!("{USAGE_LIB}{DELETE}")),
             expire: Script::new(EXPIRE),
+            charge: Script::new(&format!("{USAGE_LIB}{CHARGE}")),
+            uncharge: Script::new(&format!("{USAGE_LIB}{UNCHARGE}")),
         })
     }
 
@@ -258,6 +352,7 @@ impl RedisJobStore {
             .arg(task)
             .arg(counter)
             .arg(now_ms())
+            .arg(task_state_ms())
             .invoke_async(&mut self.conn.clone())
             .await
             .map_err(err)?;
@@ -310,7 +405,7 @@ impl RedisJobStore {
             call.key(idem_key(k));
         }
         if let Some(t) = &tenant {
-            call.key(tenant_active_key(t));
+            call.key(tenant_active_key(t)).key(usage_key(t, Usage::Records)).key(usage_expiry_key(t, Usage::Records));
         }
         let r: i64 = call
             .arg(to.as_str())
@@ -320,6 +415,7 @@ impl RedisJobStore {
             .arg(ttl_ms)
             .arg(if idem.is_some() { "1" } else { "0" })
             .arg(if tenant.is_some() { "1" } else { "0" })
+            .arg(task_state_ms())
             .invoke_async(&mut self.conn.clone())
             .await
             .map_err(err)?;
@@ -387,10 +483,13 @@ impl JobStore for RedisJobStore {
         if !rec.tenant.is_empty() {
             inv.key(tenant_key(&rec.tenant)).key(tenant_active_key(&rec.tenant));
             inv.key(format!("prover:jobs:tenant-work:{}:{}", rec.tenant, budget_hour(now_ms())));
+            inv.key(usage_key(&rec.tenant, Usage::Records)).key(usage_expiry_key(&rec.tenant, Usage::Records));
         }
         let cap = |m: Option<u64>| m.map_or(-1, |m| m.min(i64::MAX as u64) as i64);
         inv.arg(if idempotency.is_some() { "1" } else { "0" }).arg(fp).arg(&rec.id).arg(rec.created_ms).arg(cap(limits.max_active));
         inv.arg(rec.progress().total.min(i64::MAX as u64)).arg(cap(limits.max_tasks_per_hour));
+        let (record_bytes, task_bytes) = record_charge(rec);
+        inv.arg(cap(Some(record_bytes))).arg(cap(Some(task_bytes))).arg(cap(limits.max_record_bytes)).arg(now_ms());
         let mut fields: Vec<(String, String)> = vec![
             ("kind".into(), rec.kind.clone()),
             ("spec".into(), rec.spec.clone()),
@@ -414,6 +513,7 @@ impl JobStore for RedisJobStore {
             "exists" => Err(JobError::AlreadyExists(rec.id.clone())),
             "limit" => Err(JobError::LimitReached { limit: LIMIT_ACTIVE, max: limits.max_active.unwrap_or(0) }),
             "budget" => Err(JobError::LimitReached { limit: LIMIT_HOURLY_TASKS, max: limits.max_tasks_per_hour.unwrap_or(0) }),
+            "records" => Err(JobError::LimitReached { limit: LIMIT_RECORD_BYTES, max: limits.max_record_bytes.unwrap_or(0) }),
             _ => {
                 let (job, old_fp) = stored.split_once(' ').unwrap_or((&stored, ""));
                 if old_fp == fp {
@@ -590,7 +690,7 @@ impl JobStore for RedisJobStore {
             call.key(idem_key(k));
         }
         if let Some(t) = &tenant {
-            call.key(tenant_key(t)).key(tenant_active_key(t));
+            call.key(tenant_key(t)).key(tenant_active_key(t)).key(usage_key(t, Usage::Records)).key(usage_expiry_key(t, Usage::Records));
         }
         let _: i64 = call
             .arg(id)
@@ -601,6 +701,48 @@ impl JobStore for RedisJobStore {
             .map_err(err)?;
         let _: i64 = self.conn.clone().zrem(UNCLEAN, id).await.map_err(err)?;
         Ok(())
+    }
+
+    async fn charge(&self, tenant: &str, usage: Usage, item: &str, bytes: u64, max: Option<u64>, expires_ms: Option<u64>) -> Result<Option<u64>, JobError> {
+        crate::check_charge(tenant, usage, item)?;
+        if tenant.is_empty() {
+            return Ok(None);
+        }
+        let cap = |m: Option<u64>| m.map_or(-1, |m| m.min(i64::MAX as u64) as i64);
+        let (what, prev): (String, String) = self
+            .charge
+            .key(usage_key(tenant, usage))
+            .key(usage_expiry_key(tenant, usage))
+            .arg(item)
+            .arg(cap(Some(bytes)))
+            .arg(cap(max))
+            .arg(now_ms())
+            .arg(cap(expires_ms))
+            .invoke_async(&mut self.conn.clone())
+            .await
+            .map_err(err)?;
+        match what.as_str() {
+            "ok" if prev.is_empty() => Ok(None),
+            "ok" => prev.parse().map(Some).map_err(|_| JobError::Backend(format!("{} charge of {item:?}: {prev:?} is not a number", usage.as_str()))),
+            _ => Err(JobError::LimitReached { limit: usage.limit(), max: max.unwrap_or(0) }),
+        }
+    }
+
+    async fn uncharge(&self, tenant: &str, usage: Usage, item: &str) -> Result<(), JobError> {
+        crate::check_charge(tenant, usage, item)?;
+        if tenant.is_empty() {
+            return Ok(());
+        }
+        let _: i64 = self.uncharge.key(usage_key(tenant, usage)).key(usage_expiry_key(tenant, usage)).arg(item).arg(now_ms()).invoke_async(&mut self.conn.clone()).await.map_err(err)?;
+        Ok(())
+    }
+
+    async fn usage(&self, tenant: &str, usage: Usage) -> Result<u64, JobError> {
+        if tenant.is_empty() {
+            return Ok(0);
+        }
+        let total: i64 = self.uncharge.key(usage_key(tenant, usage)).key(usage_expiry_key(tenant, usage)).arg("").arg(now_ms()).invoke_async(&mut self.conn.clone()).await.map_err(err)?;
+        Ok(total.max(0) as u64)
     }
 
     async fn make_durable(&self) -> Result<(), JobError> {

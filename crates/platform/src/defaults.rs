@@ -29,6 +29,15 @@ pub const TENANT_MAX_ACTIVE_JOBS: u64 = 64;
 pub const TENANT_MAX_JOB_TASKS: u64 = 100_000;
 /// Tasks a tenant's jobs may plan per clock hour (UTC).
 pub const TENANT_MAX_TASKS_PER_HOUR: u64 = 1_000_000;
+/// Bytes of job records and task state one tenant's jobs may hold in Redis: a record is
+/// charged 4 KiB plus its spec while it is kept, and 160 bytes per planned task until an hour
+/// after its job ends (`jobs::record_charge`), so 256 MiB holds a week of ~60,000 small jobs,
+/// or a 100,000-task job's state beside them.
+pub const TENANT_MAX_RECORD_BYTES: u64 = 256 << 20;
+/// Bytes of uploads one tenant may keep (32 of the largest).
+pub const TENANT_MAX_UPLOAD_BYTES: u64 = 4 << 30;
+/// Bytes of registered circuits (`.r1cs` and key pairs) one tenant may keep.
+pub const TENANT_MAX_CIRCUIT_BYTES: u64 = 16 << 30;
 /// Seconds between reconciler rounds.
 pub const RECONCILE_EVERY_SECS: u64 = 2;
 /// Seconds a job may sit with nothing queued, running or delayed before it is re-driven or
@@ -39,6 +48,8 @@ pub const RETENTION_SECS: u64 = 7 * 24 * 3600;
 /// Seconds a failed or cancelled job's record stays in Redis: a day, to read why it ended,
 /// without a submit-and-cancel loop keeping a week of records.
 pub const FAILED_RETENTION_SECS: u64 = 24 * 3600;
+/// Seconds an upload is kept (its quota charge, and the age past which `admin gc` deletes it).
+pub const UPLOAD_RETENTION_SECS: u64 = 7 * 24 * 3600;
 /// Bytes of decoded objects a process keeps between tasks.
 pub const CACHE_BYTES: u64 = 256 << 20;
 /// The planner's request budget (`--request-budget-bytes`, [`crate::budget`]): one message of

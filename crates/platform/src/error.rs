@@ -75,6 +75,16 @@ impl From<JobError> for PlatformError {
             JobError::LimitReached { limit, .. } if limit == jobs::LIMIT_HOURLY_TASKS => {
                 PlatformError::Quota(format!("{e}: the budget renews at the start of the next hour (UTC)"))
             }
+            JobError::LimitReached { limit, .. } if limit == jobs::LIMIT_RECORD_BYTES => PlatformError::Quota(format!(
+                "{e}: a job's record is kept for its retention after it ends (--retention-secs, --failed-retention-secs) and its task \
+                 state an hour; wait for older records to expire"
+            )),
+            JobError::LimitReached { limit, .. } if limit == jobs::LIMIT_UPLOAD_BYTES => {
+                PlatformError::Quota(format!("{e}: replace an upload by uploading under its name, or wait for old uploads to be collected"))
+            }
+            JobError::LimitReached { limit, .. } if limit == jobs::LIMIT_CIRCUIT_BYTES => {
+                PlatformError::Quota(format!("{e}: delete a circuit you no longer prove (DeleteCircuit, `prover circuit delete`)"))
+            }
             JobError::LimitReached { .. } => PlatformError::Quota(format!("{e}: wait for one of your jobs to end, or cancel one")),
             e => PlatformError::Jobs(e),
         }

@@ -7,7 +7,8 @@
 //! which the next run collects as orphans. An orphan is deleted only if it still has no record
 //! after `grace` (a submission in flight stores its inputs a moment before its record).
 //! Jobs live under `jobs/<id>/` and, a tenant's, under `tenants/<t>/jobs/<id>/`. Shared objects
-//! (`hekaton/keys/…`), uploads and registered circuits are not collected.
+//! (`hekaton/keys/…`) and registered circuits (deleted by their tenant: `DeleteCircuit`) are not
+//! collected; uploads older than their retention are ([`Platform::gc_uploads`]).
 //!
 //! A job store that lists no job at all while the object store holds jobs' objects is more
 //! likely a Redis that lost its data (persistence off, a restore, another database number)
@@ -113,6 +114,38 @@ impl Platform {
             "object store collected"
         );
         Ok(report)
+    }
+}
+
+impl Platform {
+    /// Deletes uploads (every tenant's, and the open API's `uploads/`) written more than
+    /// `older_than` ago, and returns their keys; with `dry_run`, only lists them. Their charges
+    /// against the tenants' upload quotas expired at the same age
+    /// ([`crate::PlatformConfig::upload_retention`]); jobs hold their own copies of inputs.
+    pub async fn gc_uploads(&self, older_than: Duration, dry_run: bool) -> Result<Vec<String>, PlatformError> {
+        let cutoff = jobs::now_ms().saturating_sub(older_than.as_millis() as u64);
+        let mut old = Vec::new();
+        for prefix in ["tenants/", "uploads/"] {
+            for o in self.blobs().list_objects(prefix).await? {
+                let mut parts = o.key.split('/');
+                let is_upload = match (parts.next(), parts.next(), parts.next()) {
+                    (Some("uploads"), Some(name), None) => !name.is_empty(),
+                    (Some("tenants"), Some(t), Some("uploads")) => !t.is_empty() && parts.next().is_some_and(|n| !n.is_empty()) && parts.next().is_none(),
+                    _ => false,
+                };
+                if is_upload && o.modified_ms <= cutoff {
+                    old.push(o.key);
+                }
+            }
+        }
+        if !dry_run {
+            for key in &old {
+                self.blobs().delete(key).await?;
+            }
+            ::metrics::counter!("prover_gc_objects_deleted_total").increment(old.len() as u64);
+            tracing::info!(uploads = old.len(), "old uploads collected");
+        }
+        Ok(old)
     }
 }
 

@@ -97,6 +97,37 @@ pub const MAX_UPLOAD_BYTES: u64 = 8 << crate::MAX_LOG_N;
 /// filled (S3 multipart parts of 8 MiB, in a buffer that may double while it fills).
 pub const UPLOAD_BUFFER_BYTES: u64 = 2 * blobstore::MULTIPART_THRESHOLD as u64;
 
+/// An upload's charge against its tenant's quota while its bytes arrive: dropped before the
+/// upload is stored (`store` still set), it puts the name's earlier charge back, in a task of
+/// its own since the call may be gone.
+struct PendingCharge {
+    store: Option<Arc<dyn jobs::JobStore>>,
+    tenant: String,
+    name: String,
+    earlier: Option<u64>,
+}
+
+impl Drop for PendingCharge {
+    fn drop(&mut self) {
+        let Some(store) = self.store.take() else { return };
+        let (tenant, name, earlier) = (std::mem::take(&mut self.tenant), std::mem::take(&mut self.name), self.earlier);
+        let Ok(rt) = tokio::runtime::Handle::try_current() else { return };
+        rt.spawn(async move {
+            let back = match earlier {
+                Some(bytes) => store.charge(&tenant, jobs::Usage::Uploads, &name, bytes, None, None).await.map(|_| ()),
+                None => store.uncharge(&tenant, jobs::Usage::Uploads, &name).await,
+            };
+            if let Err(e) = back {
+                tracing::warn!(tenant, name, error = %e, "a failed upload's charge was not put back (it expires by itself)");
+            }
+        });
+    }
+}
+
+/// How long an upload's charge holds before its object is written: longer than any upload
+/// runs, so only a charge a crash left behind expires.
+pub const UPLOAD_CHARGE_HOLD: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
 /// Where `UploadInput` puts an upload named `name`: under the tenant's upload prefix, or under
 /// `uploads/` on an open API.
 fn upload_key(tenant: &str, name: &str) -> Result<String, Status> {
@@ -291,6 +322,19 @@ impl JobService for JobServiceImpl {
         // all the announced bytes have arrived. The part is held against the request budget
         // while the upload runs.
         let _part = self.budget.reserve(UPLOAD_BUFFER_BYTES.min(total.saturating_mul(2)), "an upload's buffered part")?;
+        // The tenant's upload quota, charged the announced size before a byte is stored (an
+        // upload under a name used before replaces that one's charge). Until the object is
+        // written the charge expires after a day, so an upload cut by a crash leaves nothing
+        // charged; one that fails puts the name's earlier charge back. Once written, it
+        // expires with the upload's retention, when `admin gc` may delete the object.
+        let store = self.platform.job_store().clone();
+        let name = first.name.clone();
+        let expires = jobs::now_ms() + UPLOAD_CHARGE_HOLD.as_millis() as u64;
+        let earlier =
+            store.charge(&tenant, jobs::Usage::Uploads, &name, total, self.platform.config().quotas.max_upload_bytes, Some(expires)).await.map_err(|e| status(e.into()))?;
+        // Put back unless the upload is stored, however this call ends: an error, or the
+        // client going away (the server then drops this future at its next await).
+        let mut charge = PendingCharge { store: Some(store.clone()), tenant: tenant.clone(), name: name.clone(), earlier };
         let blobs = self.platform.blobs().clone();
         let mut upload = blobs.upload(&key).await.map_err(|e| status(e.into()))?;
         let mut hasher = blake2::Blake2b::<blake2::digest::consts::U32>::new();
@@ -327,6 +371,11 @@ impl JobService for JobServiceImpl {
             return Err(e);
         }
         upload.finish().await.map_err(|e| status(e.into()))?;
+        charge.store = None;
+        let kept_until = jobs::now_ms() + self.platform.config().upload_retention.as_millis() as u64;
+        if let Err(e) = store.charge(&tenant, jobs::Usage::Uploads, &name, total, None, Some(kept_until)).await {
+            tracing::warn!(tenant, name, error = %e, "an upload's charge was not made lasting: it expires, and the quota undercounts it");
+        }
         let digest = hex::encode(hasher.finalize());
         tracing::info!(key, size = total, "input uploaded");
         Ok(Response::new(pb::UploadInputResponse { object_key: key, size: total, blake2b: digest }))

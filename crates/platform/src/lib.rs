@@ -87,6 +87,10 @@ pub struct PlatformConfig {
     pub retention: Duration,
     /// The same for a failed or cancelled job (the shorter of the two applies).
     pub failed_retention: Duration,
+    /// How long an upload is kept: its charge against the tenant's upload quota expires this
+    /// long after it was written, and `prover admin gc` deletes uploads older than this
+    /// ([`Platform::gc_uploads`]). Jobs keep their own copies of their inputs.
+    pub upload_retention: Duration,
     /// Budget of the process's cache of decoded objects (job trees and plans, keys).
     pub cache_bytes: u64,
     /// Bytes that the requests a planner is receiving and decoding may hold at once
@@ -133,6 +137,21 @@ pub struct Quotas {
     pub max_job_tasks: Option<u64>,
     /// Tasks a tenant's jobs may plan per clock hour (UTC; checked atomically with the record).
     pub max_tasks_per_hour: Option<u64>,
+    /// Bytes of job records and task state a tenant's jobs hold in Redis, all together
+    /// ([`jobs::Usage::Records`]; checked atomically with the record).
+    pub max_record_bytes: Option<u64>,
+    /// Bytes of a tenant's uploads, all together (checked when an upload starts).
+    pub max_upload_bytes: Option<u64>,
+    /// Bytes of a tenant's registered circuits (`.r1cs` and key pairs), all together: checked
+    /// by the registration's setup before it writes the keys, against the value the planner
+    /// recorded with the registration job.
+    pub max_circuit_bytes: Option<u64>,
+}
+
+impl Quotas {
+    /// No quota at all (jobs without a tenant, on an open API).
+    pub const NONE: Quotas =
+        Quotas { max_active_jobs: None, max_job_tasks: None, max_tasks_per_hour: None, max_record_bytes: None, max_upload_bytes: None, max_circuit_bytes: None };
 }
 
 impl Default for Quotas {
@@ -141,6 +160,9 @@ impl Default for Quotas {
             max_active_jobs: Some(defaults::TENANT_MAX_ACTIVE_JOBS),
             max_job_tasks: Some(defaults::TENANT_MAX_JOB_TASKS),
             max_tasks_per_hour: Some(defaults::TENANT_MAX_TASKS_PER_HOUR),
+            max_record_bytes: Some(defaults::TENANT_MAX_RECORD_BYTES),
+            max_upload_bytes: Some(defaults::TENANT_MAX_UPLOAD_BYTES),
+            max_circuit_bytes: Some(defaults::TENANT_MAX_CIRCUIT_BYTES),
         }
     }
 }
@@ -156,6 +178,7 @@ impl Default for PlatformConfig {
             drain_timeout: Duration::from_secs(defaults::DRAIN_TIMEOUT_SECS),
             retention: Duration::from_secs(defaults::RETENTION_SECS),
             failed_retention: Duration::from_secs(defaults::FAILED_RETENTION_SECS),
+            upload_retention: Duration::from_secs(defaults::UPLOAD_RETENTION_SECS),
             cache_bytes: defaults::CACHE_BYTES,
             request_budget_bytes: defaults::REQUEST_BUDGET_BYTES,
             circuit_bytes: defaults::CIRCUIT_BYTES,

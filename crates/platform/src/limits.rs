@@ -74,12 +74,15 @@ pub fn request_limits() -> Vec<Limit> {
 
 /// The quotas every tenant has (none listed for a quota that is off).
 pub fn tenant_limits(q: &Quotas) -> Vec<Limit> {
-    let rows: [(&str, Option<u64>, &str); 3] = [
-        ("max_active_jobs", q.max_active_jobs, "jobs queued or running at once"),
-        ("max_job_tasks", q.max_job_tasks, "tasks one job may plan"),
-        ("max_tasks_per_hour", q.max_tasks_per_hour, "tasks planned per clock hour (UTC)"),
+    let rows: [(&str, Option<u64>, &str, &str); 6] = [
+        ("max_active_jobs", q.max_active_jobs, "count", "jobs queued or running at once"),
+        ("max_job_tasks", q.max_job_tasks, "count", "tasks one job may plan"),
+        ("max_tasks_per_hour", q.max_tasks_per_hour, "count", "tasks planned per clock hour (UTC)"),
+        ("max_record_bytes", q.max_record_bytes, "bytes", "job records and task state kept in Redis, all together"),
+        ("max_upload_bytes", q.max_upload_bytes, "bytes", "uploads kept, all together"),
+        ("max_circuit_bytes", q.max_circuit_bytes, "bytes", "registered circuits (.r1cs and key pairs), all together"),
     ];
-    rows.into_iter().filter_map(|(field, max, what)| max.map(|m| Limit::new("tenant", field, m, "count", what))).collect()
+    rows.into_iter().filter_map(|(field, max, unit, what)| max.map(|m| Limit::new("tenant", field, m, unit, what))).collect()
 }
 
 /// Every bound of a platform with `config`: its kinds', every call's, the tenants' quotas.

@@ -232,9 +232,22 @@ impl BlobStore for MeteredStore {
         observe("list", t, &r, 0);
         r
     }
+    async fn list_objects(&self, prefix: &str) -> Result<Vec<blobstore::ObjectInfo>, BlobError> {
+        let t = Instant::now();
+        let r = self.timed("list", self.inner.list_objects(prefix)).await;
+        observe("list", t, &r, 0);
+        r
+    }
     async fn delete(&self, key: &str) -> Result<(), BlobError> {
         let t = Instant::now();
         let r = self.timed("delete", self.inner.delete(key)).await;
+        observe("delete", t, &r, 0);
+        r
+    }
+    /// The store's own (S3: `DeleteObjects`, a thousand keys a call), under one timeout.
+    async fn delete_prefix(&self, prefix: &str) -> Result<usize, BlobError> {
+        let t = Instant::now();
+        let r = self.timed("delete", self.inner.delete_prefix(prefix)).await;
         observe("delete", t, &r, 0);
         r
     }

@@ -84,7 +84,7 @@ impl Platform {
                 return Err(e);
             }
         };
-        let quotas = if tenant.is_empty() { crate::Quotas { max_active_jobs: None, max_job_tasks: None, max_tasks_per_hour: None } } else { self.config().quotas };
+        let quotas = if tenant.is_empty() { crate::Quotas::NONE } else { self.config().quotas };
         let planned: u64 = v.tasks.values().sum();
         if let Some(max) = quotas.max_job_tasks.filter(|m| planned > *m) {
             return Err(PlatformError::Quota(format!(
@@ -116,7 +116,7 @@ impl Platform {
         }
         let mut rec = JobRecord::new(&job, kind_name, v.spec).with_tenant(tenant);
         rec.tasks = v.tasks.iter().map(|(k, n)| (k.to_string(), TaskCounts { total: *n, done: 0 })).collect();
-        let limits = jobs::Limits { max_active: quotas.max_active_jobs, max_tasks_per_hour: quotas.max_tasks_per_hour };
+        let limits = jobs::Limits { max_active: quotas.max_active_jobs, max_tasks_per_hour: quotas.max_tasks_per_hour, max_record_bytes: quotas.max_record_bytes };
         let created = match self.job_store().create_limited(&rec, idempotency_key.map(|k| (k, fingerprint.as_str())), limits).await {
             Ok(c) => c,
             // A backend error is ambiguous: the record may have been written and only the

@@ -101,6 +101,19 @@ pub struct ServiceConfig {
     /// Tasks a tenant's jobs may plan per clock hour, UTC (planner role; 0: no limit).
     #[arg(help_heading = "Planner", long, env = "PROVER_TENANT_MAX_TASKS_PER_HOUR", default_value_t = crate::defaults::TENANT_MAX_TASKS_PER_HOUR)]
     pub tenant_max_tasks_per_hour: u64,
+    /// Bytes of job records and task state a tenant's jobs may hold in Redis, all together: a
+    /// record is charged 4 KiB plus its spec until it expires, and 160 bytes per planned task
+    /// until an hour after its job ends (planner role; 0: no limit).
+    #[arg(help_heading = "Planner", long, env = "PROVER_TENANT_MAX_RECORD_BYTES", default_value_t = crate::defaults::TENANT_MAX_RECORD_BYTES)]
+    pub tenant_max_record_bytes: u64,
+    /// Bytes of uploads a tenant may keep, all together (planner role; 0: no limit).
+    #[arg(help_heading = "Planner", long, env = "PROVER_TENANT_MAX_UPLOAD_BYTES", default_value_t = crate::defaults::TENANT_MAX_UPLOAD_BYTES)]
+    pub tenant_max_upload_bytes: u64,
+    /// Bytes of registered circuits (.r1cs and key pairs) a tenant may keep, all together:
+    /// recorded with each registration, checked by its setup before the keys are written
+    /// (planner role; 0: no limit).
+    #[arg(help_heading = "Planner", long, env = "PROVER_TENANT_MAX_CIRCUIT_BYTES", default_value_t = crate::defaults::TENANT_MAX_CIRCUIT_BYTES)]
+    pub tenant_max_circuit_bytes: u64,
     /// Name of this process in leases and logs (default: host name and pid).
     #[arg(help_heading = "Roles", long, env = "PROVER_NAME")]
     pub name: Option<String>,
@@ -169,6 +182,11 @@ pub struct ServiceConfig {
     /// --retention-secs).
     #[arg(help_heading = "Roles", long, env = "PROVER_FAILED_RETENTION_SECS", default_value_t = crate::defaults::FAILED_RETENTION_SECS)]
     pub failed_retention_secs: u64,
+    /// Seconds an upload is kept: its charge against the tenant's upload quota expires this
+    /// long after it was written (planner role); `prover admin gc --uploads-older-than`
+    /// deletes uploads older than this.
+    #[arg(help_heading = "Roles", long, env = "PROVER_UPLOAD_RETENTION_SECS", default_value_t = crate::defaults::UPLOAD_RETENTION_SECS)]
+    pub upload_retention_secs: u64,
     /// Bytes of decoded objects (Reckle job trees and plans, Hekaton keys) a process keeps
     /// between tasks, least recently used evicted first; a tree larger than this is rebuilt by
     /// each task that needs it. Set it well under the container's memory limit.
@@ -311,6 +329,7 @@ impl ServiceConfig {
             drain_timeout: Duration::from_secs(self.drain_timeout_secs),
             retention: Duration::from_secs(self.retention_secs.max(1)),
             failed_retention: Duration::from_secs(self.failed_retention_secs.max(1)),
+            upload_retention: Duration::from_secs(self.upload_retention_secs.max(1)),
             cache_bytes: self.cache_bytes,
             request_budget_bytes: self.request_budget_bytes,
             circuit_bytes: self.circuit_bytes,
@@ -323,6 +342,9 @@ impl ServiceConfig {
                 max_active_jobs: (self.tenant_max_active_jobs > 0).then_some(self.tenant_max_active_jobs),
                 max_job_tasks: (self.tenant_max_job_tasks > 0).then_some(self.tenant_max_job_tasks),
                 max_tasks_per_hour: (self.tenant_max_tasks_per_hour > 0).then_some(self.tenant_max_tasks_per_hour),
+                max_record_bytes: (self.tenant_max_record_bytes > 0).then_some(self.tenant_max_record_bytes),
+                max_upload_bytes: (self.tenant_max_upload_bytes > 0).then_some(self.tenant_max_upload_bytes),
+                max_circuit_bytes: (self.tenant_max_circuit_bytes > 0).then_some(self.tenant_max_circuit_bytes),
             },
             ..PlatformConfig::default()
         };

@@ -110,6 +110,16 @@ async fn run(real: bool, curve: &str) {
     let vk = p.registered_vk(&tenant, &info).await.unwrap();
     assert_eq!(pari::KeyDigest::of_bytes(&vk).to_string(), info.vk_digest);
     assert_eq!(p.registered_circuits(&tenant).await.unwrap(), vec![info.clone()]);
+    // Its bytes are charged to the tenant's circuit quota: the file and its keys.
+    let stored: u64 = {
+        let mut n = 0;
+        for key in p.blobs().list(&platform::layout::circuit_prefix(&tenant, &id)).await.unwrap() {
+            n += p.blobs().size(&key).await.unwrap();
+        }
+        n
+    };
+    let charged = p.job_store().usage(&tenant, jobs::Usage::Circuits).await.unwrap();
+    assert!(charged >= stored && charged <= stored + 4096, "charged {charged} for {stored} bytes stored");
     // Circuits are per tenant, and registering again changes nothing.
     assert!(p.registered_circuit(&other, &id).await.unwrap().is_none());
     assert!(p.registered_circuits(&other).await.unwrap().is_empty());
@@ -272,6 +282,7 @@ async fn run(real: bool, curve: &str) {
     assert!(p.registered_circuit(&tenant, &id).await.unwrap().is_none());
     assert!(p.registered_circuits(&tenant).await.unwrap().is_empty());
     assert_eq!(p.delete_circuit(&tenant, &id).await.unwrap(), None, "deleted twice");
+    assert_eq!(p.job_store().usage(&tenant, jobs::Usage::Circuits).await.unwrap(), 0, "a deleted circuit is still charged");
     assert_eq!(invalid_field(submit(prove(&tenant, &id, keys.clone()), tenant.clone()).await), "circuit_id", "a deleted circuit");
     // Proofs published before stay verifiable under their own vk.bin.
     assert!(p.verify_pari_outputs(&pj, Some(&digest)).await.is_ok());
@@ -303,6 +314,50 @@ fn other_key<E: ark_ec::pairing::Pairing>(r1cs: &[u8]) -> (Vec<u8>, Vec<u8>) {
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(99);
     let (pk, vk) = pari::setup::<E, _, _>(circom::CircomCircuit { r1cs: &r, witness: None }, &mut rng).unwrap();
     (pk.to_bytes(), vk.to_bytes())
+}
+
+/// Issue 32 item 5, a tenant's circuit quota: a file that alone would pass it is refused at
+/// registration; one whose keys would pass it fails its job in the setup, naming the quota,
+/// with nothing stored and nothing charged; a tenant with room registers the same file.
+async fn circuit_quota(real: bool) {
+    let cfg = QueueConfig { visibility_timeout: Duration::from_secs(5), ..QueueConfig::default() };
+    let Some((q, blobs, store, _dir)) = common::backends(real, cfg).await else { return };
+    let (r1cs, _) = example("bn254");
+    let quotas = platform::Quotas { max_circuit_bytes: Some(r1cs.len() as u64 + 1000), ..platform::Quotas::NONE };
+    let p = Platform::with_config(q, blobs, store, platform::PlatformConfig { quotas, ..Default::default() });
+    let run = uuid::Uuid::new_v4().simple().to_string();
+    let (small, tiny) = (format!("small-{run}"), format!("tiny-{run}"));
+    let key = upload(&p, &small, "example.r1cs", r1cs.clone()).await;
+    let (stop, rx) = watch::channel(false);
+    let loops = vec![tokio::spawn(p.clone().run_executor("ex".into(), rx.clone())), tokio::spawn(p.clone().run_worker("w".into(), rx.clone()))];
+    let (id, _, job) = p.register_circuit(&small, &key).await.unwrap();
+    match wait(&p, &job.expect("a registration job")).await {
+        JobOutcome::Failed(m) => assert!(m.contains("bytes of registered circuits per tenant") && m.contains("delete a circuit"), "{m}"),
+        other => panic!("a registration past the quota ended {other:?}"),
+    }
+    assert!(p.blobs().list(&platform::layout::circuit_prefix(&small, &id)).await.unwrap().is_empty(), "a refused setup stored keys");
+    assert_eq!(p.job_store().usage(&small, jobs::Usage::Circuits).await.unwrap(), 0, "a refused setup was charged");
+    // A tenant whose circuits already hold more than the room the file needs: refused before
+    // any job.
+    p.job_store().charge(&tiny, jobs::Usage::Circuits, &"0".repeat(64), 1001, None, None).await.unwrap();
+    let key = upload(&p, &tiny, "example.r1cs", r1cs.clone()).await;
+    let quota = p.register_circuit(&tiny, &key).await.map(|_| ());
+    assert!(matches!(&quota, Err(PlatformError::Quota(m)) if m.contains("bytes of registered circuits per tenant")), "{quota:?}");
+    assert!(p.job_store().list_tenant(&tiny, 0, 10).await.unwrap().0.is_empty(), "a refused registration made a job");
+    let _ = stop.send(true);
+    for l in loops {
+        let _ = l.await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embedded_circuit_quota() {
+    circuit_quota(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_s3_circuit_quota() {
+    circuit_quota(true).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -31,6 +31,7 @@ async fn collects(real: bool) {
         }
     }
     p.gc_with(Duration::ZERO, Duration::ZERO, false, true).await.unwrap();
+    p.gc_uploads(Duration::ZERO, false).await.unwrap();
     let put = |key: String| {
         let b = blobs.clone();
         async move { b.put(&key, Bytes::from_static(b"x")).await.unwrap() }
@@ -98,6 +99,16 @@ async fn collects(real: bool) {
     let mut left = blobs.list("tenants/").await.unwrap();
     left.sort();
     assert_eq!(left, ["tenants/acme/circuits/c1/circuit.json", "tenants/acme/jobs/other.orphan-0003/inputs/in.bin", "tenants/acme/uploads/leaves.bin"]);
+    // Uploads go by age (issue 32 item 5): none is an hour old; with a cut-off of zero each
+    // upload is collected (a dry run only lists them), and nothing else.
+    blobs.put("uploads/open.bin", Bytes::from_static(b"u")).await.unwrap();
+    assert!(p.gc_uploads(Duration::from_secs(3600), false).await.unwrap().is_empty());
+    let uploads = ["tenants/acme/uploads/leaves.bin".to_string(), "uploads/open.bin".to_string()];
+    assert_eq!(p.gc_uploads(Duration::ZERO, true).await.unwrap(), uploads);
+    assert!(blobs.exists("uploads/open.bin").await.unwrap(), "a dry run deleted an upload");
+    assert_eq!(p.gc_uploads(Duration::ZERO, false).await.unwrap(), uploads);
+    assert_eq!(blobs.list("tenants/").await.unwrap(), ["tenants/acme/circuits/c1/circuit.json", "tenants/acme/jobs/other.orphan-0003/inputs/in.bin"]);
+    assert!(blobs.list("uploads/").await.unwrap().is_empty());
     blobs.delete_prefix("tenants/").await.unwrap();
     assert!(store.get(&done).await.unwrap().is_none(), "the record of a collected job is still served");
     assert_eq!(blobs.list("jobs/").await.unwrap(), [format!("jobs/{running}/inputs/in.bin")]);

@@ -217,7 +217,7 @@ async fn redis_s3_tenants_are_isolated() {
 async fn quotas_are_enforced(real: bool) {
     let Some((q, blobs, jobs, _dir)) = common::backends_in_db(real, QueueConfig::default(), 2).await else { return };
     // Each small Pari job plans 3 tasks (setup, prove, bundle): 3 jobs an hour.
-    let quotas = platform::Quotas { max_active_jobs: Some(2), max_job_tasks: Some(4), max_tasks_per_hour: Some(9) };
+    let quotas = platform::Quotas { max_active_jobs: Some(2), max_job_tasks: Some(4), max_tasks_per_hour: Some(9), ..platform::Quotas::NONE };
     let platform = Platform::with_config(q, blobs, jobs, platform::PlatformConfig { quotas, ..Default::default() });
     let store = tokens(real).await;
     let run = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
@@ -262,6 +262,87 @@ async fn embedded_quotas_are_enforced() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_s3_quotas_are_enforced() {
     quotas_are_enforced(true).await;
+}
+
+/// Issue 32 item 5, a tenant's stored bytes are bounded. A submit-and-cancel loop (each
+/// cancelled record kept a day) is refused by the record quota, naming it, after at most
+/// quota / 4 KiB jobs, and another tenant still submits. An upload past the upload quota is
+/// refused before a byte is stored; uploading under a name used before replaces its charge; an
+/// upload cut half-way puts the name's earlier charge back.
+async fn storage_quotas_are_enforced(real: bool) {
+    let Some((q, blobs, jobs, _dir)) = common::backends_in_db(real, QueueConfig::default(), 2).await else { return };
+    let record_quota = 64u64 << 10;
+    let mib = 1usize << 20;
+    let quotas = platform::Quotas { max_record_bytes: Some(record_quota), max_upload_bytes: Some(3 * mib as u64), ..platform::Quotas::NONE };
+    let platform = Platform::with_config(q, blobs.clone(), jobs, platform::PlatformConfig { quotas, ..Default::default() });
+    let charged = |tenant: String, usage: jobs::Usage| {
+        let p = platform.clone();
+        async move { p.job_store().usage(&tenant, usage).await.unwrap() }
+    };
+    let store = tokens(real).await;
+    let run = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
+    let (ta, tb) = (format!("sa-{run}"), format!("sb-{run}"));
+    let a = store.create(&ta).await.unwrap();
+    let b = store.create(&tb).await.unwrap();
+    let endpoint = serve(platform.clone(), store).await;
+    let mut c: JobServiceClient<Channel> = JobServiceClient::connect(endpoint).await.unwrap();
+    let (ka, kb) = (Some(a.secret.as_str()), Some(b.secret.as_str()));
+
+    let most = record_quota / jobs::RECORD_BYTES + 1;
+    let mut submitted = 0;
+    let e = loop {
+        match c.submit_job(req(pari(""), ka)).await {
+            Ok(r) => {
+                submitted += 1;
+                assert!(submitted <= most, "{submitted} jobs submitted and cancelled within a record quota of {record_quota} bytes");
+                c.cancel_job(req(pb::CancelJobRequest { job_id: r.into_inner().job_id }, ka)).await.unwrap();
+            }
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
+    assert!(e.message().contains("bytes of job records per tenant") && e.message().contains("expire"), "{e:?}");
+    assert!(submitted >= 2, "refused after {submitted} jobs");
+    assert!(charged(ta.clone(), jobs::Usage::Records).await <= record_quota);
+    c.submit_job(req(pari(""), kb)).await.expect("another tenant has its own quota");
+
+    let upload = |name: &str, total: usize, data: Vec<u8>| tokio_stream::iter(vec![pb::UploadChunk { name: name.into(), total_size: total as u64, data }]);
+    c.upload_input(req(upload("a.bin", 2 * mib, vec![1; 2 * mib]), ka)).await.unwrap();
+    let e = c.upload_input(req(upload("b.bin", 2 * mib, vec![2; 2 * mib]), ka)).await.unwrap_err();
+    assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
+    assert!(e.message().contains("bytes of uploads per tenant"), "{e:?}");
+    assert!(!blobs.exists(&format!("tenants/{ta}/uploads/b.bin")).await.unwrap(), "a refused upload was stored");
+    assert_eq!(charged(ta.clone(), jobs::Usage::Uploads).await, 2 * mib as u64);
+    // a.bin again, smaller: b.bin fits beside it.
+    c.upload_input(req(upload("a.bin", mib, vec![3; mib]), ka)).await.unwrap();
+    c.upload_input(req(upload("b.bin", 2 * mib, vec![2; 2 * mib]), ka)).await.unwrap();
+    assert_eq!(charged(ta.clone(), jobs::Usage::Uploads).await, 3 * mib as u64);
+    // b.bin again, cut half-way: charged its new size while it runs, its old one after.
+    let (tx, rx) = tokio::sync::mpsc::channel::<pb::UploadChunk>(4);
+    tx.send(pb::UploadChunk { name: "b.bin".into(), total_size: (mib / 2) as u64, data: vec![4; 1000] }).await.unwrap();
+    let mut c2 = c.clone();
+    let secret = a.secret.clone();
+    let cut = tokio::spawn(async move { c2.upload_input(req(tokio_stream::wrappers::ReceiverStream::new(rx), Some(&secret))).await });
+    while charged(ta.clone(), jobs::Usage::Uploads).await != (3 * mib / 2) as u64 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    cut.abort();
+    drop(tx);
+    while charged(ta.clone(), jobs::Usage::Uploads).await != 3 * mib as u64 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(blobs.get(&format!("tenants/{ta}/uploads/b.bin")).await.unwrap().len(), 2 * mib, "a cut upload replaced the object");
+    c.upload_input(req(upload("a.bin", 2 * mib, vec![1; 2 * mib]), kb)).await.expect("another tenant has its own upload quota");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embedded_storage_quotas_are_enforced() {
+    storage_quotas_are_enforced(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_s3_storage_quotas_are_enforced() {
+    storage_quotas_are_enforced(true).await;
 }
 
 /// The bytes of a request body as they are, so a test can send what no client would.

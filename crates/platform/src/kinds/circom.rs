@@ -210,6 +210,8 @@ impl Platform {
             self.blobs().delete(&json).await?;
         }
         let rest = self.blobs().delete_prefix(&layout::circuit_prefix(tenant, id)).await?;
+        // Given back whatever was stored (a registration that failed after its charge too).
+        self.job_store().uncharge(tenant, jobs::Usage::Circuits, id).await?;
         let deleted = rest + usize::from(had_json);
         if deleted > 0 {
             tracing::info!(tenant, circuit = id, objects = deleted, "circuit deleted");
@@ -365,7 +367,14 @@ fn merge<E: Pairing>(vk: &[u8], files: &[(String, Vec<Bytes>)]) -> Result<(Vec<u
 struct RegisterSpec {
     circuit_id: String,
     curve: Curve,
+    /// The tenant's circuit quota when the registration was submitted (`None`: none), which
+    /// the setup checks before it writes the keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    max_circuit_bytes: Option<u64>,
 }
+
+/// A registered circuit's charge besides its `.r1cs` and keys: its `circuit.json`.
+const CIRCUIT_JSON_BYTES: u64 = 4096;
 
 /// The spec of a `pari.circom` job.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -472,7 +481,7 @@ impl JobKind for CircuitRegister {
         REGISTER_TASKS
     }
 
-    async fn validate(&self, _p: &Platform, _tenant: &str, request: JobRequest) -> Result<Validated, PlatformError> {
+    async fn validate(&self, p: &Platform, _tenant: &str, request: JobRequest) -> Result<Validated, PlatformError> {
         let JobRequest::CircuitRegister { tenant, r1cs_object, r1cs: bytes } = request else {
             return Err(PlatformError::Config("circuit.register: not a registration".into()));
         };
@@ -490,7 +499,16 @@ impl JobKind for CircuitRegister {
         if shape.constraints == 0 {
             return Err(invalid("r1cs_object_key", "the circuit has no constraints"));
         }
-        let spec = RegisterSpec { circuit_id: circom::digest(&bytes), curve: shape.curve };
+        let max_circuit_bytes = if tenant.is_empty() { None } else { p.config().quotas.max_circuit_bytes };
+        // Refused now when the file alone would pass the quota; the keys are charged (and the
+        // quota checked again) by the setup, which knows their size.
+        if let Some(max) = max_circuit_bytes {
+            let held = p.job_store().usage(&tenant, jobs::Usage::Circuits).await?;
+            if held.saturating_add(bytes.len() as u64) > max {
+                return Err(jobs::JobError::LimitReached { limit: jobs::LIMIT_CIRCUIT_BYTES, max }.into());
+            }
+        }
+        let spec = RegisterSpec { circuit_id: circom::digest(&bytes), curve: shape.curve, max_circuit_bytes };
         Ok(Validated {
             spec: serde_json::to_string(&spec).map_err(corrupt)?,
             inputs: vec![(R1CS.to_string(), bytes)],
@@ -523,6 +541,11 @@ impl JobKind for CircuitRegister {
                 let (shape, pk, vk) = crate::work::blocking(move |_| on_curve!(curve, E => setup::<E>(curve, &bytes))).await??;
                 let vk_digest = KeyDigest::of_bytes(&vk).to_string();
                 let id = &spec.circuit_id;
+                // The tenant's circuit quota, charged what is about to be written (a delivery
+                // again charges the same again: per circuit id). Past it, the job fails naming
+                // the quota and writes nothing.
+                let size = (r1cs.len() + pk.len() + vk.len()) as u64 + CIRCUIT_JSON_BYTES;
+                p.job_store().charge(tenant, jobs::Usage::Circuits, id, size, spec.max_circuit_bytes, None).await?;
                 p.blobs().put(&layout::circuit_file(tenant, id, R1CS), r1cs).await?;
                 p.blobs().put(&layout::circuit_key(tenant, id, &vk_digest, "pk.bin"), Bytes::from(pk)).await?;
                 p.blobs().put(&layout::circuit_key(tenant, id, &vk_digest, "vk.bin"), Bytes::from(vk)).await?;

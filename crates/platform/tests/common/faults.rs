@@ -199,6 +199,9 @@ impl BlobStore for SlowStore {
     async fn list(&self, prefix: &str) -> Result<Vec<String>, BlobError> {
         self.inner.list(prefix).await
     }
+    async fn list_objects(&self, prefix: &str) -> Result<Vec<blobstore::ObjectInfo>, BlobError> {
+        self.inner.list_objects(prefix).await
+    }
     async fn delete(&self, key: &str) -> Result<(), BlobError> {
         self.inner.delete(key).await
     }
@@ -264,6 +267,10 @@ impl BlobStore for Outage {
         self.down(prefix, false)?;
         self.inner.list(prefix).await
     }
+    async fn list_objects(&self, prefix: &str) -> Result<Vec<blobstore::ObjectInfo>, BlobError> {
+        self.down(prefix, false)?;
+        self.inner.list_objects(prefix).await
+    }
     async fn delete(&self, key: &str) -> Result<(), BlobError> {
         self.down(key, false)?;
         self.inner.delete(key).await
@@ -326,6 +333,9 @@ impl BlobStore for Reads {
     }
     async fn list(&self, prefix: &str) -> Result<Vec<String>, BlobError> {
         self.inner.list(prefix).await
+    }
+    async fn list_objects(&self, prefix: &str) -> Result<Vec<blobstore::ObjectInfo>, BlobError> {
+        self.inner.list_objects(prefix).await
     }
     async fn delete(&self, key: &str) -> Result<(), BlobError> {
         self.inner.delete(key).await
@@ -411,6 +421,15 @@ impl JobStore for LostCreateReply {
     }
     async fn delete(&self, id: &str) -> Result<(), JobError> {
         self.inner.delete(id).await
+    }
+    async fn charge(&self, tenant: &str, usage: jobs::Usage, item: &str, bytes: u64, max: Option<u64>, expires_ms: Option<u64>) -> Result<Option<u64>, JobError> {
+        self.inner.charge(tenant, usage, item, bytes, max, expires_ms).await
+    }
+    async fn uncharge(&self, tenant: &str, usage: jobs::Usage, item: &str) -> Result<(), JobError> {
+        self.inner.uncharge(tenant, usage, item).await
+    }
+    async fn usage(&self, tenant: &str, usage: jobs::Usage) -> Result<u64, JobError> {
+        self.inner.usage(tenant, usage).await
     }
     async fn make_durable(&self) -> Result<(), JobError> {
         self.inner.make_durable().await
