@@ -30,7 +30,11 @@ use crate::{Fq, Fr, G1A};
 fn g1_clearing_scalar<P: Bls12Config>() -> Option<(u128, bool)> {
     let [u] = P::X else { return None };
     let u = *u as u128;
-    Some(if P::X_IS_NEGATIVE { (u + 1, false) } else { (u.checked_sub(1)?, true) })
+    Some(if P::X_IS_NEGATIVE {
+        (u + 1, false)
+    } else {
+        (u.checked_sub(1)?, true)
+    })
 }
 
 /// `(|1 − u|, 1 − u < 0, h)` with `h` the G1 cofactor; `Unsatisfiable` for a curve whose `u`
@@ -121,9 +125,17 @@ pub fn alloc_g1_or_identity<P: Bls12Config>(
     value: Option<G1A<P>>,
 ) -> Result<G1Var<P>, SynthesisError> {
     let is_identity = Boolean::new_witness(cs.clone(), || {
-        value.map(|v| v.is_zero()).ok_or(SynthesisError::AssignmentMissing)
+        value
+            .map(|v| v.is_zero())
+            .ok_or(SynthesisError::AssignmentMissing)
     })?;
-    let stand_in = value.map(|v| if v.is_zero() { G1A::<P>::generator() } else { v });
+    let stand_in = value.map(|v| {
+        if v.is_zero() {
+            G1A::<P>::generator()
+        } else {
+            v
+        }
+    });
     let point = alloc_g1_point::<P>(cs, stand_in)?;
     is_identity.select(&G1Var::<P>::zero(), &point)
 }
@@ -154,7 +166,8 @@ pub(crate) fn clear_g1_cofactor<P: Bls12Config>(
     let (x, y) = (coord(false)?, coord(true)?);
     // y² = x³ + b.
     let b = <P::G1Config as SWCurveConfig>::COEFF_B;
-    y.square()?.enforce_equal(&(x.square()? * &x + FpVar::constant(b)))?;
+    y.square()?
+        .enforce_equal(&(x.square()? * &x + FpVar::constant(b)))?;
     let base = NonZeroAffineVar::<P::G1Config, FpVar<Fq<P>>>::new(x, y);
     let mut acc = base.clone();
     let mut c: u128 = 1;
@@ -235,7 +248,10 @@ mod tests {
             let (v, prepared) = alloc_g1::<P>(&cs, Some(g)).unwrap();
             assert!(cs.is_satisfied().unwrap());
             assert_eq!(affine_value::<P>(&v), g);
-            assert_eq!((prepared.0.x.value().unwrap(), prepared.0.y.value().unwrap()), g.xy().unwrap());
+            assert_eq!(
+                (prepared.0.x.value().unwrap(), prepared.0.y.value().unwrap()),
+                g.xy().unwrap()
+            );
             eprintln!("alloc_g1: {} constraints", cs.num_constraints());
             for p in [g, G1A::<P>::zero()] {
                 let cs = ConstraintSystem::<Fq<P>>::new_ref();
@@ -279,14 +295,20 @@ mod tests {
             let v = clear_g1_cofactor::<P>(&cs, p.xy(), (s, negate, h)).unwrap();
             assert!(cs.is_satisfied().unwrap());
             let got = affine_value::<P>(&v);
-            assert!(got.is_on_curve() && got.is_in_correct_subgroup_assuming_on_curve(), "(1 − u)·P' is in G1");
+            assert!(
+                got.is_on_curve() && got.is_in_correct_subgroup_assuming_on_curve(),
+                "(1 − u)·P' is in G1"
+            );
             assert_eq!(got, times_s(p));
             // Only the h-torsion part: (1 − u) kills it, and the identity is no witness.
             let t = outside_g1::<P>(&mut rng, Fr::<P>::MODULUS.as_ref());
             assert!(times_s(t).into_affine().is_zero());
             let cs = ConstraintSystem::<Fq<P>>::new_ref();
             let _ = clear_g1_cofactor::<P>(&cs, t.xy(), (s, negate, h)).unwrap();
-            assert!(!cs.is_satisfied().unwrap(), "a point (1 − u) maps to the identity");
+            assert!(
+                !cs.is_satisfied().unwrap(),
+                "a point (1 − u) maps to the identity"
+            );
         }
     }
 
@@ -311,7 +333,10 @@ mod tests {
             let cs = ConstraintSystem::<ark_bls12_381::Fq>::new_ref();
             let (v, _) = alloc_g1::<ark_bls12_381::Config>(&cs, Some(bad)).unwrap();
             let got = affine_value::<ark_bls12_381::Config>(&v);
-            assert!(!cs.is_satisfied().unwrap() || (got != bad && got.is_in_correct_subgroup_assuming_on_curve()));
+            assert!(
+                !cs.is_satisfied().unwrap()
+                    || (got != bad && got.is_in_correct_subgroup_assuming_on_curve())
+            );
         }
     }
 

@@ -40,7 +40,9 @@ fn psi_coefficients<P: Bls12Config>() -> Result<(Fq2<P>, Fq2<P>), SynthesisError
     }
     let ug = ug.into_affine();
     for (cx, cy) in [(Some(a), Some(b)), (a.inverse(), b.inverse())] {
-        let (Some(cx), Some(cy)) = (cx, cy) else { continue };
+        let (Some(cx), Some(cy)) = (cx, cy) else {
+            continue;
+        };
         if Affine::<P::G2Config>::new_unchecked(conj::<P>(g.x) * cx, conj::<P>(g.y) * cy) == ug {
             return Ok((cx, cy));
         }
@@ -140,8 +142,16 @@ mod tests {
             (G2A::<P>::generator() * Fr::<P>::rand(&mut rng)).into_affine(),
             (G2A::<P>::generator() * Fr::<P>::rand(&mut rng)).into_affine(),
         ];
-        let outside = [off_g2::<P>(&mut rng), off_g2::<P>(&mut rng), off_g2::<P>(&mut rng)];
-        for (p, want) in inside.iter().map(|p| (p, true)).chain(outside.iter().map(|p| (p, false))) {
+        let outside = [
+            off_g2::<P>(&mut rng),
+            off_g2::<P>(&mut rng),
+            off_g2::<P>(&mut rng),
+        ];
+        for (p, want) in inside
+            .iter()
+            .map(|p| (p, true))
+            .chain(outside.iter().map(|p| (p, false)))
+        {
             let cs = ConstraintSystem::<Fq<P>>::new_ref();
             let v = alloc_g2::<P>(&cs, Some(*p)).unwrap();
             assert_eq!(cs.is_satisfied().unwrap(), want, "{p:?}");
@@ -185,6 +195,9 @@ mod tests {
         let cs = ConstraintSystem::<Fq<P>>::new_ref();
         let outside = off_g2::<P>(&mut rng);
         let _ = G2Var::<P>::new_witness(cs.clone(), || Ok(outside)).unwrap();
-        assert!(cs.is_satisfied().unwrap(), "ark-r1cs-std's G2 allocation checks the subgroup now: revisit the crate doc");
+        assert!(
+            cs.is_satisfied().unwrap(),
+            "ark-r1cs-std's G2 allocation checks the subgroup now: revisit the crate doc"
+        );
     }
 }

@@ -71,7 +71,9 @@ pub fn alloc_gt<P: Bls12Config>(
     cs: &ConstraintSystemRef<Fq<P>>,
     value: Option<Fq12<P>>,
 ) -> Result<GtVar<P>, SynthesisError> {
-    let f = GtVar::<P>::new_witness(cs.clone(), || value.ok_or(SynthesisError::AssignmentMissing))?;
+    let f = GtVar::<P>::new_witness(cs.clone(), || {
+        value.ok_or(SynthesisError::AssignmentMissing)
+    })?;
     enforce_gt_membership::<P>(&f)?;
     Ok(f)
 }
@@ -143,7 +145,10 @@ mod tests {
         c
     }
 
-    fn satisfied<P: Bls12Config>(check: fn(&GtVar<P>) -> Result<(), SynthesisError>, x: Fq12<P>) -> bool {
+    fn satisfied<P: Bls12Config>(
+        check: fn(&GtVar<P>) -> Result<(), SynthesisError>,
+        x: Fq12<P>,
+    ) -> bool {
         let cs = ConstraintSystem::<Fq<P>>::new_ref();
         let f = GtVar::<P>::new_witness(cs.clone(), || Ok(x)).unwrap();
         check(&f).unwrap();
@@ -174,7 +179,10 @@ mod tests {
             let random = Fq12::<P>::rand(&mut rng);
             assert!(random.pow(Fr::<P>::MODULUS) != Fq12::<P>::ONE);
             assert!(refused(random), "a random element of F_q¹²");
-            assert!(refused(cyclotomic_not_gt::<P>(&mut rng)), "a cyclotomic element outside G_T");
+            assert!(
+                refused(cyclotomic_not_gt::<P>(&mut rng)),
+                "a cyclotomic element outside G_T"
+            );
         }
     }
 
@@ -197,9 +205,18 @@ mod tests {
         type P = ark_bls12_381::Config;
         let mut rng = StdRng::seed_from_u64(13);
         for _ in 0..2 {
-            assert!(satisfied::<P>(enforce_cyclotomic::<P>, random_gt::<P>(&mut rng)));
-            assert!(satisfied::<P>(enforce_cyclotomic::<P>, cyclotomic_not_gt::<P>(&mut rng)));
-            assert!(!satisfied::<P>(enforce_cyclotomic::<P>, Fq12::<P>::rand(&mut rng)));
+            assert!(satisfied::<P>(
+                enforce_cyclotomic::<P>,
+                random_gt::<P>(&mut rng)
+            ));
+            assert!(satisfied::<P>(
+                enforce_cyclotomic::<P>,
+                cyclotomic_not_gt::<P>(&mut rng)
+            ));
+            assert!(!satisfied::<P>(
+                enforce_cyclotomic::<P>,
+                Fq12::<P>::rand(&mut rng)
+            ));
         }
     }
 
@@ -216,7 +233,11 @@ mod tests {
         assert_eq!(phi, r, "r = Φ₁₂(u)");
         // q mod r against u mod r (with u's sign).
         let q_mod_r = Fr::<P>::from_le_bytes_mod_order(&Fq::<P>::MODULUS.to_bytes_le());
-        let u_mod_r = if P::X_IS_NEGATIVE { -Fr::<P>::from(*u) } else { Fr::<P>::from(*u) };
+        let u_mod_r = if P::X_IS_NEGATIVE {
+            -Fr::<P>::from(*u)
+        } else {
+            Fr::<P>::from(*u)
+        };
         assert_eq!(q_mod_r, u_mod_r, "r | q − u");
     }
 
@@ -242,7 +263,9 @@ mod tests {
             let b: Vec<bool> = (0..lb).map(|_| rng.gen()).collect();
             let cs = ConstraintSystem::<Fq<P>>::new_ref();
             let bits = |v: &[bool]| -> Vec<Boolean<Fq<P>>> {
-                v.iter().map(|&x| Boolean::new_witness(cs.clone(), || Ok(x)).unwrap()).collect()
+                v.iter()
+                    .map(|&x| Boolean::new_witness(cs.clone(), || Ok(x)).unwrap())
+                    .collect()
             };
             let (av, bv) = (bits(&a), bits(&b));
             let lv = alloc_gt::<P>(&cs, Some(t_l)).unwrap();
@@ -251,7 +274,8 @@ mod tests {
             let got = gt_two_exponent::<P>(&lv, &av, &rv, &bv).unwrap();
             let steps = cs.num_constraints() - before;
             assert!(cs.is_satisfied().unwrap());
-            let pow = |t: Fq12<P>, e: &[bool]| t.pow(<Fr<P> as PrimeField>::BigInt::from_bits_le(e));
+            let pow =
+                |t: Fq12<P>, e: &[bool]| t.pow(<Fr<P> as PrimeField>::BigInt::from_bits_le(e));
             let want = pow(t_l, &a) * pow(t_r, &b);
             assert_eq!(got.value().unwrap(), want, "({la}, {lb}) bits");
             eprintln!("gt_two_exponent, ({la}, {lb}) bits: {steps} constraints");

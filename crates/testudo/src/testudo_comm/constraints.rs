@@ -53,7 +53,7 @@
 
 use ark_ec::bls12::{Bls12, Bls12Config, G2Prepared};
 use ark_ec::pairing::Pairing;
-use ark_ec::{AffineRepr, CurveGroup};
+use ark_ec::AffineRepr;
 use ark_ff::{Field, PrimeField};
 use ark_r1cs_std::alloc::AllocVar;
 use ark_r1cs_std::boolean::Boolean;
@@ -367,6 +367,7 @@ mod tests {
     use crate::transcript::constraints::emulated_from_bits;
     use crate::transcript::{Transcript, CHALLENGE_BITS};
     use ark_bls12_381::{Bls12_381, Config, Fq as Fq381, Fq12 as Fq12_381, Fr as Fr381};
+    use ark_ec::CurveGroup;
     use ark_ff::{BigInteger, UniformRand};
     use ark_relations::gr1cs::{ConstraintSystem, OptimizationGoal};
     use rand::SeedableRng;
