@@ -18,10 +18,11 @@ use ark_r1cs_std::groups::CurveVar;
 use ark_r1cs_std::pairing::bls12::PairingVar;
 use ark_r1cs_std::pairing::PairingVar as _;
 use ark_relations::gr1cs::{ConstraintSynthesizer, ConstraintSystem, ConstraintSystemRef, SynthesisMode};
+use bls12_gadgets::{alloc_g1, enforce_g2_subgroup};
 use hekaton::merkle::poseidon_config;
 use hekaton::spec::CircuitSpec;
 use hekaton::workflow;
-use hekaton::wrap::{alloc_g1, enforce_g2_subgroup, WrapCircuit};
+use hekaton::wrap::WrapCircuit;
 use rand::SeedableRng;
 
 fn count(f: impl FnOnce(ConstraintSystemRef<Fq>)) -> usize {

@@ -19,7 +19,8 @@
 //! * [`wrap`]: the depth-1 wrap, one circuit over `F_q` that verifies a whole (unaggregated)
 //!   Hekaton proof, proved with Pari on BW6-767 (whose scalar field is BLS12-381's `F_q`): a
 //!   final proof of 2 BW6-767 G1 + 2 field elements, whatever `k` (paper §1, "depth-1
-//!   recursive composition").
+//!   recursive composition"). Its G1 and G2 allocations are the `bls12-gadgets` crate's,
+//!   shared with testudo's compression circuit.
 //!
 //! # The outer curve of the wrap (issue 35)
 //!
@@ -54,7 +55,7 @@
 //! linear) BW6-767 has only coarser 10177-multiples up to 2.18·10⁹; the aggregate's wrap
 //! (`O(log k)`, not built yet) is meant to stay below that.
 //!
-//! Keys: the wrap circuit changed with [`wrap::alloc_g1`], so final keys are version 2
+//! Keys: the wrap circuit changed with [`bls12_gadgets::alloc_g1`], so final keys are version 2
 //! (`HKFK\x02`, digest tag `hekaton/final-key/v3`); a version-1 key is refused on read.
 //!
 //! # Notation (paper §5.1.1)

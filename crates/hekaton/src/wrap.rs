@@ -14,16 +14,19 @@
 //! `x` in `rt` (a Poseidon path over `F_r`, non-native here, and cheap for the final verifier,
 //! which checks it natively; see [`verify_final`]):
 //!
-//! 1. every point is a point of the right group: `A_i, C_i, D_i` are allocated with the
-//!    cofactor cleared by the effective cofactor `1 − u` ([`alloc_g1`]: the prover supplies
-//!    `P' = (1 − u)⁻¹·P`, any point of `E(F_q)`, and the circuit computes `(1 − u)·P'`, which
-//!    is in G1 whatever `P'`; 64 bits of weight 7 in affine coordinates where arkworks'
-//!    allocation multiplies by the 126-bit cofactor `h` in projective ones), and
-//!    `B_i` is on the twist and passes Scott's test `ψ(B) = [u]B` ([`enforce_g2_subgroup`]),
-//!    where `ψ` is the untwist–Frobenius–twist endomorphism and `u` the BLS parameter (ePrint
-//!    2021/1130 §4). ark-r1cs-std's own G2 witness allocation does **not** enforce the
-//!    subgroup for BLS12-381 (its `r − 1` branch ends in `ge.enforce_equal(&ge)`), which is why
-//!    `B_i` is allocated here coordinate by coordinate;
+//! 1. every point is a point of the right group, by the shared gadgets of [`bls12_gadgets`]:
+//!    `A_i, C_i, D_i` are allocated with the cofactor cleared by the effective cofactor
+//!    `1 − u` ([`bls12_gadgets::alloc_g1`]: the prover supplies `P' = (1 − u)⁻¹·P`, any point
+//!    of `E(F_q)`, and the circuit computes `(1 − u)·P'`, which is in G1 whatever `P'`, and not
+//!    the identity; 64 bits of weight 7 in affine coordinates where arkworks' allocation
+//!    multiplies by the 126-bit cofactor `h` in projective ones), and `B_i` is on the twist
+//!    and passes Scott's test `ψ(B) = [u]B` ([`bls12_gadgets::alloc_g2`]), where `ψ` is the
+//!    untwist–Frobenius–twist endomorphism and `u` the BLS parameter (ePrint 2021/1130 §4).
+//!    ark-r1cs-std's own G2 witness allocation does **not** enforce the subgroup for
+//!    BLS12-381 (its `r − 1` branch ends in `ge.enforce_equal(&ge)`), which is why `B_i` is
+//!    allocated by its affine coordinates. No G2 or `G_T` element is a witness of
+//!    ark-r1cs-std's allocations: the key's G2 points are constants, and the only `G_T` value
+//!    is the final exponentiation's output, compared with the constant 1;
 //! 2. `(α, β)` is recomputed from the digest, `x` and the `D_i` by the in-circuit twin of
 //!    [`crate::transcript::Transcript`] (Poseidon over `F_q`): the same bits as natively;
 //! 3. the sponge then absorbs `rt` and every `(A_i, B_i, C_i)` and squeezes weights
@@ -56,18 +59,15 @@ use ark_crypto_primitives::sponge::poseidon::constraints::PoseidonSpongeVar;
 use ark_crypto_primitives::sponge::Absorb;
 use ark_ec::bls12::{Bls12, Bls12Config, G2Prepared};
 use ark_ec::pairing::Pairing;
-use ark_ec::short_weierstrass::{Affine, SWCurveConfig};
-use ark_ec::{AffineRepr, CurveGroup};
-use ark_ff::{BigInteger, BitIteratorBE, Field, PrimeField};
+use ark_ec::AffineRepr;
+use ark_ff::{BigInteger, PrimeField};
 use ark_r1cs_std::alloc::AllocVar;
 use ark_r1cs_std::boolean::Boolean;
 use ark_r1cs_std::eq::EqGadget;
 use ark_r1cs_std::fields::fp::FpVar;
 use ark_r1cs_std::fields::fp12::Fp12Var;
-use ark_r1cs_std::fields::fp2::Fp2Var;
 use ark_r1cs_std::fields::FieldVar;
-use ark_r1cs_std::groups::bls12::{G1PreparedVar, G1Var, G2PreparedVar, G2Var};
-use ark_r1cs_std::groups::curves::short_weierstrass::non_zero_affine::NonZeroAffineVar;
+use ark_r1cs_std::groups::bls12::{G1PreparedVar, G1Var, G2PreparedVar};
 use ark_r1cs_std::groups::CurveVar;
 use ark_r1cs_std::pairing::bls12::PairingVar;
 use ark_r1cs_std::pairing::PairingVar as _;
@@ -76,6 +76,7 @@ use ark_relations::gr1cs::{ConstraintSynthesizer, ConstraintSystemRef, Synthesis
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize, Compress};
 use blake2::digest::consts::U32;
 use blake2::{Blake2b, Digest};
+use bls12_gadgets::{alloc_g1, alloc_g2, prepare_g1_finite};
 use rand::{CryptoRng, RngCore};
 
 use crate::merkle::{hash_leaf, poseidon_config, verify_path};
@@ -87,7 +88,6 @@ type Fq<P> = <P as Bls12Config>::Fp;
 type Fr<P> = <Bls12<P> as Pairing>::ScalarField;
 type G1A<P> = <Bls12<P> as Pairing>::G1Affine;
 type G2A<P> = <Bls12<P> as Pairing>::G2Affine;
-type Fq2<P> = <<P as Bls12Config>::G2Config as ark_ec::CurveConfig>::BaseField;
 
 /// The constants the circuit takes from the Hekaton verifying key.
 #[derive(Clone)]
@@ -184,86 +184,6 @@ pub fn public_inputs<P: Bls12Config>(digest: &VkDigest, x: &[Fr<P>], root: &Fr<P
     v
 }
 
-/// `ψ(x, y) = (conj(x)·c_x, conj(y)·c_y)` on the twist: the constants `(c_x, c_y)`, chosen
-/// among `ξ^{∓(q−1)/3}, ξ^{∓(q−1)/2}` as the pair for which the generator passes
-/// `ψ(G) = [u]G` (Frobenius on `F_{q²}` is conjugation).
-fn psi_coefficients<P: Bls12Config>() -> Result<(Fq2<P>, Fq2<P>), SynthesisError> {
-    use ark_ff::fields::models::fp6_3over2::Fp6Config;
-    let xi = <P::Fp6Config as Fp6Config>::NONRESIDUE;
-    // (q − 1)/3 and (q − 1)/2: exact, since q ≡ 1 (mod 6) for BLS12 base fields.
-    let q_minus_1 = pari::domain::order_of_group::<Fq<P>>();
-    let (e3, e2) = (
-        pari::domain::div_small(&q_minus_1, 3).0,
-        pari::domain::div_small(&q_minus_1, 2).0,
-    );
-    let g: Affine<P::G2Config> = P::G2Config::GENERATOR;
-    let ug = {
-        let mut t = g.mul_bigint(P::X);
-        if P::X_IS_NEGATIVE {
-            t = -t;
-        }
-        t.into_affine()
-    };
-    for invert in [true, false] {
-        let pow = |e: &[u64]| {
-            let v = xi.pow(e);
-            if invert {
-                v.inverse()
-            } else {
-                Some(v)
-            }
-        };
-        let (Some(cx), Some(cy)) = (pow(&e3), pow(&e2)) else {
-            continue;
-        };
-        let (gx, gy) = (g.x, g.y);
-        let psi = Affine::<P::G2Config>::new_unchecked(conj::<P>(gx) * cx, conj::<P>(gy) * cy);
-        if psi == ug {
-            return Ok((cx, cy));
-        }
-    }
-    Err(SynthesisError::Unsatisfiable)
-}
-
-fn conj<P: Bls12Config>(mut v: Fq2<P>) -> Fq2<P> {
-    v.frobenius_map_in_place(1);
-    v
-}
-
-/// Enforces `B ∈ G2` for an affine point `(x, y)` of the twist: on the curve, and
-/// `ψ(B) = [u]B` (Scott, ePrint 2021/1130, §4), `[u]B` by double-and-add over the constant
-/// `|u|` with complete projective formulas. Returns `B` as a group variable.
-pub fn enforce_g2_subgroup<P: Bls12Config>(
-    x: &Fp2Var<P::Fp2Config>,
-    y: &Fp2Var<P::Fp2Config>,
-) -> Result<G2Var<P>, SynthesisError> {
-    let b = P::G2Config::COEFF_B;
-    let rhs = x.square()? * x + Fp2Var::constant(b);
-    y.square()?.enforce_equal(&rhs)?;
-    let point = G2Var::<P>::new(x.clone(), y.clone(), Fp2Var::one());
-    let (cx, cy) = psi_coefficients::<P>()?;
-    let mut acc = point.clone();
-    for bit in BitIteratorBE::without_leading_zeros(P::X).skip(1) {
-        acc.double_in_place()?;
-        if bit {
-            acc += &point;
-        }
-    }
-    if P::X_IS_NEGATIVE {
-        acc = acc.negate()?;
-    }
-    // ψ(B) in affine form against [u]B in projective form: X = ψ_x·Z and Y = ψ_y·Z (Z ≠ 0
-    // follows, since the identity is (0 : 1 : 0)).
-    let conj_var = |v: &Fp2Var<P::Fp2Config>| -> Result<Fp2Var<P::Fp2Config>, SynthesisError> {
-        Ok(Fp2Var::new(v.c0.clone(), v.c1.negate()?))
-    };
-    let psi_x = conj_var(x)? * cx;
-    let psi_y = conj_var(y)? * cy;
-    acc.x.enforce_equal(&(psi_x * &acc.z))?;
-    acc.y.enforce_equal(&(psi_y * &acc.z))?;
-    Ok(point)
-}
-
 /// `n` bits of `v` (little-endian), enforced to add up to `v`; sound for `n < |F| − 1` bits.
 fn bits_of<F: PrimeField>(
     cs: &ConstraintSystemRef<F>,
@@ -281,128 +201,6 @@ fn bits_of<F: PrimeField>(
         .collect::<Result<Vec<_>, _>>()?;
     Boolean::le_bits_to_fp(&bits)?.enforce_equal(v)?;
     Ok(bits)
-}
-
-/// `(|1 − u|, 1 − u < 0)` for the BLS parameter `u`, when it fits 128 bits. Multiplication by
-/// `1 − u` maps all of `E(F_q)` onto G1 for BLS12 curves (the effective cofactor `h_eff` of RFC
-/// 9380 §8.8.1 for BLS12-381 is `1 − u = 0xd201000000010001`); `tests` checks it on points
-/// outside G1 for BLS12-381 and BLS12-377.
-fn g1_clearing_scalar<P: Bls12Config>() -> Option<(u128, bool)> {
-    let [u] = P::X else { return None };
-    let u = *u as u128;
-    Some(if P::X_IS_NEGATIVE { (u + 1, false) } else { (u.checked_sub(1)?, true) })
-}
-
-fn gcd(mut a: u128, mut b: u128) -> u128 {
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
-}
-
-/// Whether the incomplete addition of `P'` to `c·P'` could be a cheating prover's way out,
-/// for some point `P'` of `E(F_q)` (order dividing `h·r`) it may supply: the slope of that
-/// addition is unconstrained only when `c·P' = P'`, i.e. `(c − 1)·P' = 0`, possible iff
-/// `gcd(c − 1, h) ≠ 1` (`0 < c − 1 < r` is prime to `r`). On BLS12-381 this happens at two of
-/// the six additions of `|1 − u|` (3 divides both `c − 1` and `h`), which [`alloc_g1`] does
-/// with complete formulas instead. The other exceptional cases only make the constraints
-/// unsatisfiable: `c·P' = −P'` (a vertical line), and in `(cP' + P') + cP'` the second
-/// addition's `(2c + 1)·P' = 0`; no honest `P' ∈ G1` meets any (every multiple is below `r`).
-/// Doublings give the prover nothing: a point with `y = 0` (BLS12-377's `E(F_q)` has
-/// 2-torsion) makes `λ·2y = 3x²` unsatisfiable, since `x ≠ 0` there. The check is
-/// conservative: on BLS12-381 the only such orders are 3, and a `P'` of order 3 already
-/// fails at `c = 3` (`3P' = 0`, a vertical line), so the complete steps there are defence
-/// in depth (about 35 constraints).
-fn incomplete_add_is_safe(c: u128, h: u128) -> bool {
-    gcd(c - 1, h) == 1
-}
-
-/// Allocates a G1 witness `P` as `(1 − u)·P'`, the prover supplying `P' = (1 − u)⁻¹·P` (the
-/// inverse mod `r`), any point of `E(F_q)` (on-curve check only): whatever `P'`, the result is
-/// in G1. `|1 − u|` has 64 bits and weight 7 on BLS12-381, where ark-r1cs-std's witness
-/// allocation multiplies by the 126-bit cofactor of weight 48 with complete projective
-/// formulas. Here a double-and-add in affine coordinates, with incomplete formulas where
-/// [`incomplete_add_is_safe`] and complete ones (then back to affine, the identity refused)
-/// where not. Returns the point and its affine form (never the identity) for the Miller loop
-/// and the transcript.
-pub fn alloc_g1<P: Bls12Config>(
-    cs: &ConstraintSystemRef<Fq<P>>,
-    value: Option<G1A<P>>,
-) -> Result<(G1Var<P>, G1PreparedVar<P>), SynthesisError> {
-    let h = match <P::G1Config as ark_ec::CurveConfig>::COFACTOR {
-        [lo] => Some(*lo as u128),
-        [lo, hi] => Some(*lo as u128 | (*hi as u128) << 64),
-        _ => None,
-    };
-    let (Some(h), Some((s, negate))) = (h, g1_clearing_scalar::<P>()) else {
-        let p = G1Var::<P>::new_witness(cs.clone(), || value.ok_or(SynthesisError::AssignmentMissing))?;
-        let prepared = finite(&p)?;
-        return Ok((p, prepared));
-    };
-    let preimage = value.map(|v| {
-        let mut k = Fr::<P>::from(s);
-        if negate {
-            k = -k;
-        }
-        (v * k.inverse().expect("1 − u is not 0 mod r")).into_affine()
-    });
-    clear_g1_cofactor::<P>(cs, preimage, (s, negate, h), true)
-}
-
-/// `(1 − u)·P'` for a witness `P'` of `E(F_q)` (see [`alloc_g1`]); `guarded` false uses the
-/// incomplete addition at every step (only for the test that shows why the guard exists).
-fn clear_g1_cofactor<P: Bls12Config>(
-    cs: &ConstraintSystemRef<Fq<P>>,
-    preimage: Option<G1A<P>>,
-    (s, negate, h): (u128, bool, u128),
-    guarded: bool,
-) -> Result<(G1Var<P>, G1PreparedVar<P>), SynthesisError> {
-    let coord = |y: bool| {
-        FpVar::new_witness(cs.clone(), || {
-            let p = preimage.ok_or(SynthesisError::AssignmentMissing)?;
-            let (x, yv) = p.xy().ok_or(SynthesisError::Unsatisfiable)?;
-            Ok(if y { yv } else { x })
-        })
-    };
-    let (x, y) = (coord(false)?, coord(true)?);
-    // y² = x³ + b.
-    let b = <P::G1Config as SWCurveConfig>::COEFF_B;
-    y.square()?.enforce_equal(&(x.square()? * &x + FpVar::constant(b)))?;
-    let base = NonZeroAffineVar::<P::G1Config, FpVar<Fq<P>>>::new(x, y);
-    let mut acc = base.clone();
-    let mut c: u128 = 1;
-    for i in (0..(127 - s.leading_zeros())).rev() {
-        if (s >> i) & 1 == 0 {
-            acc.double_in_place()?;
-            c *= 2;
-            continue;
-        }
-        acc = if c == 1 {
-            // 2P' + P': P' ≠ 0, so never exceptional.
-            acc.double()?.add_unchecked(&base)?
-        } else if !guarded || incomplete_add_is_safe(c, h) {
-            acc.double_and_add_unchecked(&base)?
-        } else {
-            let sum = acc.double()?.into_projective() + base.into_projective();
-            let aff = sum.to_affine()?;
-            aff.infinity.enforce_equal(&Boolean::FALSE)?;
-            NonZeroAffineVar::new(aff.x, aff.y)
-        };
-        c = 2 * c + 1;
-    }
-    debug_assert_eq!(c, s);
-    let (px, py) = (acc.x, if negate { acc.y.negate()? } else { acc.y });
-    let point = G1Var::<P>::new(px, py, FpVar::one());
-    // Z is the constant 1: the affine form costs 3 constraints and its infinity flag is the
-    // constant false.
-    let prepared = finite(&point)?;
-    Ok((point, prepared))
-}
-
-fn finite<P: Bls12Config>(p: &G1Var<P>) -> Result<G1PreparedVar<P>, SynthesisError> {
-    let prepared = G1PreparedVar::<P>::from_group_var(p)?;
-    prepared.0.infinity.enforce_equal(&Boolean::FALSE)?;
-    Ok(prepared)
 }
 
 impl<P: Bls12Config> ConstraintSynthesizer<Fq<P>> for WrapCircuit<P>
@@ -433,7 +231,7 @@ where
             st.map(|(_, p)| scalar_to_base::<_, Fq<P>>(&p.root)).ok_or(missing)
         })?;
 
-        // Witness points: A, C, D as (1 − u)·P' ([`alloc_g1`]); B checked by ψ.
+        // Witness points: A, C, D as (1 − u)·P' ([`alloc_g1`]); B checked by ψ ([`alloc_g2`]).
         let g1 = |f: &dyn Fn(&HekatonProof<Bls12<P>>) -> G1A<P>| alloc_g1::<P>(&cs, st.map(|(_, p)| f(p)));
         let mut d = Vec::with_capacity(self.k);
         let mut a = Vec::with_capacity(self.k);
@@ -451,16 +249,10 @@ where
                 var.push(point);
                 aff.push(prepared);
             }
-            let coord = |y: bool| {
-                Fp2Var::<P::Fp2Config>::new_witness(cs.clone(), || {
-                    let bi = st.map(|(_, p)| p.proofs[i].b).ok_or(missing)?;
-                    let (bx, by) = bi.xy().ok_or(SynthesisError::Unsatisfiable)?;
-                    Ok(if y { by } else { bx })
-                })
-            };
-            let (bx, by) = (coord(false)?, coord(true)?);
-            b.push(enforce_g2_subgroup::<P>(&bx, &by)?);
-            b_xy.push((bx, by));
+            // B's affine coordinates (Z is the constant 1) for the transcript.
+            let bi = alloc_g2::<P>(&cs, st.map(|(_, p)| p.proofs[i].b))?;
+            b_xy.push((bi.x.clone(), bi.y.clone()));
+            b.push(bi);
         }
 
         // The transcript: (α, β) from the digest, x and the D_i; then ρ_i.
@@ -502,7 +294,7 @@ where
         let mut g1s: Vec<G1PreparedVar<P>> = Vec::new();
         let mut g2s: Vec<G2PreparedVar<P>> = Vec::new();
         for i in 0..self.k {
-            g1s.push(finite(&a[i].scalar_mul_le(rho[i].iter())?)?);
+            g1s.push(prepare_g1_finite(&a[i].scalar_mul_le(rho[i].iter())?)?);
             g2s.push(PairingVar::<P>::prepare_g2(&b[i])?);
         }
         let sum_bits = WEIGHT_BITS + 2 + usize::BITS as usize - self.k.leading_zeros() as usize;
@@ -530,7 +322,7 @@ where
                 (c_sum, shape.delta),
                 (d_sum, shape.eta),
             ] {
-                g1s.push(finite(&p.negate()?)?);
+                g1s.push(prepare_g1_finite(&p.negate()?)?);
                 g2s.push(G2PreparedVar::new_constant(
                     cs.clone(),
                     G2Prepared::<P>::from(h),
@@ -851,65 +643,8 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ark_bls12_381::{Config, G2Affine};
-    use ark_ff::UniformRand;
-    use ark_r1cs_std::alloc::AllocVar;
-    use ark_relations::gr1cs::ConstraintSystem;
+    use ark_bls12_381::Config;
     use rand::SeedableRng;
-
-    /// A point of `E(F_q)` outside G1, of order dividing `h` times `order`.
-    fn outside_g1<P: Bls12Config>(rng: &mut impl rand::Rng, cofactor_part: &[u64]) -> G1A<P> {
-        loop {
-            let x = Fq::<P>::rand(rng);
-            if let Some(p) = Affine::<P::G1Config>::get_point_from_x_unchecked(x, rng.gen()) {
-                let q = p.mul_bigint(cofactor_part).into_affine();
-                if !q.is_zero() && !q.is_in_correct_subgroup_assuming_on_curve() {
-                    return q;
-                }
-            }
-        }
-    }
-
-    fn clearing<P: Bls12Config>() -> (u128, bool, u128) {
-        let h = <P::G1Config as ark_ec::CurveConfig>::COFACTOR;
-        let (s, negate) = g1_clearing_scalar::<P>().unwrap();
-        (s, negate, h[0] as u128 | (h.get(1).copied().unwrap_or(0) as u128) << 64)
-    }
-
-    /// Whatever point of `E(F_q)` the prover supplies as `P'`, the allocated point is
-    /// `(1 − u)·P'` and in G1, or there is no satisfying assignment (when `(1 − u)·P'` is the
-    /// identity, e.g. `P'` in the `h`-torsion): BLS12-381 and BLS12-377. A G1 point
-    /// round-trips through [`alloc_g1`].
-    fn g1_clearing_maps_the_curve_into_g1<P: Bls12Config>() {
-        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(8);
-        let (s, negate, h) = clearing::<P>();
-        let g = (<P::G1Config as SWCurveConfig>::GENERATOR * Fr::<P>::rand(&mut rng)).into_affine();
-        let cs = ConstraintSystem::<Fq<P>>::new_ref();
-        let (v, _) = alloc_g1::<P>(&cs, Some(g)).unwrap();
-        assert!(cs.is_satisfied().unwrap());
-        assert_eq!(v.value().unwrap().into_affine(), g);
-        eprintln!("alloc_g1: {} constraints", cs.num_constraints());
-        let times_s = |p: G1A<P>| {
-            let m = p.mul_bigint([s as u64, (s >> 64) as u64]);
-            if negate { -m } else { m }
-        };
-        for _ in 0..4 {
-            // A random point of E(F_q): a G1 part and an h-torsion part.
-            let p = outside_g1::<P>(&mut rng, &[1]);
-            let cs = ConstraintSystem::<Fq<P>>::new_ref();
-            let (v, _) = clear_g1_cofactor::<P>(&cs, Some(p), (s, negate, h), true).unwrap();
-            assert!(cs.is_satisfied().unwrap());
-            let got = v.value().unwrap();
-            assert_eq!(got, times_s(p));
-            assert!(got.into_affine().is_in_correct_subgroup_assuming_on_curve(), "(1 − u)·P' is in G1");
-            // Only the h-torsion part: (1 − u) kills it, and the identity is no witness.
-            let t = outside_g1::<P>(&mut rng, Fr::<P>::MODULUS.as_ref());
-            assert!(times_s(t).into_affine().is_zero());
-            let cs = ConstraintSystem::<Fq<P>>::new_ref();
-            let _ = clear_g1_cofactor::<P>(&cs, Some(t), (s, negate, h), true).unwrap();
-            assert!(!cs.is_satisfied().unwrap(), "a point (1 − u) maps to the identity");
-        }
-    }
 
     /// [`rows_bound`] bounds the synthesised wrap circuit's SR1CS rows (what sizes its Pari
     /// domain) for both circuit families, and [`max_wrapped_subcircuits`] inverts it.
@@ -940,66 +675,5 @@ mod tests {
     #[test]
     fn the_largest_domain_is_bw6_767s() {
         assert_eq!(largest_domain::<ark_bw6_767::BW6_767>(), 2 * 9 * 11 * 23 * 47 * 10177);
-    }
-
-    #[test]
-    fn g1_clearing_bls12_381() {
-        g1_clearing_maps_the_curve_into_g1::<Config>();
-    }
-
-    #[test]
-    fn g1_clearing_bls12_377() {
-        g1_clearing_maps_the_curve_into_g1::<ark_bls12_377::Config>();
-    }
-
-    /// A prover that supplies `P ∉ G1` directly as the allocated point: no preimage maps to
-    /// it, so the constraints fail for the preimage it would need (`P` itself scaled by
-    /// `(1 − u)⁻¹ mod r` lands elsewhere), where arkworks' own G2 allocation (see below) would
-    /// let such a point through.
-    #[test]
-    fn g1_point_outside_g1_is_not_allocated() {
-        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(9);
-        let bad = outside_g1::<Config>(&mut rng, &[1]);
-        let cs = ConstraintSystem::<Fq<Config>>::new_ref();
-        let (v, _) = alloc_g1::<Config>(&cs, Some(bad)).unwrap();
-        // Either unsatisfied or a different (G1) point: never `bad`.
-        let got = v.value().unwrap().into_affine();
-        assert!(!cs.is_satisfied().unwrap() || (got != bad && got.is_in_correct_subgroup_assuming_on_curve()));
-    }
-
-    /// ψ-test in the circuit agrees with arkworks' native subgroup test, on subgroup points
-    /// and on points of the twist outside G2 (which ark-r1cs-std's own allocation accepts).
-    #[test]
-    fn g2_subgroup_check_matches_native() {
-        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(7);
-        let mut outside = Vec::new();
-        while outside.len() < 2 {
-            let x = Fq2::<Config>::rand(&mut rng);
-            if let Some(p) = G2Affine::get_point_from_x_unchecked(x, true) {
-                assert!(p.is_on_curve());
-                if !p.is_in_correct_subgroup_assuming_on_curve() {
-                    outside.push(p);
-                }
-            }
-        }
-        let inside = [
-            G2Affine::generator(),
-            (G2Affine::generator() * Fr::<Config>::rand(&mut rng)).into_affine(),
-        ];
-        for (p, want) in inside.iter().map(|p| (p, true)).chain(outside.iter().map(|p| (p, false))) {
-            let cs = ConstraintSystem::<Fq<Config>>::new_ref();
-            let x = Fp2Var::new_witness(cs.clone(), || Ok(p.x)).unwrap();
-            let y = Fp2Var::new_witness(cs.clone(), || Ok(p.y)).unwrap();
-            let _ = enforce_g2_subgroup::<Config>(&x, &y).unwrap();
-            assert_eq!(cs.is_satisfied().unwrap(), want, "{p:?}");
-            if want {
-                eprintln!("G2 subgroup check: {} constraints", cs.num_constraints());
-            }
-        }
-        // The hole this closes: ark-r1cs-std's G2 witness allocation lets a point outside G2
-        // through on BLS12-381.
-        let cs = ConstraintSystem::<Fq<Config>>::new_ref();
-        let _ = G2Var::<Config>::new_witness(cs.clone(), || Ok(outside[0])).unwrap();
-        assert!(cs.is_satisfied().unwrap());
     }
 }

@@ -72,13 +72,15 @@
 //!   Spartan's verifier up to the opening, with `v_M` and the challenges as public values
 //!   (`spartan::constraints`) and the Testudo-Comm opening's verifier for BLS12 curves (MIPP
 //!   folds, the pairing checks, both PST openings, every group element checked in its
-//!   subgroup: `testudo_comm::constraints`, build step 6).
+//!   subgroup: `testudo_comm::constraints`, build step 6), its G1, G2 and `G_T` allocations
+//!   and the MIPP's two-exponent `G_T` step those of the `bls12-gadgets` crate, shared with
+//!   `hekaton::wrap` (build step 5).
 //!
 //! # Not built yet
 //!
 //! - Zero knowledge and the compression of the Spartan verifier into a Pari proof on a
 //!   2-chain's outer curve: the Spartan and Testudo-Comm gadgets put together in one circuit
-//!   and proved; the group allocations shared with `hekaton::wrap` (build step 5).
+//!   and proved (build step 7).
 //! - Spartan's SPARK computation commitments (the verifier reads the R1CS instead).
 //! - Target-group compression of Testudo-Comm's proof (the paper's Remark 2).
 //! - A platform job kind (planner/worker tasks) for Testudo.

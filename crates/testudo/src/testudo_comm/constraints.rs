@@ -24,14 +24,17 @@
 //! constraints) or scalar multiplications of every pair's variable side (≈ 2.3k / 5.7k
 //! each), more than the final exponentiation (≈ 7.8k) it saves at every size.
 //!
-//! **Group elements are checked as the native deserialization checks them.** G1 points are
-//! allocated as `(1 − u)·P'` for a witness `P'` on the curve ([`alloc_g1`]: `1 − u` is
-//! BLS12's effective G1 cofactor), G2 points on the curve and with `ψ(P) = [u]P`
-//! ([`alloc_g2`], Scott's test), `G_T` elements with [`enforce_gt_membership`]: non-zero, in
-//! the cyclotomic subgroup (`f^{q⁴}·f = f^{q²}`; required by the cyclotomic squarings of the
-//! fold) and of order `r` (`f^q = f^u`, which for BLS12-381 characterises `G_T` inside the
-//! cyclotomic subgroup: `gcd(q − u, Φ₁₂(q)) = r`, checked by this module's tests). These are
-//! local versions of what build step 5 shares with `hekaton::wrap` (still to do).
+//! **Group elements are checked as the native deserialization checks them**, by the
+//! allocations of [`bls12_gadgets`] (build step 5, shared with `hekaton::wrap`): G1 points as
+//! `(1 − u)·P'` for an affine witness `P'` on the curve, or the identity by a boolean flag
+//! ([`alloc_g1_or_identity`]: `1 − u` is BLS12's effective G1 cofactor; honest quotients and
+//! `Â` may be the identity), G2 points on the twist and with `ψ(P) = [u]P` ([`alloc_g2`],
+//! Scott's test; the identity is refused, and every G2 element enters a Miller loop, which
+//! needs it finite), `G_T` elements with [`bls12_gadgets::enforce_gt_membership`]: non-zero,
+//! in the cyclotomic subgroup (`f^{q⁴}·f = f^{q²}`; required by the cyclotomic squarings of
+//! the fold) and of order `r` (`f^q = f^u`, which characterises `G_T` inside the cyclotomic
+//! subgroup: `gcd(q − u, Φ₁₂(q)) = r` for BLS12 curves, argued and checked in
+//! `bls12_gadgets`).
 //!
 //! **Pairing inputs.** ark-r1cs-std's Miller loop reads the affine coordinates of its G1
 //! inputs and runs affine line steps on its G2 inputs, so neither may be the identity (its
@@ -50,20 +53,14 @@
 
 use ark_ec::bls12::{Bls12, Bls12Config, G2Prepared};
 use ark_ec::pairing::Pairing;
-use ark_ec::short_weierstrass::{Affine, Projective, SWCurveConfig};
-use ark_ec::{AffineRepr, CurveConfig, CurveGroup};
-use ark_ff::fields::models::fp12_2over3over2::{Fp12, Fp12Config};
-use ark_ff::fields::models::fp2::Fp2;
-use ark_ff::fields::models::fp6_3over2::Fp6Config;
+use ark_ec::AffineRepr;
 use ark_ff::{Field, PrimeField};
-use ark_r1cs_std::alloc::{AllocVar, AllocationMode};
+use ark_r1cs_std::alloc::AllocVar;
 use ark_r1cs_std::boolean::Boolean;
 use ark_r1cs_std::convert::ToConstraintFieldGadget;
 use ark_r1cs_std::eq::EqGadget;
 use ark_r1cs_std::fields::emulated_fp::EmulatedFpVar;
 use ark_r1cs_std::fields::fp::FpVar;
-use ark_r1cs_std::fields::fp12::Fp12Var;
-use ark_r1cs_std::fields::fp2::Fp2Var;
 use ark_r1cs_std::fields::FieldVar;
 use ark_r1cs_std::groups::bls12::{G1Var, G2PreparedVar, G2Var};
 use ark_r1cs_std::groups::CurveVar;
@@ -71,181 +68,15 @@ use ark_r1cs_std::pairing::bls12::PairingVar;
 use ark_r1cs_std::pairing::PairingVar as _;
 use ark_r1cs_std::GR1CSVar;
 use ark_relations::gr1cs::{ConstraintSystemRef, SynthesisError};
+use bls12_gadgets::{alloc_g1_or_identity, alloc_g2, alloc_gt, gt_two_exponent, Fq12, G1A, G2A};
 
 use super::{split, TcCommitment, TcProof, TcVerifierKey};
 use crate::transcript::constraints::{emulated_to_integer, ChallengeVar, ScalarVar, TranscriptVar};
 use crate::Error;
 
-/// The base field `F_q` of a BLS12 curve (the circuit's field).
-pub type Fq<P> = <P as Bls12Config>::Fp;
-/// The scalar field `F_r`.
-pub type Fr<P> = <<P as Bls12Config>::G1Config as CurveConfig>::ScalarField;
-/// A `G_T` element in the circuit.
-pub type GtVar<P> = Fp12Var<<P as Bls12Config>::Fp12Config>;
-type G1A<P> = Affine<<P as Bls12Config>::G1Config>;
-type G2A<P> = Affine<<P as Bls12Config>::G2Config>;
-type Fq2<P> = Fp2<<P as Bls12Config>::Fp2Config>;
-type Fq12<P> = Fp12<<P as Bls12Config>::Fp12Config>;
-type Fq2Var<P> = Fp2Var<<P as Bls12Config>::Fp2Config>;
-
-fn missing() -> SynthesisError {
-    SynthesisError::AssignmentMissing
-}
-
-/// `(|1 − u|, 1 − u < 0)` for the BLS parameter `u` (one 64-bit limb for BLS12 curves).
-fn g1_clearing_scalar<P: Bls12Config>() -> Result<(u128, bool), SynthesisError> {
-    let [u] = P::X else {
-        return Err(SynthesisError::Unsatisfiable);
-    };
-    let u = *u as u128;
-    Ok(if P::X_IS_NEGATIVE {
-        (u + 1, false)
-    } else {
-        (u - 1, true)
-    })
-}
-
-/// `k·p` for a constant `k`, by double-and-add with ark-r1cs-std's complete projective
-/// formulas (no exceptional cases for any input point).
-fn mul_by_constant<C, V>(p: &V, k: u128) -> Result<V, SynthesisError>
-where
-    C: ark_ec::CurveGroup,
-    V: CurveVar<C, <C::BaseField as Field>::BasePrimeField>,
-{
-    let mut acc = V::zero();
-    for i in (0..128 - k.leading_zeros()).rev() {
-        acc.double_in_place()?;
-        if (k >> i) & 1 == 1 {
-            acc += p;
-        }
-    }
-    Ok(acc)
-}
-
-/// Allocates a G1 witness `P` as `(1 − u)·P'`, the prover supplying `P' = (1 − u)⁻¹·P` (the
-/// inverse mod `r`): `P'` is only checked to be on the curve, and multiplying any point of
-/// `E(F_q)` by `1 − u` lands in G1 (BLS12's effective cofactor), so the result is in G1
-/// whatever the prover supplies. Complete formulas throughout (64 doublings and 6 additions
-/// on BLS12-381); cheaper than ark-r1cs-std's witness allocation (the 126-bit cofactor).
-pub fn alloc_g1<P: Bls12Config>(
-    cs: &ConstraintSystemRef<Fq<P>>,
-    value: Option<G1A<P>>,
-) -> Result<G1Var<P>, SynthesisError> {
-    let (s, negate) = g1_clearing_scalar::<P>()?;
-    let mut k = Fr::<P>::from(s);
-    if negate {
-        k = -k;
-    }
-    let k_inv = k.inverse().ok_or(SynthesisError::Unsatisfiable)?;
-    let pre = G1Var::<P>::new_variable_omit_prime_order_check(
-        cs.clone(),
-        || value.map(|v| v * k_inv).ok_or_else(missing),
-        AllocationMode::Witness,
-    )?;
-    let p = mul_by_constant::<Projective<P::G1Config>, _>(&pre, s)?;
-    if negate {
-        p.negate()
-    } else {
-        Ok(p)
-    }
-}
-
-/// `ψ(x, y) = (conj(x)·c_x, conj(y)·c_y)`, the untwist–Frobenius–twist endomorphism of the
-/// G2 twist: the constants are `ξ^{(q−1)/3}` and `ξ^{(q−1)/2}` (from the `F_{q⁶}` and
-/// `F_{q¹²}` Frobenius coefficients) or their inverses, depending on the twist's type; the
-/// pair is the one under which the generator satisfies `ψ(G) = [u]G`.
-fn psi_constants<P: Bls12Config>() -> Result<(Fq2<P>, Fq2<P>), SynthesisError> {
-    let a: Fq2<P> = <P::Fp12Config as Fp12Config>::Fp6Config::FROBENIUS_COEFF_FP6_C1[1];
-    let b6: Fq2<P> = <P::Fp12Config as Fp12Config>::FROBENIUS_COEFF_FP12_C1[1];
-    let b = b6 * b6 * b6;
-    let g = P::G2Config::GENERATOR;
-    let mut ug = g.into_group() * Fr::<P>::from(P::X[0]);
-    if P::X_IS_NEGATIVE {
-        ug = -ug;
-    }
-    let ug = ug.into_affine();
-    let conj = |mut v: Fq2<P>| {
-        v.frobenius_map_in_place(1);
-        v
-    };
-    for (cx, cy) in [(a, b), (a.inverse().unwrap_or(a), b.inverse().unwrap_or(b))] {
-        let (gx, gy) = (g.x, g.y);
-        if Affine::<P::G2Config>::new_unchecked(conj(gx) * cx, conj(gy) * cy) == ug {
-            return Ok((cx, cy));
-        }
-    }
-    Err(SynthesisError::Unsatisfiable)
-}
-
-/// Enforces `p ∈ G2` for a point known to be on the twist: `ψ(p) = [u]p` (Scott, ePrint
-/// 2021/1130), `[u]p` by double-and-add over the constant `|u|` with complete formulas.
-pub fn enforce_g2_membership<P: Bls12Config>(p: &G2Var<P>) -> Result<(), SynthesisError> {
-    let (cx, cy) = psi_constants::<P>()?;
-    let conj = |v: &Fq2Var<P>| -> Result<Fq2Var<P>, SynthesisError> {
-        Ok(Fp2Var::new(v.c0.clone(), v.c1.negate()?))
-    };
-    // ψ in projective coordinates: (conj(X)·c_x : conj(Y)·c_y : conj(Z)).
-    let psi = G2Var::<P>::new(conj(&p.x)? * cx, conj(&p.y)? * cy, conj(&p.z)?);
-    let [u] = P::X else {
-        return Err(SynthesisError::Unsatisfiable);
-    };
-    let mut up = mul_by_constant::<Projective<P::G2Config>, _>(p, *u as u128)?;
-    if P::X_IS_NEGATIVE {
-        up = up.negate()?;
-    }
-    psi.enforce_equal(&up)
-}
-
-/// Allocates a G2 witness: on the curve (ark-r1cs-std's allocation without its prime-order
-/// step, which for BLS12-381 computes `[r − 1]P` and then checks nothing) and in G2
-/// ([`enforce_g2_membership`]).
-pub fn alloc_g2<P: Bls12Config>(
-    cs: &ConstraintSystemRef<Fq<P>>,
-    value: Option<G2A<P>>,
-) -> Result<G2Var<P>, SynthesisError> {
-    let p = G2Var::<P>::new_variable_omit_prime_order_check(
-        cs.clone(),
-        || value.map(|v| v.into_group()).ok_or_else(missing),
-        AllocationMode::Witness,
-    )?;
-    enforce_g2_membership::<P>(&p)?;
-    Ok(p)
-}
-
-/// Enforces that `f` is in `G_T`, the order-`r` subgroup of `F_{q¹²}^*`: `f ≠ 0` (an inverse
-/// witness), `f^{q⁴}·f = f^{q²}` (the cyclotomic subgroup, order `Φ₁₂(q)`; Frobenius maps are
-/// constant multiplications), and `f^q = f^u` (`f^u` with cyclotomic squarings, `f^{−1}` as
-/// the conjugate): the order of `f` then divides `gcd(q − u, Φ₁₂(q))`, which is `r` for
-/// BLS12-381 (checked numerically when this gadget was written, see the design note; `q ≡ u (mod r)` for every BLS12 curve, so `G_T` passes).
-pub fn enforce_gt_membership<P: Bls12Config>(f: &GtVar<P>) -> Result<(), SynthesisError> {
-    let cs = f.cs();
-    // For f = 0 the witness is 0 and the product check fails (unsatisfied, not an error).
-    let inverse = || Ok(f.value()?.inverse().unwrap_or_default());
-    let inv = if cs.is_none() || f.is_constant() {
-        GtVar::<P>::constant(inverse()?)
-    } else {
-        GtVar::<P>::new_witness(cs, inverse)?
-    };
-    (f * &inv).enforce_equal(&GtVar::<P>::one())?;
-    (f.frobenius_map(4)? * f).enforce_equal(&f.frobenius_map(2)?)?;
-    let fu = f.optimized_cyclotomic_exp(P::X)?;
-    let fq = f.frobenius_map(1)?;
-    if P::X_IS_NEGATIVE {
-        (fq * fu).enforce_equal(&GtVar::<P>::one())
-    } else {
-        fq.enforce_equal(&fu)
-    }
-}
-
-/// Allocates a `G_T` witness and enforces its membership ([`enforce_gt_membership`]).
-pub fn alloc_gt<P: Bls12Config>(
-    cs: &ConstraintSystemRef<Fq<P>>,
-    value: Option<Fq12<P>>,
-) -> Result<GtVar<P>, SynthesisError> {
-    let f = GtVar::<P>::new_witness(cs.clone(), || value.ok_or_else(missing))?;
-    enforce_gt_membership::<P>(&f)?;
-    Ok(f)
-}
+/// The base field `F_q` of a BLS12 curve (the circuit's field), `F_r`, and a `G_T` element in
+/// the circuit (checked by [`alloc_gt`] wherever this module allocates one).
+pub use bls12_gadgets::{Fq, Fr, GtVar};
 
 /// The commitment `T` in the circuit (a checked `G_T` witness).
 #[derive(Clone)]
@@ -318,7 +149,7 @@ impl<P: Bls12Config> TcProofVar<P> {
             check_len("Testudo-Comm G2 opening", p.h_hat_opening.len(), r)?;
             check_len("PST proof", p.q_opening.quotients.len(), c)?;
         }
-        let g1 = |v: Option<G1A<P>>| alloc_g1::<P>(&cs, v);
+        let g1 = |v: Option<G1A<P>>| alloc_g1_or_identity::<P>(&cs, v);
         let g2 = |v: Option<G2A<P>>| alloc_g2::<P>(&cs, v);
         let gt = |v: Option<Fq12<P>>| alloc_gt::<P>(&cs, v);
         let rounds = (0..r)
@@ -361,32 +192,6 @@ fn absorb_g2<P: Bls12Config>(
 ) -> Result<(), SynthesisError> {
     let a = p.to_affine()?;
     t.absorb_point(&a.x, &a.y, &a.infinity)
-}
-
-/// `T_L^{a}·T_R^{b}` for little-endian exponent bits: one square-and-multiply over both,
-/// with cyclotomic squarings (both bases are checked `G_T` elements) and the table
-/// `{1, T_L, T_R, T_L·T_R}`.
-pub fn two_exponent<P: Bls12Config>(
-    t_l: &GtVar<P>,
-    a: &[Boolean<Fq<P>>],
-    t_r: &GtVar<P>,
-    b: &[Boolean<Fq<P>>],
-) -> Result<GtVar<P>, SynthesisError> {
-    let n = a.len().max(b.len());
-    let bit = |v: &[Boolean<Fq<P>>], i: usize| v.get(i).cloned().unwrap_or(Boolean::FALSE);
-    let both = t_l * t_r;
-    let one = GtVar::<P>::one();
-    let mut acc = GtVar::<P>::one();
-    for i in (0..n).rev() {
-        if i + 1 < n {
-            acc = acc.cyclotomic_square()?;
-        }
-        let (ba, bb) = (bit(a, i), bit(b, i));
-        let with_a = bb.select(&both, t_l)?;
-        let without_a = bb.select(t_r, &one)?;
-        acc *= ba.select(&with_a, &without_a)?;
-    }
-    Ok(acc)
 }
 
 /// `Π_k ((1 − p_k) + c_k·p_k)`, emulated.
@@ -463,7 +268,7 @@ pub fn verify<P: Bls12Config>(
                 .ok_or(SynthesisError::Unsatisfiable)
         })?;
         (x.value.clone() * &x_inv.value).enforce_equal(&EmulatedFpVar::one())?;
-        t *= two_exponent::<P>(&round.t_l, &x_inv_bits, &round.t_r, &x.bits)?;
+        t *= gt_two_exponent::<P>(&round.t_l, &x_inv_bits, &round.t_r, &x.bits)?;
         u +=
             round.u_l.scalar_mul_le(x_inv_bits.iter())? + round.u_r.scalar_mul_le(x.bits.iter())?;
         x_invs.push(x_inv.value);
@@ -562,7 +367,7 @@ mod tests {
     use crate::transcript::constraints::emulated_from_bits;
     use crate::transcript::{Transcript, CHALLENGE_BITS};
     use ark_bls12_381::{Bls12_381, Config, Fq as Fq381, Fq12 as Fq12_381, Fr as Fr381};
-    use ark_ec::short_weierstrass::Affine;
+    use ark_ec::CurveGroup;
     use ark_ff::{BigInteger, UniformRand};
     use ark_relations::gr1cs::{ConstraintSystem, OptimizationGoal};
     use rand::SeedableRng;
@@ -784,93 +589,96 @@ mod tests {
         assert!(!satisfied(&o));
     }
 
-    /// Elements outside their groups are refused by the allocations; a point outside G1
-    /// supplied as the preimage still gives a G1 point.
+    /// The opening's allocations are the checked ones of `bls12_gadgets`: each `G_T` element
+    /// outside `G_T` (zero, outside the cyclotomic subgroup, cyclotomic but of another order)
+    /// and each G2 element outside G2 leaves the allocation alone (before [`verify`] adds the
+    /// equations that would also catch most of them) unsatisfied; a G1 element outside G1
+    /// is allocated as another point, in G1, and the identity as the identity. Checked to
+    /// fail with ark-r1cs-std's unchecked `G_T` and G2 allocations in their place.
     #[test]
-    fn group_elements_outside_their_subgroups_are_refused() {
+    fn the_openings_allocations_refuse_elements_outside_their_groups() {
+        use ark_ec::pairing::PairingOutput;
         let mut rng = ChaCha20Rng::seed_from_u64(7);
-        // G_T: a random F_q¹² element (not cyclotomic) and a random cyclotomic one (order
-        // r·h_T, not r), against a pairing value.
-        let gt = |x: Fq12_381| {
-            let cs = new_cs();
-            let _ = alloc_gt::<Config>(&cs, Some(x)).unwrap();
-            cs.is_satisfied().unwrap()
-        };
-        let member = E::pairing(G1A::<Config>::generator(), G2A::<Config>::generator()).0;
-        assert!(gt(member));
+        let (_, o) = honest(4, 9);
+        // A random F_q¹² element (not cyclotomic) and f^{(q⁶ − 1)(q² + 1)} (cyclotomic, of
+        // order r·h_T in general, not r).
         let random = Fq12_381::rand(&mut rng);
-        assert!(!gt(random));
-        // f^{(q⁶ − 1)(q² + 1)} is in the cyclotomic subgroup.
         let mut c = random;
         c.conjugate_in_place();
-        let mut c = c * random.inverse().unwrap();
-        let c2 = c;
-        c.frobenius_map_in_place(2);
+        let c = c * random.inverse().unwrap();
+        let mut c2 = c;
+        c2.frobenius_map_in_place(2);
         let cyclotomic = c * c2;
-        let frob = |k: usize| {
-            let mut x = cyclotomic;
-            x.frobenius_map_in_place(k);
-            x
-        };
-        assert_eq!(frob(4) * cyclotomic, frob(2));
         assert_ne!(
             cyclotomic.pow(<Fr381 as PrimeField>::MODULUS),
             Fq12_381::ONE
         );
-        assert!(!gt(cyclotomic));
-        assert!(!gt(Fq12_381::from(0u64)));
-        // G2: a point on the twist outside G2.
         let off_g2 = loop {
             let x = ark_bls12_381::Fq2::rand(&mut rng);
-            if let Some(p) =
-                Affine::<ark_bls12_381::g2::Config>::get_point_from_x_unchecked(x, false)
-            {
+            if let Some(p) = G2A::<Config>::get_point_from_x_unchecked(x, false) {
                 if !p.is_in_correct_subgroup_assuming_on_curve() {
                     break p;
                 }
             }
         };
-        let g2 = |p: G2A<Config>| {
-            let cs = new_cs();
-            let _ = alloc_g2::<Config>(&cs, Some(p)).unwrap();
-            cs.is_satisfied().unwrap()
-        };
-        assert!(g2(
-            (G2A::<Config>::generator() * Fr381::rand(&mut rng)).into_affine()
-        ));
-        assert!(g2(G2A::<Config>::zero()));
-        assert!(!g2(off_g2));
-        // G1: whatever preimage the prover supplies, the allocated point is in G1.
         let off_g1 = loop {
             let x = Fq381::rand(&mut rng);
-            if let Some(p) =
-                Affine::<ark_bls12_381::g1::Config>::get_point_from_x_unchecked(x, false)
-            {
+            if let Some(p) = G1A::<Config>::get_point_from_x_unchecked(x, false) {
                 if !p.is_in_correct_subgroup_assuming_on_curve() {
                     break p;
                 }
             }
         };
-        let cs = new_cs();
-        let pre = G1Var::<Config>::new_variable_omit_prime_order_check(
-            cs.clone(),
-            || Ok(off_g1.into_group()),
-            AllocationMode::Witness,
-        )
-        .unwrap();
-        let (s, _) = g1_clearing_scalar::<Config>().unwrap();
-        let p = mul_by_constant::<Projective<ark_bls12_381::g1::Config>, _>(&pre, s)
-            .unwrap()
-            .value()
-            .unwrap()
-            .into_affine();
-        assert!(cs.is_satisfied().unwrap());
-        assert!(p.is_on_curve() && p.is_in_correct_subgroup_assuming_on_curve() && !p.is_zero());
-        let honest = (G1A::<Config>::generator() * Fr381::rand(&mut rng)).into_affine();
-        let cs = new_cs();
-        let v = alloc_g1::<Config>(&cs, Some(honest)).unwrap();
-        assert!(cs.is_satisfied().unwrap());
-        assert_eq!(v.value().unwrap().into_affine(), honest);
+        // The commitment.
+        for (what, t) in [
+            ("zero", Fq12_381::from(0u64)),
+            ("random", random),
+            ("cyclotomic", cyclotomic),
+        ] {
+            let cs = new_cs();
+            let _ = TcCommitmentVar::<Config>::new_witness(
+                cs.clone(),
+                Some(&TcCommitment(PairingOutput(t))),
+            )
+            .unwrap();
+            assert!(!cs.is_satisfied().unwrap(), "a {what} commitment");
+        }
+        let allocates = |f: &dyn Fn(&mut TcProof<E>)| {
+            let mut bad = o.proof.clone();
+            f(&mut bad);
+            let cs = new_cs();
+            let v = TcProofVar::<Config>::new_witness(cs.clone(), 4, Some(&bad)).unwrap();
+            (cs.is_satisfied().unwrap(), v)
+        };
+        type Tamper = Box<dyn Fn(&mut TcProof<E>)>;
+        let refused: Vec<(&str, Tamper)> = vec![
+            (
+                "round 0's T_L zero",
+                Box::new(|p| p.rounds[0].t_l = PairingOutput(Fq12_381::from(0u64))),
+            ),
+            (
+                "round 0's T_R random",
+                Box::new(move |p| p.rounds[0].t_r = PairingOutput(random)),
+            ),
+            (
+                "round 1's T_L cyclotomic",
+                Box::new(move |p| p.rounds[1].t_l = PairingOutput(cyclotomic)),
+            ),
+            ("ĥ off G2", Box::new(move |p| p.h_hat = off_g2)),
+            (
+                "a G2 quotient off G2",
+                Box::new(move |p| p.h_hat_opening[1] = off_g2),
+            ),
+        ];
+        for (what, f) in &refused {
+            assert!(!allocates(f.as_ref()).0, "{what}: allocated");
+        }
+        // G1: the allocated point is in G1 (not the one asked for), or the identity.
+        let (ok, v) = allocates(&|p| p.u = off_g1);
+        let got = v.u.value().unwrap().into_affine();
+        assert!(ok && got != off_g1 && got.is_in_correct_subgroup_assuming_on_curve());
+        let (ok, v) = allocates(&|p| p.q_opening.quotients[0] = G1A::<Config>::zero());
+        assert!(ok && v.q_opening[0].value().unwrap().into_affine().is_zero());
     }
 
     /// Constraint counts of the gadget's parts (printed with `--nocapture`; quoted in the
@@ -888,18 +696,10 @@ mod tests {
         let g2v = (G2A::<Config>::generator() * Fr381::rand(&mut rng)).into_affine();
         let gtv = E::pairing(g1v, g2v).0;
         let g1 = count(&|cs| {
-            let _ = alloc_g1::<Config>(cs, Some(g1v)).unwrap();
+            let _ = alloc_g1_or_identity::<Config>(cs, Some(g1v)).unwrap();
         });
         let g2 = count(&|cs| {
             let _ = alloc_g2::<Config>(cs, Some(g2v)).unwrap();
-        });
-        let g2_plain = count(&|cs| {
-            let _ = G2Var::<Config>::new_variable_omit_prime_order_check(
-                cs.clone(),
-                || Ok(g2v.into_group()),
-                AllocationMode::Witness,
-            )
-            .unwrap();
         });
         let gt = count(&|cs| {
             let _ = alloc_gt::<Config>(cs, Some(gtv)).unwrap();
@@ -918,7 +718,7 @@ mod tests {
             );
             let (a, b) = (bits(cs, xa), bits(cs, xb));
             let before = cs.num_constraints();
-            let _ = two_exponent::<Config>(&l, &a, &r, &b).unwrap();
+            let _ = gt_two_exponent::<Config>(&l, &a, &r, &b).unwrap();
             println!(
                 "  G_T two-exponent step:      {}",
                 cs.num_constraints() - before
@@ -933,10 +733,8 @@ mod tests {
             totals.push((n, c));
         }
         println!("Testudo-Comm gadget over F_q (BLS12-381), constraints:");
-        println!("  G1 witness ((1 − u) clearing):   {g1}");
-        println!(
-            "  G2 witness (on curve + ψ check): {g2} (of which on-curve allocation {g2_plain})"
-        );
+        println!("  G1 witness ((1 − u) clearing, or the identity): {g1}");
+        println!("  G2 witness (on the twist + ψ check): {g2}");
         println!("  G_T witness (membership):        {gt}");
         for (n, c) in &totals {
             println!("  whole opening, {n} variables:     {c}");
