@@ -171,21 +171,25 @@ end
 return nil
 "#;
 
-/// Deletes the consumers of a kind's group that hold nothing and were idle at least the given
-/// time: consumer names carry the process id, so every restart leaves one behind, and
-/// `XPENDING`/`XINFO` grow with them. KEYS: the stream; ARGV: group, min idle (ms), the calling
-/// consumer (kept). A consumer with a pending entry is never deleted (that would drop the entry
-/// from the group's pending list: a lost task). Returns how many went.
+/// Deletes the consumers of the kinds' groups that hold nothing and were idle at least the
+/// given time: consumer names carry the process id, so every restart leaves one behind, and
+/// `XPENDING`/`XINFO` grow with them. KEYS: the kinds' streams (one round trip for all of
+/// them); ARGV: group, min idle (ms), the calling consumer (kept). A consumer with a pending
+/// entry is never deleted (that would drop the entry from the group's pending list: a lost
+/// task). Returns how many went.
 const REAP_CONSUMERS: &str = r#"
-local ok, consumers = pcall(redis.call, 'XINFO', 'CONSUMERS', KEYS[1], ARGV[1])
-if not ok then return 0 end
 local gone = 0
-for _, c in ipairs(consumers) do
-  local f = {}
-  for j = 1, #c, 2 do f[c[j]] = c[j + 1] end
-  if f['pending'] == 0 and f['idle'] >= tonumber(ARGV[2]) and f['name'] ~= ARGV[3] then
-    redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], f['name'])
-    gone = gone + 1
+for _, stream in ipairs(KEYS) do
+  local ok, consumers = pcall(redis.call, 'XINFO', 'CONSUMERS', stream, ARGV[1])
+  if ok then
+    for _, c in ipairs(consumers) do
+      local f = {}
+      for j = 1, #c, 2 do f[c[j]] = c[j + 1] end
+      if f['pending'] == 0 and f['idle'] >= tonumber(ARGV[2]) and f['name'] ~= ARGV[3] then
+        redis.call('XGROUP', 'DELCONSUMER', stream, ARGV[1], f['name'])
+        gone = gone + 1
+      end
+    end
   end
 end
 return gone
@@ -503,25 +507,17 @@ impl RedisQueue {
 
     /// Every half of the idle limit (per process and set of kinds): deletes the consumers of
     /// `kinds`' groups idle [`QueueConfig::idle_consumer_after`] and holding nothing (other
-    /// processes' leftovers), one [`REAP_CONSUMERS`] call per kind. Returns how many went.
+    /// processes' leftovers), one [`REAP_CONSUMERS`] call for all of them. Returns how many went.
     async fn reap_idle_consumers(&self, key: &str, kinds: &[&str], consumer: &str) -> Result<u64, QueueError> {
         let idle = self.config.idle_consumer_after;
         if !due_every(&self.reaped, key, idle / 2) {
             return Ok(0);
         }
-        let mut gone = 0;
+        let mut inv = self.reap_consumers.prepare_invoke();
         for kind in kinds {
-            let n: u64 = self
-                .reap_consumers
-                .key(stream(kind))
-                .arg(GROUP)
-                .arg(idle.as_millis().max(1) as u64)
-                .arg(consumer)
-                .invoke_async(&mut self.conn.clone())
-                .await
-                .map_err(err)?;
-            gone += n;
+            inv.key(stream(kind));
         }
+        let gone: u64 = inv.arg(GROUP).arg(idle.as_millis().max(1) as u64).arg(consumer).invoke_async(&mut self.conn.clone()).await.map_err(err)?;
         Ok(gone)
     }
 

@@ -27,6 +27,8 @@ async fn idle_consumers_holding_nothing_are_deleted() {
         return;
     };
     let kind = format!("t.reap.{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+    // A second kind, served by the same claims: one maintenance call reaps both groups.
+    let kind2 = format!("{kind}.b");
     // Leases of a minute (the held one never expires here), and consumers idle 2 s holding
     // nothing go.
     let limit = Duration::from_secs(2);
@@ -40,6 +42,9 @@ async fn idle_consumers_holding_nothing_are_deleted() {
     q.enqueue(&kind, TaskMessage::new("j", "t1", "{}")).await.unwrap();
     let done = q.claim(&kind, "ghost-41", Duration::from_secs(5)).await.unwrap().expect("delivered");
     q.complete(&done).await.unwrap();
+    q.enqueue(&kind2, TaskMessage::new("j", "t1b", "{}")).await.unwrap();
+    let done = q.claim(&kind2, "ghost-41", Duration::from_secs(5)).await.unwrap().expect("delivered");
+    q.complete(&done).await.unwrap();
     q.enqueue(&kind, TaskMessage::new("j", "t2", "{}")).await.unwrap();
     let held = q.claim(&kind, "holder-42", Duration::from_secs(5)).await.unwrap().expect("delivered");
     let names = |c: &[(String, i64)]| c.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
@@ -48,9 +53,11 @@ async fn idle_consumers_holding_nothing_are_deleted() {
     // A live consumer's claims run the maintenance; the holder reads nothing more.
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
-        assert!(q.claim(&kind, "live-43", Duration::from_millis(100)).await.unwrap().is_none());
+        assert!(q.claim_any(&[&kind, &kind2], "live-43", Duration::from_millis(100)).await.unwrap().is_none());
         let now = consumers(&mut admin, &kind).await;
+        let now2 = consumers(&mut admin, &kind2).await;
         if !names(&now).contains(&"ghost-41".to_string()) {
+            assert!(!names(&now2).contains(&"ghost-41".to_string()), "reaped in one group, not the other: {now2:?}");
             // Deleted only once idle the limit: its last read came after `before_ghost`.
             assert!(before_ghost.elapsed() >= limit, "deleted after {:?}", before_ghost.elapsed());
             assert!(now.contains(&("holder-42".to_string(), 1)), "the consumer holding a lease was deleted: {now:?}");
