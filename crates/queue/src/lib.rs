@@ -27,7 +27,9 @@
 //!
 //! Stream `prover:q:{kind}` with consumer group `workers`; dead letters in stream
 //! `prover:dlq:{kind}`; retries waiting for their backoff in sorted set
-//! `prover:delayed:{kind}` (score = due time in ms); the `XAUTOCLAIM` cursor of each kind in hash
+//! `prover:delayed:{kind}` (score = due time in ms); the `XAUTOCLAIM` cursor of each kind, and
+//! its maintenance lease (field `lease:{kind}`: `{consumer} {until ms}`, the one consumer that
+//! reaps the kind's expired leases and promotes its retries), in hash
 //! `prover:autoclaim`; current lease per message in hash
 //! `prover:lease:{kind}`; fencing counter `prover:fence`; the ids enqueued once per job in set
 //! `prover:once:{job}` (members `kind/task id`, expiring a week after the last addition). Acknowledged entries are deleted,

@@ -134,39 +134,61 @@ end
 return 1
 "#;
 
-/// The maintenance of every kind a consumer serves, in one round trip. KEYS: stream and delayed
-/// set of each kind, then the cursor hash; ARGV: now (ms), group, consumer, min idle (ms), the
-/// number of kinds, the kind names. For each kind, moves the retries whose backoff is over to
-/// the stream; then, kind by kind, scans the pending list with `XAUTOCLAIM` (COUNT 1, up to 16
-/// stretches, from the cursor kept in the hash) and returns the first expired entry it claims
-/// as `{kind number (1-based), id, fields}`, or nil.
+/// The maintenance of every kind a consumer serves, in one round trip, by whichever consumer
+/// holds the kind's maintenance lease: one reaper per kind at a time, however many consumers
+/// serve it. KEYS: stream and delayed set of each kind, then the cursor hash; ARGV: now (ms),
+/// group, consumer, min idle (ms), the number of kinds, the lease (ms), the kind names. For
+/// each kind, takes (or renews) the lease, field `lease:{kind}` of the hash (`{consumer}
+/// {until ms}`), unless another consumer holds it unexpired, and skips the kind then. For each
+/// kind it leads, moves the retries whose backoff is over to the stream; then, kind by kind,
+/// scans the pending list with `XAUTOCLAIM` (COUNT 1, up to 16 stretches, from the cursor kept
+/// in the hash) and returns the first expired entry it claims as `{kind number (1-based), id,
+/// fields}`, or nil.
 const MAINTAIN: &str = r#"
 local n = tonumber(ARGV[5])
 local now = ARGV[1]
+local cursors = KEYS[2 * n + 1]
+local leads = {}
 for i = 1, n do
-  local due = redis.call('ZRANGEBYSCORE', KEYS[2 * i], '-inf', now, 'LIMIT', 0, 100)
-  for _, m in ipairs(due) do
-    redis.call('XADD', KEYS[2 * i - 1], '*', 'm', m)
-    redis.call('ZREM', KEYS[2 * i], m)
+  local field = 'lease:' .. ARGV[6 + i]
+  local held = redis.call('HGET', cursors, field)
+  local mine = true
+  if held then
+    local who, till = string.match(held, '^(.*) (%d+)$')
+    if who and who ~= ARGV[3] and tonumber(till) > tonumber(now) then mine = false end
+  end
+  if mine then
+    redis.call('HSET', cursors, field, ARGV[3] .. ' ' .. (tonumber(now) + tonumber(ARGV[6])))
+  end
+  leads[i] = mine
+end
+for i = 1, n do
+  if leads[i] then
+    local due = redis.call('ZRANGEBYSCORE', KEYS[2 * i], '-inf', now, 'LIMIT', 0, 100)
+    for _, m in ipairs(due) do
+      redis.call('XADD', KEYS[2 * i - 1], '*', 'm', m)
+      redis.call('ZREM', KEYS[2 * i], m)
+    end
   end
 end
-local cursors = KEYS[2 * n + 1]
 for i = 1, n do
-  local kind = ARGV[5 + i]
-  local cursor = redis.call('HGET', cursors, kind)
-  if not cursor then cursor = '0-0' end
-  for _ = 1, 16 do
-    local r = redis.call('XAUTOCLAIM', KEYS[2 * i - 1], ARGV[2], ARGV[3], ARGV[4], cursor, 'COUNT', 1)
-    cursor = r[1]
-    for _, e in ipairs(r[2]) do
-      if e[2] then
-        redis.call('HSET', cursors, kind, cursor)
-        return {i, e[1], e[2]}
+  if leads[i] then
+    local kind = ARGV[6 + i]
+    local cursor = redis.call('HGET', cursors, kind)
+    if not cursor then cursor = '0-0' end
+    for _ = 1, 16 do
+      local r = redis.call('XAUTOCLAIM', KEYS[2 * i - 1], ARGV[2], ARGV[3], ARGV[4], cursor, 'COUNT', 1)
+      cursor = r[1]
+      for _, e in ipairs(r[2]) do
+        if e[2] then
+          redis.call('HSET', cursors, kind, cursor)
+          return {i, e[1], e[2]}
+        end
       end
+      if cursor == '0-0' then break end
     end
-    if cursor == '0-0' then break end
+    redis.call('HSET', cursors, kind, cursor)
   end
-  redis.call('HSET', cursors, kind, cursor)
 end
 return nil
 "#;
@@ -386,7 +408,18 @@ impl RedisQueue {
     /// costs about two maintenance calls and two blocking reads a second, however many kinds
     /// it serves (a retry waits up to that much longer than its backoff).
     fn maintenance_due(&self, key: &str) -> bool {
-        due_every(&self.maintained, key, (self.config.visibility_timeout / 4).min(MAINTENANCE_EVERY))
+        due_every(&self.maintained, key, self.maintenance_every())
+    }
+
+    fn maintenance_every(&self) -> Duration {
+        (self.config.visibility_timeout / 4).min(MAINTENANCE_EVERY)
+    }
+
+    /// How long a kind's maintenance lease lasts ([`MAINTAIN`]): three of its holder's rounds,
+    /// so a holder that stops claiming (busy with a long task, or gone) hands it on within
+    /// that.
+    fn maintenance_lease(&self) -> Duration {
+        self.maintenance_every() * 3
     }
 
     async fn ensure_group(&self, kind: &str) -> Result<(), QueueError> {
@@ -476,7 +509,8 @@ impl RedisQueue {
                 .arg(GROUP)
                 .arg(consumer)
                 .arg(self.config.visibility_timeout.as_millis() as u64)
-                .arg(kinds.len());
+                .arg(kinds.len())
+                .arg(self.maintenance_lease().as_millis() as u64);
             for kind in kinds {
                 inv.arg(*kind);
             }

@@ -72,3 +72,53 @@ async fn idle_consumers_holding_nothing_are_deleted() {
     let again = q.claim(&kind, "ghost-41", Duration::from_secs(5)).await.unwrap().expect("delivered to a deleted consumer's name");
     q.complete(&again).await.unwrap();
 }
+
+/// One consumer at a time reaps a kind's expired leases and promotes its retries: the
+/// maintenance lease (field `lease:{kind}` of `prover:autoclaim`) names the consumer that took
+/// it and until when. Another consumer's claims leave the kind alone until the holder's lease
+/// runs out (the holder here stops claiming, as a crashed process does); then it takes the
+/// lease over, and the task the holder left is still redelivered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_consumer_at_a_time_reaps_a_kind() {
+    let Ok(url) = std::env::var("PROVER_TEST_REDIS_URL") else {
+        assert!(std::env::var("PROVER_TEST_REQUIRE_SERVICES").as_deref() != Ok("1"), "PROVER_TEST_REDIS_URL is not set");
+        return;
+    };
+    let kind = format!("t.lead.{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+    // Leases of 2 s: maintenance every 500 ms, its lease 1.5 s.
+    let q = RedisQueue::connect(&url, QueueConfig { visibility_timeout: Duration::from_secs(2), ..contract_config() }).await.unwrap();
+    let mut admin = redis::Client::open(url.as_str()).unwrap().get_multiplexed_async_connection().await.unwrap();
+    let holder = |v: Option<String>| -> (String, u64) {
+        let v = v.expect("a maintenance lease");
+        let (who, until) = v.rsplit_once(' ').unwrap();
+        (who.to_string(), until.parse().unwrap())
+    };
+    let field = format!("lease:{kind}");
+
+    q.enqueue(&kind, TaskMessage::new("j", "t1", "{}")).await.unwrap();
+    let first = q.claim(&kind, "gone-1", Duration::from_secs(5)).await.unwrap().expect("delivered");
+    let (who, gone_until) = holder(redis::cmd("HGET").arg("prover:autoclaim").arg(&field).query_async(&mut admin).await.unwrap());
+    assert_eq!(who, "gone-1", "the first claim took the kind's maintenance lease");
+
+    // gone-1 never claims or completes again.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    // After each of live-2's claims, who holds the lease: the first time it is live-2, it was
+    // taken 1.5 s before its end, which must be past gone-1's end.
+    let mut taken_at = None;
+    let again = loop {
+        let got = q.claim(&kind, "live-2", Duration::from_millis(200)).await.unwrap();
+        let (who, until) = holder(redis::cmd("HGET").arg("prover:autoclaim").arg(&field).query_async(&mut admin).await.unwrap());
+        if who == "live-2" && taken_at.is_none() {
+            taken_at = Some(until - 1500);
+        }
+        if let Some(l) = got {
+            break l;
+        }
+        assert!(Instant::now() < deadline, "the abandoned task was never redelivered");
+    };
+    assert_eq!((again.task.task_id.as_str(), again.consumer.as_str()), ("t1", "live-2"));
+    assert!(again.token > first.token, "a redelivery gets a newer fencing token");
+    let taken_at = taken_at.expect("live-2 took the lease over");
+    assert!(taken_at >= gone_until, "taken over at {taken_at} ms, while gone-1 held it until {gone_until}");
+    q.complete(&again).await.unwrap();
+}
