@@ -253,6 +253,12 @@ pub struct BackendArgs {
     /// answers. Under `everysec` each acknowledgement waits for the next fsync (up to ~1 s).
     #[arg(long, env = "PROVER_REDIS_DURABILITY", default_value = "auto", value_parser = ["none", "auto", "aof"])]
     pub redis_durability: String,
+    /// Replicas that must have a submit, a cancel or a token fsynced to their own AOF before it
+    /// is acknowledged (`WAITAOF`'s replica count: Redis 7.2+, replicas with appendonly yes), so
+    /// it survives the loss of the primary's machine; a write they do not confirm in time is
+    /// not acknowledged (the client retries with its idempotency key). 0: the primary only.
+    #[arg(long, env = "PROVER_REDIS_ACK_REPLICAS", default_value_t = 0)]
+    pub redis_ack_replicas: u32,
     /// Seconds to wait at start for Redis to answer and the S3 endpoint to accept connections
     /// (a backend restarting, or started after this process), trying again with a growing delay
     /// and logging each try; 0 tries once. A wrong password or URL fails at once.
@@ -447,7 +453,8 @@ pub async fn connect_backends(b: &BackendArgs, queue_config: QueueConfig, config
         tracing::warn!(reason = why, "Redis eviction policy not checked (--assume-noeviction): an evicted key would be a lost task");
     }
     let durability: queue::durable::Durability = if acks { b.redis_durability.parse().map_err(ServiceError::Config)? } else { queue::durable::Durability::None };
-    let (gate, risk) = queue::durable::AckGate::open(redis, durability, redis_timeout).await.map_err(|e| match e {
+    let replicas = if acks { b.redis_ack_replicas } else { 0 };
+    let (gate, risk) = queue::durable::AckGate::open_with(redis, durability, replicas, redis_timeout).await.map_err(|e| match e {
         queue::durable::OpenError::Refused(why) => ServiceError::Config(why),
         e @ queue::durable::OpenError::Backend(_) => backend("Redis persistence")(Box::new(e)),
     })?;

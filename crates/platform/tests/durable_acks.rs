@@ -133,6 +133,7 @@ fn backend_args(redis: &str, durability: &str) -> BackendArgs {
         redis_timeout_secs: TIMEOUT.as_secs(),
         assume_noeviction: false,
         redis_durability: durability.into(),
+        redis_ack_replicas: 0,
         backend_wait_secs: 0,
     }
 }
@@ -238,4 +239,55 @@ async fn aof_durability_refuses_a_redis_that_cannot_give_it() {
     let p = connect_backends(&backend_args(&always.url(), "aof"), QueueConfig::default(), PlatformConfig::default(), true).await.unwrap();
     let (job, _) = p.submit(noop::request(1), None).await.unwrap();
     assert!(p.job_store().get(&job).await.unwrap().is_some());
+}
+
+/// Replica acknowledgements (`--redis-ack-replicas`): with one replica (AOF on), a round
+/// returns once the replica has the write, which it then serves; with the replica gone, a
+/// round is an error, so the write is not acknowledged; a count of replicas the server does not
+/// have is never confirmed; replicas without durability, or of a Redis without `WAITAOF` (the
+/// apt Redis 7.0), are refused at start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acknowledgements_wait_for_replicas() {
+    let Some(bin) = server_bin("PROVER_TEST_VALKEY_SERVER", None) else { return };
+    let primary = Server::start(&bin, &["--appendonly", "yes", "--appendfsync", "everysec"]).await;
+    let port = primary.port.to_string();
+    let replica = Server::start(&bin, &["--appendonly", "yes", "--appendfsync", "everysec", "--replicaof", "127.0.0.1", &port]).await;
+    let info = |s: &Server| {
+        let url = s.url();
+        async move {
+            let mut c = redis::Client::open(url).unwrap().get_multiplexed_async_connection().await.unwrap();
+            redis::cmd("INFO").arg("replication").query_async::<String>(&mut c).await.unwrap()
+        }
+    };
+    let deadline = std::time::Instant::now() + BOUND;
+    while !(info(&primary).await.contains("connected_slaves:1") && info(&replica).await.contains("master_link_status:up")) {
+        assert!(std::time::Instant::now() < deadline, "the replica never synchronised");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Rounds of at most 3 s (three quarters of the answer timeout).
+    let short = Duration::from_secs(4);
+    let (gate, warning) = AckGate::open_with(&primary.url(), Durability::Auto, 1, short).await.unwrap();
+    assert_eq!(warning, None);
+    let gate = gate.expect("a gate that waits for the replica");
+    let mut pc = primary.conn().await;
+    let _: () = redis::cmd("SET").arg("acked").arg("1").query_async(&mut pc).await.unwrap();
+    gate.wait().await.expect("one replica confirms");
+    let on_replica: Option<String> = redis::cmd("GET").arg("acked").query_async(&mut replica.conn().await).await.unwrap();
+    assert_eq!(on_replica.as_deref(), Some("1"), "acknowledged before the replica had it");
+    // More replicas than there are: never confirmed.
+    let (two, _) = AckGate::open_with(&primary.url(), Durability::Auto, 2, short).await.unwrap();
+    let e = two.unwrap().wait().await.unwrap_err();
+    assert!(e.contains("1 of the 2 replicas"), "{e}");
+    // The replica gone: the next write is not acknowledged.
+    drop(replica);
+    let _: () = redis::cmd("SET").arg("lost").arg("1").query_async(&mut pc).await.unwrap();
+    let e = gate.wait().await.unwrap_err();
+    assert!(e.contains("0 of the 1 replicas") && e.contains("--redis-ack-replicas"), "{e}");
+    // Refused at start: replicas with durability off, and a Redis without WAITAOF.
+    assert!(matches!(AckGate::open_with(&primary.url(), Durability::None, 1, short).await, Err(queue::durable::OpenError::Refused(m)) if m.contains("--redis-durability")));
+    if let Some(r7) = redis7() {
+        let old = Server::start(&r7, &["--appendonly", "yes", "--appendfsync", "always"]).await;
+        let r = AckGate::open_with(&old.url(), Durability::Auto, 1, short).await;
+        assert!(matches!(&r, Err(queue::durable::OpenError::Refused(m)) if m.contains("WAITAOF")), "{:?}", r.map(|(g, w)| (g.is_some(), w)));
+    }
 }

@@ -20,6 +20,11 @@
 //!
 //! On a server without `WAITAOF` (Redis 7.0) and with `appendfsync always` there is nothing to
 //! wait for: the reply already followed the fsync, and no gate is returned.
+//!
+//! Replicas ([`AckGate::open_with`], `--redis-ack-replicas N`): the same round also waits until
+//! `N` replicas have the writes fsynced to their own AOF (`WAITAOF`'s second count), so an
+//! acknowledged write survives the loss of the primary's machine too; a round that `N`
+//! replicas do not confirm in time is an error, and the write is not acknowledged.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -140,6 +145,10 @@ pub enum OpenError {
 /// the module doc).
 pub struct AckGate {
     conn: ConnectionManager,
+    /// Wait for the server's own AOF (it has AOF on).
+    local: bool,
+    /// Replicas that must have fsynced the writes too.
+    replicas: u32,
     /// Rounds begun (each takes the lock first, so this only grows under it).
     begun: AtomicU64,
     /// The number of the last round that succeeded.
@@ -153,7 +162,17 @@ impl AckGate {
     /// waits with `WAITAOF`. Each round may take up to three quarters of `response_timeout`
     /// (the connection's limit on one answer).
     pub async fn open(url: &str, asked: Durability, response_timeout: Duration) -> Result<(Option<AckGate>, Option<String>), OpenError> {
+        Self::open_with(url, asked, 0, response_timeout).await
+    }
+
+    /// [`AckGate::open`], each round also waiting until `replicas` replicas have fsynced the
+    /// writes to their AOF (see the module doc). With replicas there is always a gate; refused
+    /// for [`Durability::None`] and on a server without `WAITAOF`.
+    pub async fn open_with(url: &str, asked: Durability, replicas: u32, response_timeout: Duration) -> Result<(Option<AckGate>, Option<String>), OpenError> {
         if asked == Durability::None {
+            if replicas > 0 {
+                return Err(OpenError::Refused("--redis-ack-replicas (PROVER_REDIS_ACK_REPLICAS) needs --redis-durability auto or aof".into()));
+            }
             return Ok((None, None));
         }
         let backend = |e: redis::RedisError| OpenError::Backend(format!("reading Redis's persistence settings: {e}"));
@@ -164,8 +183,15 @@ impl AckGate {
         let mut conn = ConnectionManager::new_with_config(client, config).await.map_err(backend)?;
         let p = redis_persistence(&mut conn).await.map_err(backend)?;
         let Plan { waitaof, warning } = plan(asked, &p).map_err(OpenError::Refused)?;
-        let gate = waitaof.then(|| AckGate {
+        if replicas > 0 && !p.waitaof {
+            return Err(OpenError::Refused(format!(
+                "--redis-ack-replicas {replicas} (PROVER_REDIS_ACK_REPLICAS): this Redis has no WAITAOF (it needs 7.2 or later) to wait for replicas with"
+            )));
+        }
+        let gate = (waitaof || replicas > 0).then(|| AckGate {
             conn,
+            local: waitaof,
+            replicas,
             begun: AtomicU64::new(0),
             finished: tokio::sync::Mutex::new(0),
             wait_ms: (response_timeout.as_millis() as u64 * 3 / 4).max(1),
@@ -184,18 +210,24 @@ impl AckGate {
             return Ok(());
         }
         let round = self.begun.fetch_add(1, Ordering::SeqCst) + 1;
-        let (_, (local, _replicas)): (i64, (i64, i64)) = redis::pipe()
+        let (_, (local, replicas)): (i64, (i64, i64)) = redis::pipe()
             .cmd("INCR")
             .arg(MARKER_KEY)
             .cmd("WAITAOF")
-            .arg(1)
-            .arg(0)
+            .arg(u8::from(self.local))
+            .arg(self.replicas)
             .arg(self.wait_ms)
             .query_async(&mut self.conn.clone())
             .await
             .map_err(|e| format!("Redis did not confirm the write is on disk: {e}"))?;
-        if local < 1 {
+        if self.local && local < 1 {
             return Err(format!("Redis did not fsync the write to its AOF within {} ms", self.wait_ms));
+        }
+        if replicas < i64::from(self.replicas) {
+            return Err(format!(
+                "{replicas} of the {} replicas asked for (--redis-ack-replicas) fsynced the write within {} ms",
+                self.replicas, self.wait_ms
+            ));
         }
         *finished = round;
         Ok(())
