@@ -85,6 +85,8 @@
 //! - Target-group compression of Testudo-Comm's proof (the paper's Remark 2).
 //! - A platform job kind (planner/worker tasks) for Testudo.
 
+#[cfg(feature = "r1cs")]
+pub mod compress;
 pub mod error;
 pub mod pcs;
 pub mod poly;
