@@ -80,8 +80,9 @@ pub type InnerProof<P> = SpartanProof<Fr<P>, TcCommitment<Bls12<P>>, TcProof<Bls
 /// The R1CS digest's length in bytes (BLAKE2b-256), as the transcript absorbs it.
 const R1CS_DIGEST_BYTES: usize = 32;
 
-/// The largest `s_x` or `s_y` a key may name (a shape past it could not be allocated anyway).
-const MAX_LOG_SIZE: u32 = 40;
+/// The largest `s_x` or `s_y` a final key may name, and the most `r_x` or `r_y` values a
+/// final proof may carry (a shape past it could not be allocated anyway).
+pub const MAX_LOG_SIZE: u32 = 40;
 
 /// The number of Pari public inputs for `shape` over `Q`: the digest's chunks, `io`, `r_x`,
 /// `ρ`, `r_y`, `v_M`.
