@@ -75,4 +75,19 @@ pub enum Error {
     /// Constraint synthesis failed (the in-circuit transcript, feature `r1cs`).
     #[error("constraint synthesis: {0}")]
     Synthesis(String),
+
+    /// A compression key is used with what it was not made for: another shape, another
+    /// Testudo-Comm key, another Pari key, or a digest other than the pinned one
+    /// (`compress`, feature `r1cs`).
+    #[error("compression key mismatch: {0}")]
+    KeyMismatch(String),
+
+    /// Pari's setup or prover failed on the compression circuit (`compress`).
+    #[error("Pari: {0}")]
+    Pari(String),
+
+    /// A final proof's Pari proof does not verify for the public inputs the final verifier
+    /// computed (`compress::verify_final`).
+    #[error("final proof rejected: the Pari proof does not verify for these public inputs")]
+    FinalProofRejected,
 }

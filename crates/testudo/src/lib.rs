@@ -4,7 +4,8 @@
 //! proves R1CS satisfiability with Spartan, a sumcheck-based argument (no FFTs), whose one
 //! polynomial opening uses Testudo-Comm, a multilinear commitment with a universal √N-size
 //! setup, and then compresses the Spartan verifier into a constant-size SNARK. This crate
-//! holds the inner part. It is a pure proof library: no I/O, no global state.
+//! holds the inner part and (feature `r1cs`) the compression into a Pari proof on the outer
+//! curve (`compress`). It is a pure proof library: no I/O, no global state.
 //!
 //! # Notation (the paper's, §2.5, as used throughout)
 //!
@@ -75,16 +76,23 @@
 //!   subgroup: `testudo_comm::constraints`, build step 6), its G1, G2 and `G_T` allocations
 //!   and the MIPP's two-exponent `G_T` step those of the `bls12-gadgets` crate, shared with
 //!   `hekaton::wrap` (build step 5).
+//! - `compress` (feature `r1cs`, build step 7): both gadgets in one circuit over `F_q`, the
+//!   opening checked against the commitment Spartan's transcript absorbed, proved with Pari on
+//!   the outer curve (BW6-767 for BLS12-381): `setup`, `prove` (refuses an inner proof the
+//!   native verifier rejects), `verify_final` (checks `v_M` against the registered matrices,
+//!   then the Pari proof), a `FinalKey` pinned by its digest.
 //!
 //! # Not built yet
 //!
-//! - Zero knowledge and the compression of the Spartan verifier into a Pari proof on a
-//!   2-chain's outer curve: the Spartan and Testudo-Comm gadgets put together in one circuit
-//!   and proved (build step 7).
-//! - Spartan's SPARK computation commitments (the verifier reads the R1CS instead).
+//! - Zero knowledge of the whole: the final proof reveals `r_x, ρ, r_y, v_M` (see
+//!   `compress`); whether that leaks is not argued yet.
+//! - Spartan's SPARK computation commitments (the verifier, and the final verifier after the
+//!   compression, read the R1CS instead).
 //! - Target-group compression of Testudo-Comm's proof (the paper's Remark 2).
 //! - A platform job kind (planner/worker tasks) for Testudo.
 
+#[cfg(feature = "r1cs")]
+pub mod compress;
 pub mod error;
 pub mod pcs;
 pub mod poly;

@@ -45,7 +45,8 @@
 //! Every challenge is the low 254 bits of one squeezed `F_q` element.
 //!
 //! Not zero knowledge: the proof reveals evaluations of `w̃`. Testudo hides them by proving
-//! this verifier inside a SNARK (not built yet).
+//! this verifier inside a SNARK (`crate::compress`, feature `r1cs`: the final proof still
+//! reveals the challenges and `v_M`).
 
 use ark_ff::PrimeField;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
