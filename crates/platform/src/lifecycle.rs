@@ -111,9 +111,8 @@ impl Platform {
             return Ok(());
         }
         if rec.state != JobState::Done {
-            for k in self.registry().task_kinds() {
-                self.queue().purge_job(k.name, job).await?;
-            }
+            // O(the job's messages): the queue's per-job task index, not a walk of each kind.
+            self.queue().purge_all(job).await?;
         }
         self.queue().forget_job(job).await?;
         self.delete_ended_objects(&rec).await?;

@@ -12,9 +12,13 @@
 //!   ([`jobs::JobStore::active_page`], records without their spec): one with nothing queued,
 //!   running or delayed and no progress for `reconcile_grace`, seen so on two rounds in a row,
 //!   is re-driven (a `queued` job: its plan task is enqueued again) or failed with the reason
-//!   (a `running` job: its tasks were lost). What is queued is read by one walk of each task
-//!   kind's queue ([`queue::Queue::outstanding`]), only when some job is idle that long: a
-//!   round costs O(active jobs + queued tasks), not their product.
+//!   (a `running` job: its tasks were lost). Whether an idle job has anything queued is read
+//!   from the queue's per-job task index ([`queue::Queue::jobs_with_tasks`], O(1) per job that
+//!   has, pipelined), so a round costs O(active jobs), however long the queues. Before it acts on a job
+//!   the index says is empty (on its second round), the reconciler confirms it with one walk
+//!   of each task kind's queue that such jobs use ([`queue::Queue::outstanding`]): a message
+//!   the index does not know (enqueued by a version before it) can never get a live job
+//!   failed. That walk runs only in a round that acts, not in every round some job is idle.
 //!
 //! One job whose clean-up fails (or one malformed dead letter) does not stop the round: it is
 //! logged, counted (`prover_backend_errors_total{role="reconciler"}`) and tried again next round.
@@ -132,26 +136,37 @@ impl Platform {
             let expected = self.config.expected.get(k.name()).map(|d| d.as_secs()).unwrap_or_else(|| k.expected_secs());
             ::metrics::gauge!("prover_job_expected_seconds", "kind" => k.name()).set(expected as f64);
         }
-        // Which of them still have a task waiting, running or delayed: one walk of each task
-        // kind's queue that an idle job's kind uses, however many jobs there are.
-        let mut busy = HashSet::new();
-        let mut walked = HashSet::new();
-        for job in &idle {
-            for t in self.registry().task_kinds_of(&job.kind) {
-                if walked.insert(t.name) {
-                    busy.extend(self.queue().outstanding(t.name).await?.into_keys());
-                }
-            }
-        }
+        // Which of them have nothing waiting, running or delayed: the task index, per job.
         let mut suspects = HashMap::new();
-        for rec in idle {
-            if busy.contains(&rec.id) {
+        let mut act = Vec::new();
+        let ids: Vec<String> = idle.iter().map(|r| r.id.clone()).collect();
+        let has_tasks = self.queue().jobs_with_tasks(&ids).await?;
+        for (rec, has) in idle.into_iter().zip(has_tasks) {
+            if has {
                 continue;
             }
             if st.suspects.get(&rec.id) != Some(&rec.updated_ms) {
                 // Seen idle once: act only if it is still so next round (a task moving from
                 // one queue to the next may have been missed by this round's look).
                 suspects.insert(rec.id.clone(), rec.updated_ms);
+                continue;
+            }
+            act.push(rec);
+        }
+        // Confirmed by a walk of the queues before acting (see the module doc): one walk of
+        // each task kind those jobs use, however many they are.
+        let mut busy = HashSet::new();
+        let mut walked = HashSet::new();
+        for rec in &act {
+            for t in self.registry().task_kinds_of(&rec.kind) {
+                if walked.insert(t.name) {
+                    busy.extend(self.queue().outstanding(t.name).await?.into_keys());
+                }
+            }
+        }
+        for rec in act {
+            if busy.contains(&rec.id) {
+                tracing::warn!(job = %rec.id, "a task the queue's job index does not list (enqueued by an earlier version?): not stalled");
                 continue;
             }
             if rec.state == JobState::Queued {

@@ -252,6 +252,53 @@ async fn redis_s3_a_lost_job_beyond_the_first_page_is_found() {
     a_lost_job_beyond_the_first_page_is_found(true, 15).await;
 }
 
+/// The one member of `job`'s task index, its plan task (`plan {entry id}`): the entry id.
+async fn plan_entry(admin: &mut redis::aio::MultiplexedConnection, job: &str) -> String {
+    let members: Vec<String> = redis::cmd("SMEMBERS").arg(format!("prover:tasks:{job}")).query_async(admin).await.unwrap();
+    assert_eq!(members.len(), 1, "{members:?}");
+    members[0].strip_prefix("plan ").expect("a plan task").to_string()
+}
+
+/// The reconciler reads the queue's per-job task index, and does not trust it blindly. Job A's
+/// plan task is deleted behind the queue's back (a raw `XDEL`, as a Redis that lost the entry
+/// would): its index still lists it, and the reconciler must see through that (the member is
+/// checked and dropped) and re-drive A on its second round. Job B's plan task is taken out of
+/// the index and put back by a raw `XADD` (as a version before the index enqueued it): the index
+/// says B has nothing, and the walk that confirms every job before it is acted on must keep B
+/// alive, on every round.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_reconciler_checks_the_task_index_against_the_queue() {
+    const DB: u8 = 8;
+    let Some((q, blobs, store, _dir)) = common::backends_in_db(true, QueueConfig::default(), DB).await else { return };
+    let url = std::env::var("PROVER_TEST_REDIS_URL").unwrap();
+    let url = format!("{}/{DB}", url.trim_end_matches('/').trim_end_matches("/0"));
+    let mut admin = redis::Client::open(url.as_str()).unwrap().get_multiplexed_async_connection().await.unwrap();
+    let () = redis::cmd("FLUSHDB").query_async(&mut admin).await.unwrap();
+    let config = PlatformConfig { reconcile_grace: Duration::ZERO, ..PlatformConfig::default() };
+    let p = Platform::with_config(q.clone(), blobs, store.clone(), config);
+    let (a, _) = p.submit(noop::request(1), None).await.unwrap();
+    let (b, _) = p.submit(noop::request(1), None).await.unwrap();
+    let id_a = plan_entry(&mut admin, &a).await;
+    let deleted: u64 = redis::cmd("XDEL").arg("prover:q:plan").arg(&id_a).query_async(&mut admin).await.unwrap();
+    assert_eq!(deleted, 1);
+    let id_b = plan_entry(&mut admin, &b).await;
+    let entry: Vec<(String, Vec<(String, String)>)> = redis::cmd("XRANGE").arg("prover:q:plan").arg(&id_b).arg(&id_b).query_async(&mut admin).await.unwrap();
+    let m = entry[0].1.iter().find(|(f, _)| f == "m").expect("field m").1.clone();
+    assert_eq!(q.purge_job("plan", &b).await.unwrap(), 1);
+    let _: String = redis::cmd("XADD").arg("prover:q:plan").arg("*").arg("m").arg(&m).query_async(&mut admin).await.unwrap();
+    assert!(!q.job_has_tasks(&a).await.unwrap(), "a deleted entry still counted");
+    assert!(!q.job_has_tasks(&b).await.unwrap(), "B's raw entry is not indexed");
+    let mut st = ReconcileState::default();
+    assert_eq!(p.reconcile_once(&mut st).await.unwrap(), Default::default(), "nothing acted on after one look");
+    let second = p.reconcile_once(&mut st).await.unwrap();
+    assert_eq!((second.redriven, second.failed), (vec![a.clone()], vec![]), "A re-driven, B kept");
+    assert!(q.job_has_tasks(&a).await.unwrap(), "A's new plan task is indexed");
+    for round in 3..=5 {
+        assert_eq!(p.reconcile_once(&mut st).await.unwrap(), Default::default(), "round {round}");
+    }
+    assert_eq!(store.get(&b).await.unwrap().unwrap().state, JobState::Queued);
+}
+
 /// A done job keeps its record for the retention; a failed or a cancelled one for the shorter
 /// failed-job retention (a submit-and-cancel loop keeps a day of records, not a week). Read as
 /// the TTL Redis holds on each record.

@@ -434,3 +434,66 @@ pub async fn dead_letters_are_read_by_cursor(q: &dyn Queue, kind: &str) {
     let s = q.stats(kind).await.unwrap();
     assert_eq!((s.dead, s.dead_lettered), (1, 5), "a counter, not the queue's length: {s:?}");
 }
+
+/// A job's messages are followed through every move, across kinds: `job_has_tasks` is true
+/// while one waits, is leased, waits for its retry, is released or travels on as a report, and
+/// false once the last is completed or dead-lettered (by a failure or by a claim that buries
+/// it). `purge_all` removes the job's waiting and delayed messages of every kind, leaves its
+/// leased one and other jobs' messages.
+pub async fn job_has_tasks_follows_every_move(q: &dyn Queue, kind: &str) {
+    let max = contract_config().max_attempts;
+    // Job ids of this case alone: the index spans kinds, and cases share a server.
+    let (job, keep, reports) = (format!("idx-{kind}"), format!("idx-keep-{kind}"), format!("{kind}.r"));
+    assert!(!q.job_has_tasks(&job).await.unwrap());
+    q.enqueue(kind, task(&job, 1)).await.unwrap();
+    assert!(q.job_has_tasks(&job).await.unwrap(), "waiting");
+    let a = q.claim(kind, "w", SHORT).await.unwrap().expect("t1");
+    assert!(q.job_has_tasks(&job).await.unwrap(), "leased");
+    assert!(matches!(q.fail(&a, "boom").await.unwrap(), FailOutcome::Retried { .. }));
+    assert!(q.job_has_tasks(&job).await.unwrap(), "delayed");
+    let b = q.claim(kind, "w", LONG).await.unwrap().expect("t1 after its backoff");
+    assert_eq!((b.task.task_id.as_str(), b.attempt), ("t1", 2));
+    assert!(q.job_has_tasks(&job).await.unwrap(), "promoted and leased again");
+    q.release(&b).await.unwrap();
+    assert!(q.job_has_tasks(&job).await.unwrap(), "released");
+    let c = q.claim(kind, "w", SHORT).await.unwrap().expect("t1 released");
+    q.complete_with(&c, &[(reports.as_str(), task(&job, 2))], Duration::ZERO).await.unwrap();
+    assert!(q.job_has_tasks(&job).await.unwrap(), "its report, in another kind");
+    assert_eq!((q.job_tasks(kind, &job).await.unwrap(), q.job_tasks(&reports, &job).await.unwrap()), (0, 1));
+    let r = q.claim(&reports, "executor", SHORT).await.unwrap().expect("the report");
+    q.complete(&r).await.unwrap();
+    assert!(!q.job_has_tasks(&job).await.unwrap(), "everything completed");
+    q.enqueue(kind, TaskMessage { failures: max - 1, ..task(&job, 3) }).await.unwrap();
+    let d = q.claim(kind, "w", SHORT).await.unwrap().expect("t3, on its last attempt");
+    assert_eq!(q.fail(&d, "last").await.unwrap(), FailOutcome::DeadLettered);
+    assert!(!q.job_has_tasks(&job).await.unwrap(), "dead-lettered");
+    q.enqueue(kind, TaskMessage { failures: max, ..task(&job, 4) }).await.unwrap();
+    assert!(q.claim(kind, "w", SHORT).await.unwrap().is_none(), "buried by the claim");
+    assert!(!q.job_has_tasks(&job).await.unwrap(), "buried");
+    // Waiting, delayed and leased messages in two kinds, and another job's.
+    q.enqueue(kind, task(&job, 5)).await.unwrap();
+    q.enqueue(kind, task(&job, 6)).await.unwrap();
+    assert_eq!(q.enqueue_once_many(&reports, vec![task(&job, 7), task(&job, 8)]).await.unwrap(), 2);
+    q.enqueue(kind, task(&keep, 9)).await.unwrap();
+    let leased = q.claim(kind, "w", SHORT).await.unwrap().expect("t5");
+    let f = q.claim(kind, "w", SHORT).await.unwrap().expect("t6");
+    assert!(matches!(q.fail(&f, "boom").await.unwrap(), FailOutcome::Retried { .. }));
+    assert_eq!(q.purge_all(&job).await.unwrap(), 3, "t6 delayed, t7 and t8 waiting");
+    assert_eq!(q.purge_all(&job).await.unwrap(), 0, "twice is once");
+    assert!(q.job_has_tasks(&job).await.unwrap(), "the leased one stays");
+    assert_eq!((q.job_tasks(kind, &job).await.unwrap(), q.job_tasks(&reports, &job).await.unwrap()), (1, 0));
+    assert_eq!(q.stats(kind).await.unwrap().delayed, 0);
+    q.complete(&leased).await.unwrap();
+    assert!(!q.job_has_tasks(&job).await.unwrap());
+    assert!(q.job_has_tasks(&keep).await.unwrap(), "another job's message stays");
+    let k = q.claim(kind, "w", SHORT).await.unwrap().expect("t9");
+    assert_eq!(k.task.job_id, keep);
+    q.complete(&k).await.unwrap();
+    assert!(!q.job_has_tasks(&keep).await.unwrap());
+    assert!(q.claim(&reports, "executor", SHORT).await.unwrap().is_none(), "t7 and t8 purged");
+    q.enqueue(&reports, task(&keep, 10)).await.unwrap();
+    let many: Vec<String> = (0..1_100).map(|i| if i == 1_050 { keep.clone() } else { format!("idx-none-{i}-{kind}") }).collect();
+    let has = q.jobs_with_tasks(&many).await.unwrap();
+    assert_eq!(has.iter().enumerate().filter(|(_, h)| **h).map(|(i, _)| i).collect::<Vec<_>>(), vec![1_050], "many jobs at once, in order");
+    q.purge_all(&keep).await.unwrap();
+}

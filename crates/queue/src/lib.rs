@@ -19,9 +19,12 @@
 //! * [`Queue::enqueue_once`] enqueues a task at most once per `(job, kind, task id)` (the check
 //!   and the enqueue are one atomic step), so a planner or executor that is cut short and runs
 //!   again does not duplicate work; [`Queue::forget_job`] drops a job's keys once it has ended.
-//! * [`Queue::job_tasks`] counts a job's messages that are waiting, running or delayed (a
-//!   reconciler's "is anything still happening for this job?"); [`Queue::outstanding`] counts
-//!   them for every job in one walk of a queue (Redis: pages of 1,000 entries).
+//! * [`Queue::job_tasks`] counts a job's messages of a kind that are waiting, running or
+//!   delayed, and [`Queue::job_has_tasks`] says whether it has any in any kind (a reconciler's
+//!   "is anything still happening for this job?"); [`Queue::purge_all`] removes its waiting and
+//!   delayed ones. All three cost O(the job's messages), whatever the queues hold: on Redis they
+//!   read the job's **task index**. [`Queue::outstanding`] counts every job's messages of a
+//!   kind in one walk of its queue (Redis: pages of 1,000 entries).
 //!
 //! ## Redis layout
 //!
@@ -32,7 +35,12 @@
 //! reaps the kind's expired leases and promotes its retries), in hash
 //! `prover:autoclaim`; current lease per message in hash
 //! `prover:lease:{kind}`; fencing counter `prover:fence`; the ids enqueued once per job in set
-//! `prover:once:{job}` (members `kind/task id`, expiring a week after the last addition). Acknowledged entries are deleted,
+//! `prover:once:{job}` (members `kind/task id`, expiring a week after the last addition); the
+//! job's task index in set `prover:tasks:{job}`, one member per message that is waiting, leased
+//! or delayed: `{kind} {stream entry id}`, or `{kind} {message JSON}` for a retry in the delayed
+//! set (same expiry, renewed by every addition). Every script that adds, moves or removes a
+//! message updates the index in the same step; a reader checks each member against the queue
+//! and drops the stale ones. Acknowledged entries are deleted,
 //! so **waiting work = `XLEN` − the group's `pending`** and **running work = `pending`**
 //! (`XINFO GROUPS`); the group's `lag` is not reliable after deletions. All state changes that
 //! must be atomic run as Lua scripts.
@@ -386,8 +394,12 @@ pub trait Queue: Send + Sync {
     async fn dead_letters_after(&self, kind: &str, after: Option<&str>, count: usize) -> Result<Vec<DeadLetter>, QueueError>;
     /// Deletes `kind`'s dead letters (once an operator has read them). Returns how many.
     async fn clear_dead_letters(&self, kind: &str) -> Result<u64, QueueError>;
-    /// Removes every waiting or delayed message of `job_id` (cancellation). Returns how many.
+    /// Removes every waiting or delayed message of `job_id` in `kind` (cancellation). Returns
+    /// how many. Leased messages stay: their holders end them.
     async fn purge_job(&self, kind: &str, job_id: &str) -> Result<u64, QueueError>;
+    /// [`Queue::purge_job`] for every kind at once, in O(the job's messages) (Redis: one walk
+    /// of the job's task index, whatever the queues hold): what a job's ending runs.
+    async fn purge_all(&self, job_id: &str) -> Result<u64, QueueError>;
     /// Enqueues `task` unless a task with the same `(job_id, kind, task_id)` was enqueued with
     /// this method before (since the last [`Queue::forget_job`]); the check and the enqueue are
     /// one atomic step. True if it was enqueued now.
@@ -409,6 +421,19 @@ pub trait Queue: Send + Sync {
     async fn forget_job(&self, job_id: &str) -> Result<(), QueueError>;
     /// Messages of `job_id` in `kind` that are waiting, running (leased) or delayed.
     async fn job_tasks(&self, kind: &str, job_id: &str) -> Result<u64, QueueError>;
+    /// Whether `job_id` has a message waiting, running (leased) or delayed in any kind: the
+    /// reconciler's "is anything still happening for this job?", in O(1) for a job that has
+    /// (Redis: the first live member of its task index).
+    async fn job_has_tasks(&self, job_id: &str) -> Result<bool, QueueError>;
+    /// [`Queue::job_has_tasks`] of each of `jobs`, in order, in as few round trips as the
+    /// backend allows (Redis: one pipeline per 1,000 jobs).
+    async fn jobs_with_tasks(&self, jobs: &[String]) -> Result<Vec<bool>, QueueError> {
+        let mut out = Vec::with_capacity(jobs.len());
+        for job in jobs {
+            out.push(self.job_has_tasks(job).await?);
+        }
+        Ok(out)
+    }
     /// [`Queue::job_tasks`] of every job with a message in `kind`, in one walk of the queue
     /// (jobs with none are absent): what a reconciler looking at many jobs reads once per kind
     /// instead of once per job and kind.

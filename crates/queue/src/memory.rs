@@ -325,6 +325,27 @@ impl Queue for MemoryQueue {
         Ok(by_job)
     }
 
+    async fn purge_all(&self, job_id: &str) -> Result<u64, QueueError> {
+        let mut st = self.state.lock().expect("queue mutex");
+        let mut removed = 0;
+        for k in st.kinds.values_mut() {
+            let before = k.ready.len() + k.delayed.len();
+            k.ready.retain(|r| r.3.job_id != job_id);
+            k.delayed.retain(|d| d.1.job_id != job_id);
+            removed += (before - k.ready.len() - k.delayed.len()) as u64;
+        }
+        Ok(removed)
+    }
+
+    async fn job_has_tasks(&self, job_id: &str) -> Result<bool, QueueError> {
+        let st = self.state.lock().expect("queue mutex");
+        Ok(st.kinds.values().any(|k| {
+            k.ready.iter().any(|r| r.3.job_id == job_id)
+                || k.held.values().any(|h| h.task.job_id == job_id)
+                || k.delayed.iter().any(|d| d.1.job_id == job_id)
+        }))
+    }
+
     async fn job_tasks(&self, kind: &str, job_id: &str) -> Result<u64, QueueError> {
         let st = self.state.lock().expect("queue mutex");
         let Some(k) = st.kinds.get(kind) else { return Ok(0) };

@@ -19,13 +19,13 @@ fn now_ms() -> u64 {
 }
 
 fn stream(kind: &str) -> String {
-    format!("prover:q:{kind}")
+    format!("{STREAM_PREFIX}{kind}")
 }
 fn dlq(kind: &str) -> String {
     format!("prover:dlq:{kind}")
 }
 fn delayed(kind: &str) -> String {
-    format!("prover:delayed:{kind}")
+    format!("{DELAYED_PREFIX}{kind}")
 }
 fn leases(kind: &str) -> String {
     format!("prover:lease:{kind}")
@@ -35,8 +35,26 @@ fn once_key(job: &str) -> String {
     format!("prover:once:{job}")
 }
 /// How long a job's enqueue-once record outlives its last addition (a safety net: the platform
-/// forgets a job's record when the job ends).
+/// forgets a job's record when the job ends). Its task index gets the same.
 const ONCE_TTL_SECS: u64 = 7 * 24 * 3600;
+
+/// The job's **task index**: set `prover:tasks:{job}` of its messages that are waiting, leased
+/// or delayed, in every kind. A member is `{kind} {stream entry id}` for a stream entry and
+/// `{kind} {message JSON}` for a retry in the delayed set (whose members are the JSON). Every
+/// script that adds, moves or removes a message keeps it, in the same atomic step, so a
+/// job's purge and the reconciler's "has this job anything left?" cost O(the job's messages),
+/// never a walk of the queues. Members are checked against the queue before they are
+/// believed, and stale ones dropped ([`LIVE`]).
+const INDEX_PREFIX: &str = "prover:tasks:";
+fn index_key(job: &str) -> String {
+    format!("{INDEX_PREFIX}{job}")
+}
+/// The start of an index member: `{kind} `.
+fn member_prefix(kind: &str) -> String {
+    format!("{kind} ")
+}
+const STREAM_PREFIX: &str = "prover:q:";
+const DELAYED_PREFIX: &str = "prover:delayed:";
 
 fn stats_key(kind: &str) -> String {
     format!("prover:stats:{kind}")
@@ -63,18 +81,34 @@ local consumer = string.sub(ARGV[3], 1, string.find(ARGV[3], ':[^:]*$') - 1)
 if #p == 0 or p[1][2] ~= consumer then return 0 end
 "#;
 
-/// After [`HELD`]: acknowledges and deletes the message, adds its throughput (ARGV[4]: busy
-/// ms) to stats hash KEYS[3], and appends each report ARGV[4 + i] to stream KEYS[3 + i].
+/// After [`HELD`]: acknowledges and deletes the message and drops it from its job's task
+/// index KEYS[4] (member prefix ARGV[6]), adds its throughput (ARGV[4]: busy ms) to stats hash
+/// KEYS[3], and appends report number r (ARGV[5 + 2r]: its member prefix, ARGV[6 + 2r]: its
+/// JSON) to stream KEYS[3 + 2r], indexed in KEYS[4 + 2r] (TTL ARGV[5]).
 const COMPLETE: &str = r#"
 redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
 redis.call('XDEL', KEYS[1], ARGV[2])
 redis.call('HDEL', KEYS[2], ARGV[2])
+redis.call('SREM', KEYS[4], ARGV[6] .. ARGV[2])
 redis.call('HINCRBY', KEYS[3], 'completed', 1)
 redis.call('HINCRBY', KEYS[3], 'busy_ms', ARGV[4])
-for i = 5, #ARGV do
-  redis.call('XADD', KEYS[i - 1], '*', 'm', ARGV[i])
+local r = 0
+for i = 7, #ARGV, 2 do
+  r = r + 1
+  local id = redis.call('XADD', KEYS[3 + 2 * r], '*', 'm', ARGV[i + 1])
+  redis.call('SADD', KEYS[4 + 2 * r], ARGV[i] .. id)
+  redis.call('EXPIRE', KEYS[4 + 2 * r], ARGV[5])
 end
 return 1
+"#;
+
+/// Appends message ARGV[1] to stream KEYS[1] and indexes it in its job's task index KEYS[2]
+/// (member prefix ARGV[2], TTL ARGV[3]). Returns the entry id.
+const ENQUEUE: &str = r#"
+local id = redis.call('XADD', KEYS[1], '*', 'm', ARGV[1])
+redis.call('SADD', KEYS[2], ARGV[2] .. id)
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+return id
 "#;
 
 /// A claim without blocking, in one round trip: the first new message of streams KEYS[1..n]
@@ -96,25 +130,31 @@ return nil
 "#;
 
 /// Enqueues tasks of one job into stream KEYS[1], each unless its member is already in set
-/// KEYS[2] (the job's enqueued-once record, whose TTL ARGV[1] is renewed). ARGV: the TTL, then
-/// pairs (member, JSON). Returns how many were enqueued.
+/// KEYS[2] (the job's enqueued-once record, whose TTL ARGV[1] is renewed), indexing each in
+/// the job's task index KEYS[3] (member prefix ARGV[2]). ARGV: the TTL, the member prefix, then
+/// pairs (once member, JSON). Returns how many were enqueued.
 const ENQUEUE_ONCE_MANY: &str = r#"
 local added = 0
-for i = 2, #ARGV, 2 do
+for i = 3, #ARGV, 2 do
   if redis.call('SADD', KEYS[2], ARGV[i]) == 1 then
-    redis.call('XADD', KEYS[1], '*', 'm', ARGV[i + 1])
+    local id = redis.call('XADD', KEYS[1], '*', 'm', ARGV[i + 1])
+    redis.call('SADD', KEYS[3], ARGV[2] .. id)
     added = added + 1
   end
 end
 redis.call('EXPIRE', KEYS[2], ARGV[1])
+if added > 0 then redis.call('EXPIRE', KEYS[3], ARGV[1]) end
 return added
 "#;
 
 /// Ends lease ARGV[2] held as ARGV[3] ('consumer:token'): only if the token is current and the
 /// group still assigns the message to that consumer. ARGV[4]: 'ack' | 'dead' | 'delay' | 'requeue'
 /// | 'extend' (keeps the lease: resets the message's idle time, without counting a delivery),
-/// ARGV[5]: message JSON for dead/delay/requeue, ARGV[6]: due ms or reason. KEYS: stream,
-/// lease hash, dead-letter stream, delayed set, stats hash (a dead letter is counted there).
+/// ARGV[5]: message JSON for dead/delay/requeue, ARGV[6]: due ms or reason, ARGV[7]: the
+/// message's task-index member prefix, ARGV[8]: the index's TTL. KEYS: stream, lease hash,
+/// dead-letter stream, delayed set, stats hash (a dead letter is counted there), the job's task
+/// index (the message leaves it, and a retry or a requeued message enters it under its new
+/// place).
 const FINISH: &str = r#"
 if ARGV[4] == 'extend' then
   redis.call('XCLAIM', KEYS[1], ARGV[1], consumer, 0, ARGV[2], 'JUSTID')
@@ -123,13 +163,18 @@ end
 redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
 redis.call('XDEL', KEYS[1], ARGV[2])
 redis.call('HDEL', KEYS[2], ARGV[2])
+redis.call('SREM', KEYS[6], ARGV[7] .. ARGV[2])
 if ARGV[4] == 'dead' then
   redis.call('XADD', KEYS[3], 'MAXLEN', '~', 10000, '*', 'm', ARGV[5], 'reason', ARGV[6])
   redis.call('HINCRBY', KEYS[5], 'dead_lettered', 1)
 elseif ARGV[4] == 'delay' then
   redis.call('ZADD', KEYS[4], ARGV[6], ARGV[5])
+  redis.call('SADD', KEYS[6], ARGV[7] .. ARGV[5])
+  redis.call('EXPIRE', KEYS[6], ARGV[8])
 elseif ARGV[4] == 'requeue' then
-  redis.call('XADD', KEYS[1], '*', 'm', ARGV[5])
+  local id = redis.call('XADD', KEYS[1], '*', 'm', ARGV[5])
+  redis.call('SADD', KEYS[6], ARGV[7] .. id)
+  redis.call('EXPIRE', KEYS[6], ARGV[8])
 end
 return 1
 "#;
@@ -137,10 +182,12 @@ return 1
 /// The maintenance of every kind a consumer serves, in one round trip, by whichever consumer
 /// holds the kind's maintenance lease: one reaper per kind at a time, however many consumers
 /// serve it. KEYS: stream and delayed set of each kind, then the cursor hash; ARGV: now (ms),
-/// group, consumer, min idle (ms), the number of kinds, the lease (ms), the kind names. For
+/// group, consumer, min idle (ms), the number of kinds, the lease (ms), the kind names, the
+/// task-index key prefix, the index's TTL. For
 /// each kind, takes (or renews) the lease, field `lease:{kind}` of the hash (`{consumer}
 /// {until ms}`), unless another consumer holds it unexpired, and skips the kind then. For each
-/// kind it leads, moves the retries whose backoff is over to the stream; then, kind by kind,
+/// kind it leads, moves the retries whose backoff is over to the stream (re-indexed under their
+/// new entry id in their job's task index, named from the message's `job_id`); then, kind by kind,
 /// scans the pending list with `XAUTOCLAIM` (COUNT 1, up to 16 stretches, from the cursor kept
 /// in the hash) and returns the first expired entry it claims as `{kind number (1-based), id,
 /// fields}`, or nil.
@@ -166,8 +213,15 @@ for i = 1, n do
   if leads[i] then
     local due = redis.call('ZRANGEBYSCORE', KEYS[2 * i], '-inf', now, 'LIMIT', 0, 100)
     for _, m in ipairs(due) do
-      redis.call('XADD', KEYS[2 * i - 1], '*', 'm', m)
+      local id = redis.call('XADD', KEYS[2 * i - 1], '*', 'm', m)
       redis.call('ZREM', KEYS[2 * i], m)
+      local ok, t = pcall(cjson.decode, m)
+      if ok and type(t) == 'table' and type(t['job_id']) == 'string' then
+        local index = ARGV[7 + n] .. t['job_id']
+        redis.call('SREM', index, ARGV[6 + i] .. ' ' .. m)
+        redis.call('SADD', index, ARGV[6 + i] .. ' ' .. id)
+        redis.call('EXPIRE', index, ARGV[8 + n])
+      end
     end
   end
 end
@@ -220,25 +274,101 @@ return gone
 /// Tasks per [`ENQUEUE_ONCE_MANY`] call: bounds how long one script holds the server.
 const ENQUEUE_CHUNK: usize = 500;
 
+/// One page (`SSCAN` from cursor ARGV[1], COUNT ARGV[4], MATCH ARGV[5] unless empty) of the
+/// task index KEYS[1], each member checked against the queue: a stream entry must still be in
+/// stream ARGV[2]..kind, a retry in delayed set ARGV[3]..kind. A member whose message is gone
+/// (taken out by something that does not keep the index: an older version, a hand-run `XDEL`)
+/// is dropped from the index. With ARGV[6] = '1' the page stops at the first live member.
+/// Returns `{next cursor, live members seen}`.
+const LIVE: &str = r#"
+local scan = {'SSCAN', KEYS[1], ARGV[1]}
+if ARGV[5] ~= '' then
+  scan[#scan + 1] = 'MATCH'
+  scan[#scan + 1] = ARGV[5]
+end
+scan[#scan + 1] = 'COUNT'
+scan[#scan + 1] = ARGV[4]
+local r = redis.call(unpack(scan))
+local live = 0
+for _, member in ipairs(r[2]) do
+  local kind, ref = string.match(member, '^(%S+) (.+)$')
+  local alive = false
+  if kind then
+    if string.sub(ref, 1, 1) == '{' then
+      alive = redis.call('ZSCORE', ARGV[3] .. kind, ref) ~= false
+    else
+      local ok, e = pcall(redis.call, 'XRANGE', ARGV[2] .. kind, ref, ref)
+      alive = ok and #e > 0
+    end
+  end
+  if alive then
+    live = live + 1
+    if ARGV[6] == '1' then return {r[1], live} end
+  else
+    redis.call('SREM', KEYS[1], member)
+  end
+end
+return {r[1], live}
+"#;
+
+/// One page (as [`LIVE`]: cursor ARGV[1], COUNT ARGV[5], MATCH ARGV[6] unless empty) of the
+/// task index KEYS[1] purged: a retry leaves delayed set ARGV[4]..kind; a stream entry of
+/// stream ARGV[3]..kind that is not delivered (not in group ARGV[2]'s pending list) is
+/// deleted; either leaves the index. A delivered entry stays (its holder ends it; the
+/// executor ignores what it reports for an ended job), and so does its member. Returns `{next
+/// cursor, messages removed}`.
+const PURGE: &str = r#"
+local scan = {'SSCAN', KEYS[1], ARGV[1]}
+if ARGV[6] ~= '' then
+  scan[#scan + 1] = 'MATCH'
+  scan[#scan + 1] = ARGV[6]
+end
+scan[#scan + 1] = 'COUNT'
+scan[#scan + 1] = ARGV[5]
+local r = redis.call(unpack(scan))
+local removed = 0
+for _, member in ipairs(r[2]) do
+  local kind, ref = string.match(member, '^(%S+) (.+)$')
+  if not kind then
+    redis.call('SREM', KEYS[1], member)
+  elseif string.sub(ref, 1, 1) == '{' then
+    removed = removed + redis.call('ZREM', ARGV[4] .. kind, ref)
+    redis.call('SREM', KEYS[1], member)
+  else
+    local s = ARGV[3] .. kind
+    local ok, p = pcall(redis.call, 'XPENDING', s, ARGV[2], ref, ref, 1)
+    if not (ok and #p > 0) then
+      removed = removed + redis.call('XDEL', s, ref)
+      redis.call('SREM', KEYS[1], member)
+    end
+  end
+end
+return {r[1], removed}
+"#;
+
+/// Index members read per [`LIVE`] or [`PURGE`] call: bounds how long one script holds the
+/// server.
+const INDEX_PAGE: usize = 500;
+
+/// Index members read per [`LIVE`] call that stops at the first live one (the reconciler's
+/// question, asked of every idle job each round): the first member checked is almost always
+/// live, and a large index is not copied 500 members at a time to find it.
+const INDEX_FIRST_PAGE: usize = 16;
+
 /// Messages read per call when a whole queue is walked ([`RedisQueue::each_message`]).
 const SCAN_PAGE: usize = 1000;
-
-/// Where [`RedisQueue::each_message`] found a message: a stream entry id, or a delayed retry's
-/// member.
-enum At<'a> {
-    Stream(&'a str),
-    Delayed(&'a str),
-}
 
 /// Hash of `XAUTOCLAIM` cursors by kind, shared by every consumer.
 const CURSORS: &str = "prover:autoclaim";
 
 /// Moves an expired message that is out of attempts to the dead-letter stream, and counts it.
-/// KEYS: stream, lease hash, dead-letter stream, stats hash.
+/// KEYS: stream, lease hash, dead-letter stream, stats hash, the job's task index (ARGV[5]: the
+/// member prefix).
 const BURY: &str = r#"
 redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
 redis.call('XDEL', KEYS[1], ARGV[2])
 redis.call('HDEL', KEYS[2], ARGV[2])
+redis.call('SREM', KEYS[5], ARGV[5] .. ARGV[2])
 redis.call('XADD', KEYS[3], 'MAXLEN', '~', 10000, '*', 'm', ARGV[3], 'reason', ARGV[4])
 redis.call('HINCRBY', KEYS[4], 'dead_lettered', 1)
 return 1
@@ -266,8 +396,11 @@ pub struct RedisQueue {
     reap_consumers: Script,
     bury: Script,
     enqueue_once_many: Script,
+    enqueue: Script,
     complete: Script,
     claim: Script,
+    live: Script,
+    purge: Script,
     /// Sets of kinds (joined with ',') whose last claim found work: their next claim first
     /// tries [`CLAIM`] (one round trip) before the blocking read. An idle set goes straight to
     /// the blocking read, so idle loops add no commands.
@@ -340,6 +473,9 @@ impl RedisQueue {
             complete: Script::new(&format!("{HELD}{COMPLETE}")),
             claim: Script::new(CLAIM),
             enqueue_once_many: Script::new(ENQUEUE_ONCE_MANY),
+            enqueue: Script::new(ENQUEUE),
+            live: Script::new(LIVE),
+            purge: Script::new(PURGE),
             hot: Default::default(),
             maintain: Script::new(MAINTAIN),
             reap_consumers: Script::new(REAP_CONSUMERS),
@@ -362,7 +498,7 @@ impl RedisQueue {
     /// no reply grows with the queue. `XRANGE` from an exclusive start and `ZSCAN` return every
     /// message present for the whole walk; one that moves meanwhile (a retry promoted to the
     /// stream) may be seen twice or not at all. Unreadable messages are skipped.
-    async fn each_message(&self, kind: &str, mut f: impl FnMut(At<'_>, TaskMessage)) -> Result<(), QueueError> {
+    async fn each_message(&self, kind: &str, mut f: impl FnMut(TaskMessage)) -> Result<(), QueueError> {
         let mut bulk = self.bulk.clone();
         let mut from = "-".to_string();
         loop {
@@ -375,7 +511,7 @@ impl RedisQueue {
                 let Value::Array(pair) = e else { continue };
                 let (Some(id), Some(fields)) = (pair.first().and_then(value_string), pair.get(1)) else { continue };
                 if let Some(task) = field_m(fields).and_then(|m| serde_json::from_str::<TaskMessage>(&m).ok()) {
-                    f(At::Stream(&id), task);
+                    f(task);
                 }
                 last = Some(id);
             }
@@ -391,7 +527,7 @@ impl RedisQueue {
             // ZSCAN answers member, score, member, score, ...
             for m in members.iter().step_by(2) {
                 if let Ok(task) = serde_json::from_str::<TaskMessage>(m) {
-                    f(At::Delayed(m), task);
+                    f(task);
                 }
             }
             if next == 0 {
@@ -400,6 +536,59 @@ impl RedisQueue {
             cursor = next;
         }
         Ok(())
+    }
+
+    /// Live members of the job's task index matching `pattern` (all when empty), a page of
+    /// [`INDEX_PAGE`] per [`LIVE`] call; with `first`, stops at the first one found.
+    async fn live_in_index(&self, job_id: &str, pattern: &str, first: bool) -> Result<u64, QueueError> {
+        let mut c = self.conn.clone();
+        let (mut cursor, mut live) = ("0".to_string(), 0u64);
+        loop {
+            let (next, n): (String, u64) = self
+                .live
+                .key(index_key(job_id))
+                .arg(&cursor)
+                .arg(STREAM_PREFIX)
+                .arg(DELAYED_PREFIX)
+                .arg(if first { INDEX_FIRST_PAGE } else { INDEX_PAGE })
+                .arg(pattern)
+                .arg(if first { "1" } else { "0" })
+                .invoke_async(&mut c)
+                .await
+                .map_err(err)?;
+            live += n;
+            if next == "0" || (first && live > 0) {
+                return Ok(live);
+            }
+            cursor = next;
+        }
+    }
+
+    /// Purges the messages of the job's task index that match `pattern` (all when empty), a
+    /// page of [`INDEX_PAGE`] per [`PURGE`] call. `SSCAN` returns every member present for the
+    /// whole walk, so every waiting or delayed message indexed before the call is seen.
+    async fn purge_index(&self, job_id: &str, pattern: &str) -> Result<u64, QueueError> {
+        let mut c = self.conn.clone();
+        let (mut cursor, mut removed) = ("0".to_string(), 0u64);
+        loop {
+            let (next, n): (String, u64) = self
+                .purge
+                .key(index_key(job_id))
+                .arg(&cursor)
+                .arg(GROUP)
+                .arg(STREAM_PREFIX)
+                .arg(DELAYED_PREFIX)
+                .arg(INDEX_PAGE)
+                .arg(pattern)
+                .invoke_async(&mut c)
+                .await
+                .map_err(err)?;
+            removed += n;
+            if next == "0" {
+                return Ok(removed);
+            }
+            cursor = next;
+        }
     }
 
     /// Whether it is time to promote due retries and look for expired leases of the kinds
@@ -481,10 +670,12 @@ impl RedisQueue {
                 .key(leases(kind))
                 .key(dlq(kind))
                 .key(stats_key(kind))
+                .key(index_key(&task.job_id))
                 .arg(GROUP)
                 .arg(&id)
                 .arg(&json)
                 .arg("lease expired on the last attempt")
+                .arg(member_prefix(kind))
                 .invoke_async(&mut c)
                 .await
                 .map_err(err)?;
@@ -514,6 +705,7 @@ impl RedisQueue {
             for kind in kinds {
                 inv.arg(*kind);
             }
+            inv.arg(INDEX_PREFIX).arg(ONCE_TTL_SECS);
             let found: Value = inv.invoke_async(&mut c).await.map_err(|e| {
                 for kind in kinds {
                     self.on_read_error(kind, e.clone());
@@ -677,12 +869,15 @@ impl RedisQueue {
             .key(dlq(&lease.kind))
             .key(delayed(&lease.kind))
             .key(stats_key(&lease.kind))
+            .key(index_key(&lease.task.job_id))
             .arg(GROUP)
             .arg(&lease.message_id)
             .arg(format!("{}:{}", lease.consumer, lease.token))
             .arg(action)
             .arg(message)
             .arg(extra)
+            .arg(member_prefix(&lease.kind))
+            .arg(ONCE_TTL_SECS)
             .invoke_async(&mut c)
             .await
             .map_err(err)?;
@@ -807,7 +1002,16 @@ impl Queue for RedisQueue {
         self.ensure_group(kind).await?;
         let json = serde_json::to_string(&task).map_err(err)?;
         let mut c = self.conn.clone();
-        let _: String = c.xadd(stream(kind), "*", &[("m", json)]).await.map_err(err)?;
+        let _: String = self
+            .enqueue
+            .key(stream(kind))
+            .key(index_key(&task.job_id))
+            .arg(json)
+            .arg(member_prefix(kind))
+            .arg(ONCE_TTL_SECS)
+            .invoke_async(&mut c)
+            .await
+            .map_err(err)?;
         Ok(())
     }
 
@@ -876,16 +1080,21 @@ impl Queue for RedisQueue {
             check_kind(kind)?;
             check_payload(m)?;
             self.ensure_group(kind).await?;
-            reports.push((stream(kind), serde_json::to_string(m).map_err(err)?));
+            reports.push((stream(kind), index_key(&m.job_id), member_prefix(kind), serde_json::to_string(m).map_err(err)?));
         }
         let mut inv = self.complete.prepare_invoke();
-        inv.key(stream(&lease.kind)).key(leases(&lease.kind)).key(stats_key(&lease.kind));
-        for (s, _) in &reports {
-            inv.key(s);
+        inv.key(stream(&lease.kind)).key(leases(&lease.kind)).key(stats_key(&lease.kind)).key(index_key(&lease.task.job_id));
+        for (s, index, _, _) in &reports {
+            inv.key(s).key(index);
         }
-        inv.arg(GROUP).arg(&lease.message_id).arg(format!("{}:{}", lease.consumer, lease.token)).arg(busy.as_millis() as u64);
-        for (_, json) in &reports {
-            inv.arg(json);
+        inv.arg(GROUP)
+            .arg(&lease.message_id)
+            .arg(format!("{}:{}", lease.consumer, lease.token))
+            .arg(busy.as_millis() as u64)
+            .arg(ONCE_TTL_SECS)
+            .arg(member_prefix(&lease.kind));
+        for (_, _, prefix, json) in &reports {
+            inv.arg(prefix).arg(json);
         }
         let ok: i64 = inv.invoke_async(&mut self.conn.clone()).await.map_err(err)?;
         if ok == 1 {
@@ -1009,46 +1218,14 @@ impl Queue for RedisQueue {
         dead_entries(page)
     }
 
+    /// One pass over the job's task index, the members of `kind` only ([`PURGE`]).
     async fn purge_job(&self, kind: &str, job_id: &str) -> Result<u64, QueueError> {
         check_kind(kind)?;
-        self.ensure_group(kind).await?;
-        let mut c = self.conn.clone();
-        // Waiting entries: not yet delivered to any consumer (delivered ones are running and
-        // finish or fail on their own; the executor ignores their results for a cancelled job).
-        let mut bulk = self.bulk.clone();
-        let summary: Value = redis::cmd("XPENDING").arg(stream(kind)).arg(GROUP).arg("-").arg("+").arg(100_000).query_async(&mut bulk).await.map_err(err)?;
-        let mut delivered = std::collections::HashSet::new();
-        if let Value::Array(v) = summary {
-            for p in v {
-                if let Value::Array(f) = p {
-                    if let Some(id) = f.first().and_then(|x| redis::from_redis_value::<String>(x.clone()).ok()) {
-                        delivered.insert(id);
-                    }
-                }
-            }
-        }
-        let mut waiting = Vec::new();
-        let mut retries = Vec::new();
-        self.each_message(kind, |at, task| {
-            if task.job_id == job_id {
-                match at {
-                    At::Stream(id) if !delivered.contains(id) => waiting.push(id.to_string()),
-                    At::Stream(_) => {}
-                    At::Delayed(member) => retries.push(member.to_string()),
-                }
-            }
-        })
-        .await?;
-        let mut removed = 0u64;
-        for ids in waiting.chunks(SCAN_PAGE) {
-            let n: u64 = c.xdel(stream(kind), ids).await.map_err(err)?;
-            removed += n;
-        }
-        for members in retries.chunks(SCAN_PAGE) {
-            let n: u64 = c.zrem(delayed(kind), members).await.map_err(err)?;
-            removed += n;
-        }
-        Ok(removed)
+        self.purge_index(job_id, &format!("{} *", kind)).await
+    }
+
+    async fn purge_all(&self, job_id: &str) -> Result<u64, QueueError> {
+        self.purge_index(job_id, "").await
     }
 
     async fn enqueue_once(&self, kind: &str, task: TaskMessage) -> Result<bool, QueueError> {
@@ -1070,7 +1247,7 @@ impl Queue for RedisQueue {
         for (job, tasks) in by_job {
             for chunk in tasks.chunks(ENQUEUE_CHUNK) {
                 let mut inv = self.enqueue_once_many.prepare_invoke();
-                inv.key(stream(kind)).key(once_key(job)).arg(ONCE_TTL_SECS);
+                inv.key(stream(kind)).key(once_key(job)).key(index_key(job)).arg(ONCE_TTL_SECS).arg(member_prefix(kind));
                 for t in chunk {
                     inv.arg(format!("{kind}/{}", t.task_id)).arg(serde_json::to_string(t).map_err(err)?);
                 }
@@ -1086,17 +1263,38 @@ impl Queue for RedisQueue {
         Ok(())
     }
 
+    /// The live members of `kind` in the job's task index ([`LIVE`]): O(the job's messages).
     async fn job_tasks(&self, kind: &str, job_id: &str) -> Result<u64, QueueError> {
         check_kind(kind)?;
-        let mut n = 0u64;
-        self.each_message(kind, |_, task| n += (task.job_id == job_id) as u64).await?;
-        Ok(n)
+        self.live_in_index(job_id, &format!("{} *", kind), false).await
+    }
+
+    async fn job_has_tasks(&self, job_id: &str) -> Result<bool, QueueError> {
+        Ok(self.live_in_index(job_id, "", true).await? > 0)
+    }
+
+    /// The first page of each job's [`LIVE`] look, pipelined ([`SCAN_PAGE`] jobs per round
+    /// trip); a job whose first page held only stale members is looked at whole.
+    async fn jobs_with_tasks(&self, jobs: &[String]) -> Result<Vec<bool>, QueueError> {
+        let mut out = Vec::with_capacity(jobs.len());
+        for chunk in jobs.chunks(SCAN_PAGE) {
+            let mut pipe = redis::pipe();
+            pipe.load_script(&self.live).ignore();
+            for job in chunk {
+                pipe.invoke_script(self.live.key(index_key(job)).arg("0").arg(STREAM_PREFIX).arg(DELAYED_PREFIX).arg(INDEX_FIRST_PAGE).arg("").arg("1"));
+            }
+            let pages: Vec<(String, u64)> = pipe.query_async(&mut self.conn.clone()).await.map_err(err)?;
+            for (job, (next, live)) in chunk.iter().zip(pages) {
+                out.push(live > 0 || (next != "0" && self.job_has_tasks(job).await?));
+            }
+        }
+        Ok(out)
     }
 
     async fn outstanding(&self, kind: &str) -> Result<std::collections::HashMap<String, u64>, QueueError> {
         check_kind(kind)?;
         let mut by_job = std::collections::HashMap::new();
-        self.each_message(kind, |_, task| *by_job.entry(task.job_id).or_insert(0) += 1).await?;
+        self.each_message(kind, |task| *by_job.entry(task.job_id).or_insert(0) += 1).await?;
         Ok(by_job)
     }
 }

@@ -72,3 +72,4 @@ contract_case!(a_long_queue_is_walked_whole);
 contract_case!(complete_with_reports_atomically);
 contract_case!(enqueue_once_many_does_not_duplicate);
 contract_case!(dead_letters_are_read_by_cursor);
+contract_case!(job_has_tasks_follows_every_move);

@@ -82,6 +82,9 @@ impl Queue for ClaimLog {
     async fn purge_job(&self, kind: &str, job_id: &str) -> Result<u64, QueueError> {
         self.inner.purge_job(kind, job_id).await
     }
+    async fn purge_all(&self, job_id: &str) -> Result<u64, QueueError> {
+        self.inner.purge_all(job_id).await
+    }
     async fn enqueue_once(&self, kind: &str, task: TaskMessage) -> Result<bool, QueueError> {
         self.inner.enqueue_once(kind, task).await
     }
@@ -93,6 +96,12 @@ impl Queue for ClaimLog {
     }
     async fn job_tasks(&self, kind: &str, job_id: &str) -> Result<u64, QueueError> {
         self.inner.job_tasks(kind, job_id).await
+    }
+    async fn job_has_tasks(&self, job_id: &str) -> Result<bool, QueueError> {
+        self.inner.job_has_tasks(job_id).await
+    }
+    async fn jobs_with_tasks(&self, jobs: &[String]) -> Result<Vec<bool>, QueueError> {
+        self.inner.jobs_with_tasks(jobs).await
     }
     async fn outstanding(&self, kind: &str) -> Result<std::collections::HashMap<String, u64>, QueueError> {
         self.inner.outstanding(kind).await

@@ -23,7 +23,8 @@ pub struct FlakyQueue {
     seen: AtomicU32,
     lose_extend_of: Mutex<Option<String>>,
     pub enqueued: Mutex<HashMap<(String, String), u32>>,
-    /// `purge_job` calls still to fail (a Redis blip in the clean-up after an ending).
+    /// `purge_job` and `purge_all` calls still to fail (a Redis blip in the clean-up after an
+    /// ending).
     failing_purges: AtomicU32,
 }
 
@@ -40,7 +41,8 @@ impl FlakyQueue {
         }
     }
 
-    /// The same queue, whose next `n` `purge_job` calls fail before doing anything.
+    /// The same queue, whose next `n` `purge_job` or `purge_all` calls fail before doing
+    /// anything.
     pub fn with_failing_purges(self, n: u32) -> Self {
         self.failing_purges.store(n, Ordering::SeqCst);
         self
@@ -122,6 +124,12 @@ impl Queue for FlakyQueue {
         }
         self.inner.purge_job(kind, job_id).await
     }
+    async fn purge_all(&self, job_id: &str) -> Result<u64, QueueError> {
+        if self.failing_purges.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok() {
+            return Err(QueueError::Backend("injected: purge timed out".into()));
+        }
+        self.inner.purge_all(job_id).await
+    }
     async fn enqueue_once(&self, kind: &str, task: TaskMessage) -> Result<bool, QueueError> {
         self.blip(kind)?;
         let added = self.inner.enqueue_once(kind, task.clone()).await?;
@@ -135,6 +143,12 @@ impl Queue for FlakyQueue {
     }
     async fn job_tasks(&self, kind: &str, job_id: &str) -> Result<u64, QueueError> {
         self.inner.job_tasks(kind, job_id).await
+    }
+    async fn job_has_tasks(&self, job_id: &str) -> Result<bool, QueueError> {
+        self.inner.job_has_tasks(job_id).await
+    }
+    async fn jobs_with_tasks(&self, jobs: &[String]) -> Result<Vec<bool>, QueueError> {
+        self.inner.jobs_with_tasks(jobs).await
     }
     async fn outstanding(&self, kind: &str) -> Result<std::collections::HashMap<String, u64>, QueueError> {
         self.inner.outstanding(kind).await
