@@ -274,30 +274,35 @@ return gone
 /// Tasks per [`ENQUEUE_ONCE_MANY`] call: bounds how long one script holds the server.
 const ENQUEUE_CHUNK: usize = 500;
 
-/// One page (`SSCAN` from cursor ARGV[1], COUNT ARGV[4], MATCH ARGV[5] unless empty) of the
-/// task index KEYS[1], each member checked against the queue: a stream entry must still be in
-/// stream ARGV[2]..kind, a retry in delayed set ARGV[3]..kind. A member whose message is gone
-/// (taken out by something that does not keep the index: an older version, a hand-run `XDEL`)
-/// is dropped from the index. With ARGV[6] = '1' the page stops at the first live member.
-/// Returns `{next cursor, live members seen}`.
-const LIVE: &str = r#"
+/// The start of [`LIVE`] and [`PURGE`]: one page of the task index KEYS[1], `SSCAN` from
+/// cursor ARGV[1], COUNT ARGV[2], MATCH ARGV[3] unless empty, as `r` (`r[1]`: the next
+/// cursor, `r[2]`: the members).
+const INDEX_SCAN: &str = r#"
 local scan = {'SSCAN', KEYS[1], ARGV[1]}
-if ARGV[5] ~= '' then
+if ARGV[3] ~= '' then
   scan[#scan + 1] = 'MATCH'
-  scan[#scan + 1] = ARGV[5]
+  scan[#scan + 1] = ARGV[3]
 end
 scan[#scan + 1] = 'COUNT'
-scan[#scan + 1] = ARGV[4]
+scan[#scan + 1] = ARGV[2]
 local r = redis.call(unpack(scan))
+"#;
+
+/// After [`INDEX_SCAN`]: each member of the page checked against the queue: a stream entry
+/// must still be in stream ARGV[4]..kind, a retry in delayed set ARGV[5]..kind. A member whose
+/// message is gone (taken out by something that does not keep the index: an older version, a
+/// hand-run `XDEL`) is dropped from the index. With ARGV[6] = '1' the page stops at the first
+/// live member. Returns `{next cursor, live members seen}`.
+const LIVE: &str = r#"
 local live = 0
 for _, member in ipairs(r[2]) do
   local kind, ref = string.match(member, '^(%S+) (.+)$')
   local alive = false
   if kind then
     if string.sub(ref, 1, 1) == '{' then
-      alive = redis.call('ZSCORE', ARGV[3] .. kind, ref) ~= false
+      alive = redis.call('ZSCORE', ARGV[5] .. kind, ref) ~= false
     else
-      local ok, e = pcall(redis.call, 'XRANGE', ARGV[2] .. kind, ref, ref)
+      local ok, e = pcall(redis.call, 'XRANGE', ARGV[4] .. kind, ref, ref)
       alive = ok and #e > 0
     end
   end
@@ -311,32 +316,23 @@ end
 return {r[1], live}
 "#;
 
-/// One page (as [`LIVE`]: cursor ARGV[1], COUNT ARGV[5], MATCH ARGV[6] unless empty) of the
-/// task index KEYS[1] purged: a retry leaves delayed set ARGV[4]..kind; a stream entry of
-/// stream ARGV[3]..kind that is not delivered (not in group ARGV[2]'s pending list) is
-/// deleted; either leaves the index. A delivered entry stays (its holder ends it; the
+/// After [`INDEX_SCAN`]: the page purged. A retry leaves delayed set ARGV[6]..kind; a stream
+/// entry of stream ARGV[5]..kind that is not delivered (not in group ARGV[4]'s pending list)
+/// is deleted; either leaves the index. A delivered entry stays (its holder ends it; the
 /// executor ignores what it reports for an ended job), and so does its member. Returns `{next
 /// cursor, messages removed}`.
 const PURGE: &str = r#"
-local scan = {'SSCAN', KEYS[1], ARGV[1]}
-if ARGV[6] ~= '' then
-  scan[#scan + 1] = 'MATCH'
-  scan[#scan + 1] = ARGV[6]
-end
-scan[#scan + 1] = 'COUNT'
-scan[#scan + 1] = ARGV[5]
-local r = redis.call(unpack(scan))
 local removed = 0
 for _, member in ipairs(r[2]) do
   local kind, ref = string.match(member, '^(%S+) (.+)$')
   if not kind then
     redis.call('SREM', KEYS[1], member)
   elseif string.sub(ref, 1, 1) == '{' then
-    removed = removed + redis.call('ZREM', ARGV[4] .. kind, ref)
+    removed = removed + redis.call('ZREM', ARGV[6] .. kind, ref)
     redis.call('SREM', KEYS[1], member)
   else
-    local s = ARGV[3] .. kind
-    local ok, p = pcall(redis.call, 'XPENDING', s, ARGV[2], ref, ref, 1)
+    local s = ARGV[5] .. kind
+    local ok, p = pcall(redis.call, 'XPENDING', s, ARGV[4], ref, ref, 1)
     if not (ok and #p > 0) then
       removed = removed + redis.call('XDEL', s, ref)
       redis.call('SREM', KEYS[1], member)
@@ -474,8 +470,8 @@ impl RedisQueue {
             claim: Script::new(CLAIM),
             enqueue_once_many: Script::new(ENQUEUE_ONCE_MANY),
             enqueue: Script::new(ENQUEUE),
-            live: Script::new(LIVE),
-            purge: Script::new(PURGE),
+            live: Script::new(&format!("{INDEX_SCAN}{LIVE}")),
+            purge: Script::new(&format!("{INDEX_SCAN}{PURGE}")),
             hot: Default::default(),
             maintain: Script::new(MAINTAIN),
             reap_consumers: Script::new(REAP_CONSUMERS),
@@ -548,10 +544,10 @@ impl RedisQueue {
                 .live
                 .key(index_key(job_id))
                 .arg(&cursor)
-                .arg(STREAM_PREFIX)
-                .arg(DELAYED_PREFIX)
                 .arg(if first { INDEX_FIRST_PAGE } else { INDEX_PAGE })
                 .arg(pattern)
+                .arg(STREAM_PREFIX)
+                .arg(DELAYED_PREFIX)
                 .arg(if first { "1" } else { "0" })
                 .invoke_async(&mut c)
                 .await
@@ -575,11 +571,11 @@ impl RedisQueue {
                 .purge
                 .key(index_key(job_id))
                 .arg(&cursor)
+                .arg(INDEX_PAGE)
+                .arg(pattern)
                 .arg(GROUP)
                 .arg(STREAM_PREFIX)
                 .arg(DELAYED_PREFIX)
-                .arg(INDEX_PAGE)
-                .arg(pattern)
                 .invoke_async(&mut c)
                 .await
                 .map_err(err)?;
@@ -1281,7 +1277,7 @@ impl Queue for RedisQueue {
             let mut pipe = redis::pipe();
             pipe.load_script(&self.live).ignore();
             for job in chunk {
-                pipe.invoke_script(self.live.key(index_key(job)).arg("0").arg(STREAM_PREFIX).arg(DELAYED_PREFIX).arg(INDEX_FIRST_PAGE).arg("").arg("1"));
+                pipe.invoke_script(self.live.key(index_key(job)).arg("0").arg(INDEX_FIRST_PAGE).arg("").arg(STREAM_PREFIX).arg(DELAYED_PREFIX).arg("1"));
             }
             let pages: Vec<(String, u64)> = pipe.query_async(&mut self.conn.clone()).await.map_err(err)?;
             for (job, (next, live)) in chunk.iter().zip(pages) {
