@@ -32,6 +32,14 @@ struct Kind {
 }
 
 impl Kind {
+    /// Removes `job_id`'s waiting and delayed messages (held ones stay). Returns how many.
+    fn purge(&mut self, job_id: &str) -> u64 {
+        let before = self.ready.len() + self.delayed.len();
+        self.ready.retain(|r| r.3.job_id != job_id);
+        self.delayed.retain(|d| d.1.job_id != job_id);
+        (before - self.ready.len() - self.delayed.len()) as u64
+    }
+
     /// Dead-letters `task` with `reason`, counted, keeping the newest [`crate::DEAD_LETTERS_KEPT`].
     fn bury(&mut self, task: TaskMessage, reason: &str) {
         self.dead_lettered += 1;
@@ -288,11 +296,7 @@ impl Queue for MemoryQueue {
 
     async fn purge_job(&self, kind: &str, job_id: &str) -> Result<u64, QueueError> {
         let mut st = self.state.lock().expect("queue mutex");
-        let Some(k) = st.kinds.get_mut(kind) else { return Ok(0) };
-        let before = k.ready.len() + k.delayed.len();
-        k.ready.retain(|r| r.3.job_id != job_id);
-        k.delayed.retain(|d| d.1.job_id != job_id);
-        Ok((before - k.ready.len() - k.delayed.len()) as u64)
+        Ok(st.kinds.get_mut(kind).map_or(0, |k| k.purge(job_id)))
     }
 
     async fn enqueue_once(&self, kind: &str, task: TaskMessage) -> Result<bool, QueueError> {
@@ -327,14 +331,7 @@ impl Queue for MemoryQueue {
 
     async fn purge_all(&self, job_id: &str) -> Result<u64, QueueError> {
         let mut st = self.state.lock().expect("queue mutex");
-        let mut removed = 0;
-        for k in st.kinds.values_mut() {
-            let before = k.ready.len() + k.delayed.len();
-            k.ready.retain(|r| r.3.job_id != job_id);
-            k.delayed.retain(|d| d.1.job_id != job_id);
-            removed += (before - k.ready.len() - k.delayed.len()) as u64;
-        }
-        Ok(removed)
+        Ok(st.kinds.values_mut().map(|k| k.purge(job_id)).sum())
     }
 
     async fn job_has_tasks(&self, job_id: &str) -> Result<bool, QueueError> {

@@ -535,53 +535,36 @@ impl RedisQueue {
     }
 
     /// Live members of the job's task index matching `pattern` (all when empty), a page of
-    /// [`INDEX_PAGE`] per [`LIVE`] call; with `first`, stops at the first one found.
+    /// [`INDEX_PAGE`] per [`LIVE`] call; with `first`, pages of [`INDEX_FIRST_PAGE`], stopping
+    /// at the first one found.
     async fn live_in_index(&self, job_id: &str, pattern: &str, first: bool) -> Result<u64, QueueError> {
-        let mut c = self.conn.clone();
-        let (mut cursor, mut live) = ("0".to_string(), 0u64);
-        loop {
-            let (next, n): (String, u64) = self
-                .live
-                .key(index_key(job_id))
-                .arg(&cursor)
-                .arg(if first { INDEX_FIRST_PAGE } else { INDEX_PAGE })
-                .arg(pattern)
-                .arg(STREAM_PREFIX)
-                .arg(DELAYED_PREFIX)
-                .arg(if first { "1" } else { "0" })
-                .invoke_async(&mut c)
-                .await
-                .map_err(err)?;
-            live += n;
-            if next == "0" || (first && live > 0) {
-                return Ok(live);
-            }
-            cursor = next;
-        }
+        let count = if first { INDEX_FIRST_PAGE } else { INDEX_PAGE };
+        self.index_pages(&self.live, job_id, count, pattern, &[STREAM_PREFIX, DELAYED_PREFIX, if first { "1" } else { "0" }], first).await
     }
 
     /// Purges the messages of the job's task index that match `pattern` (all when empty), a
     /// page of [`INDEX_PAGE`] per [`PURGE`] call. `SSCAN` returns every member present for the
     /// whole walk, so every waiting or delayed message indexed before the call is seen.
     async fn purge_index(&self, job_id: &str, pattern: &str) -> Result<u64, QueueError> {
+        self.index_pages(&self.purge, job_id, INDEX_PAGE, pattern, &[GROUP, STREAM_PREFIX, DELAYED_PREFIX], false).await
+    }
+
+    /// Runs `script` (one of the [`INDEX_SCAN`] scripts: arguments cursor, `count`, `pattern`,
+    /// then `tail`) page after page over the job's task index, summing what each page returns;
+    /// with `stop`, returns at the first page that returns more than zero.
+    async fn index_pages(&self, script: &Script, job_id: &str, count: usize, pattern: &str, tail: &[&str], stop: bool) -> Result<u64, QueueError> {
         let mut c = self.conn.clone();
-        let (mut cursor, mut removed) = ("0".to_string(), 0u64);
+        let (mut cursor, mut total) = ("0".to_string(), 0u64);
         loop {
-            let (next, n): (String, u64) = self
-                .purge
-                .key(index_key(job_id))
-                .arg(&cursor)
-                .arg(INDEX_PAGE)
-                .arg(pattern)
-                .arg(GROUP)
-                .arg(STREAM_PREFIX)
-                .arg(DELAYED_PREFIX)
-                .invoke_async(&mut c)
-                .await
-                .map_err(err)?;
-            removed += n;
-            if next == "0" {
-                return Ok(removed);
+            let mut inv = script.key(index_key(job_id));
+            inv.arg(&cursor).arg(count).arg(pattern);
+            for a in tail {
+                inv.arg(*a);
+            }
+            let (next, n): (String, u64) = inv.invoke_async(&mut c).await.map_err(err)?;
+            total += n;
+            if next == "0" || (stop && total > 0) {
+                return Ok(total);
             }
             cursor = next;
         }
