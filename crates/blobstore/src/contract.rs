@@ -135,3 +135,64 @@ pub async fn pieces(s: &dyn BlobStore, prefix: &str) {
     assert_eq!(s.size(&empty).await.unwrap(), 0);
     s.delete_prefix(prefix).await.unwrap();
 }
+
+/// Uploads that append ranges of other objects ([`crate::Upload::append_copy`]) among written
+/// pieces, in every order S3's part rules make hard: a copy after a short write, copies longer
+/// and shorter than the least copied part, a copy of a whole object, a copy last, and the same
+/// source twice; the result is byte for byte the concatenation. A range not in the source or a
+/// missing source is refused, and the object stays unwritten.
+pub async fn append_copies(s: &dyn BlobStore, prefix: &str) {
+    let (a, b) = (format!("{prefix}jobs/base/a.bin"), format!("{prefix}jobs/base/b=1.bin"));
+    let da: Vec<u8> = (0..(23u32 << 20) + 777).map(|i| (i.wrapping_mul(2654435761) >> 9) as u8).collect();
+    let db: Vec<u8> = (0..(6u32 << 20) + 3).map(|i| (i.wrapping_mul(40503) >> 3) as u8).collect();
+    s.put(&a, Bytes::from(da.clone())).await.unwrap();
+    s.put(&b, Bytes::from(db.clone())).await.unwrap();
+    enum Step<'a> {
+        Write(usize),
+        Copy(&'a str, &'a [u8], u64, u64),
+    }
+    let m = 1u64 << 20;
+    let plans: Vec<Vec<Step>> = vec![
+        // Whole-part copies between part-sized writes, as an update's leaves are written.
+        vec![Step::Copy(&a, &da, 0, 8 * m), Step::Write(8 << 20), Step::Copy(&a, &da, 16 * m, da.len() as u64 - 16 * m)],
+        // A short write first (held back), then a long copy, a short copy, a write, a copy last.
+        vec![Step::Write(100), Step::Copy(&a, &da, 3, 17 * m + 5), Step::Copy(&b, &db, 10, 1000), Step::Write(3 << 20), Step::Copy(&b, &db, 0, db.len() as u64)],
+        // Copies only: a short one, then the whole of `a` (one server-side part), `b` last.
+        vec![Step::Copy(&b, &db, 1, 4096), Step::Copy(&a, &da, 0, da.len() as u64), Step::Copy(&b, &db, 0, db.len() as u64)],
+        // One copy, shorter than any part.
+        vec![Step::Copy(&a, &da, 5 * m, 12)],
+    ];
+    for (i, plan) in plans.iter().enumerate() {
+        let k = format!("{prefix}jobs/new/{i}.bin");
+        let (mut up, mut want) = (s.upload(&k).await.unwrap(), Vec::new());
+        for step in plan {
+            match step {
+                Step::Write(n) => {
+                    let piece: Vec<u8> = (0..*n).map(|j| (j as u8) ^ (i as u8 + 0x5a)).collect();
+                    want.extend_from_slice(&piece);
+                    up.write(Bytes::from(piece)).await.unwrap();
+                }
+                Step::Copy(from, data, start, len) => {
+                    want.extend_from_slice(&data[*start as usize..(*start + *len) as usize]);
+                    up.append_copy(from, *start, *len).await.unwrap();
+                }
+            }
+        }
+        assert!(!s.exists(&k).await.unwrap(), "plan {i}: an unfinished upload is not visible");
+        assert_eq!(up.finish().await.unwrap(), want.len() as u64, "plan {i}: size");
+        let got = s.get(&k).await.unwrap();
+        assert_eq!(got.len(), want.len(), "plan {i}: stored size");
+        assert!(got == want, "plan {i}: the copies and writes differ from their concatenation");
+    }
+    // Refused ranges and sources append nothing, and the object is never written.
+    let k = format!("{prefix}jobs/new/refused.bin");
+    let mut up = s.upload(&k).await.unwrap();
+    let n = da.len() as u64;
+    assert!(matches!(up.append_copy(&a, n - 3, 4).await, Err(BlobError::OutOfRange { .. })));
+    assert!(matches!(up.append_copy(&a, u64::MAX, 2).await, Err(BlobError::OutOfRange { .. })));
+    assert!(matches!(up.append_copy(&format!("{prefix}jobs/base/missing"), 0, 1).await, Err(BlobError::NotFound(_))));
+    assert!(matches!(up.append_copy("a/../b", 0, 1).await, Err(BlobError::InvalidKey(_))));
+    up.abort().await.unwrap();
+    assert!(!s.exists(&k).await.unwrap());
+    s.delete_prefix(prefix).await.unwrap();
+}

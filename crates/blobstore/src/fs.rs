@@ -7,6 +7,7 @@ use bytes::Bytes;
 
 use crate::{check_key, check_range, BlobError, BlobStore, Upload};
 
+#[derive(Clone)]
 pub struct FsStore {
     root: PathBuf,
 }
@@ -110,7 +111,7 @@ impl BlobStore for FsStore {
         tokio::fs::create_dir_all(&dir).await.map_err(io)?;
         let tmp = dir.join(format!(".tmp-{}", std::process::id() as u64 * 1_000_000 + rand_suffix()));
         let file = tokio::fs::File::create(&tmp).await.map_err(io)?;
-        Ok(Box::new(FsUpload { file: Some(file), tmp, path, size: 0 }))
+        Ok(Box::new(FsUpload { store: self.clone(), file: Some(file), tmp, path, size: 0 }))
     }
 
     async fn list(&self, prefix: &str) -> Result<Vec<String>, BlobError> {
@@ -155,6 +156,8 @@ impl BlobStore for FsStore {
 /// A file written under a temporary name in the object's directory and renamed into place by
 /// `finish`; removed if dropped unfinished.
 struct FsUpload {
+    /// Where [`Upload::append_copy`] reads its source.
+    store: FsStore,
     file: Option<tokio::fs::File>,
     tmp: PathBuf,
     path: PathBuf,
@@ -167,6 +170,19 @@ impl Upload for FsUpload {
         use tokio::io::AsyncWriteExt;
         self.file.as_mut().expect("open until finished").write_all(&data).await.map_err(io)?;
         self.size += data.len() as u64;
+        Ok(())
+    }
+    async fn append_copy(&mut self, from: &str, start: u64, len: u64) -> Result<(), BlobError> {
+        // The whole range is checked first, so a bad one appends nothing.
+        let size = self.store.size(from).await?;
+        let r = check_range(from, size, start, len)?;
+        let mut at = r.start;
+        while at < r.end {
+            let n = crate::COPY_CHUNK.min(r.end - at);
+            let chunk = self.store.get_range(from, at, n).await?;
+            self.write(chunk).await?;
+            at += n;
+        }
         Ok(())
     }
     async fn finish(mut self: Box<Self>) -> Result<u64, BlobError> {

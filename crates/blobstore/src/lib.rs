@@ -42,11 +42,23 @@ pub enum BlobError {
 pub trait Upload: Send {
     /// Appends `data`.
     async fn write(&mut self, data: Bytes) -> Result<(), BlobError>;
+    /// Appends bytes `start..start + len` of the object `from` (`NotFound`, `OutOfRange` as
+    /// [`BlobStore::get_range`]). The S3 store copies them on the server (`UploadPartCopy`)
+    /// wherever S3's part sizes allow (at least [`MIN_COPY_PART`] bytes, at a part boundary), so
+    /// a large unchanged range of an object written anew never passes through this process;
+    /// the other stores read and write it, [`COPY_CHUNK`] bytes at a time.
+    async fn append_copy(&mut self, from: &str, start: u64, len: u64) -> Result<(), BlobError>;
     /// Makes the object visible, whole; returns its size.
     async fn finish(self: Box<Self>) -> Result<u64, BlobError>;
     /// Discards what was written.
     async fn abort(self: Box<Self>) -> Result<(), BlobError>;
 }
+
+/// The smallest range [`Upload::append_copy`] copies on the S3 server (S3's least part size,
+/// 5 MiB); a shorter one is read and written.
+pub const MIN_COPY_PART: u64 = 5 << 20;
+/// Bytes a store that cannot copy ranges on its side reads per step of [`Upload::append_copy`].
+pub const COPY_CHUNK: u64 = 8 << 20;
 
 /// The default [`Upload`]: the pieces gathered in memory, stored by one `put` at the end.
 struct Buffered<'a, S: ?Sized> {
@@ -59,6 +71,11 @@ struct Buffered<'a, S: ?Sized> {
 impl<S: BlobStore + ?Sized> Upload for Buffered<'_, S> {
     async fn write(&mut self, data: Bytes) -> Result<(), BlobError> {
         self.data.extend_from_slice(&data);
+        Ok(())
+    }
+    async fn append_copy(&mut self, from: &str, start: u64, len: u64) -> Result<(), BlobError> {
+        let got = self.store.get_range(from, start, len).await?;
+        self.data.extend_from_slice(&got);
         Ok(())
     }
     async fn finish(self: Box<Self>) -> Result<u64, BlobError> {

@@ -9,10 +9,18 @@ use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
 use aws_sdk_s3::Client;
 use bytes::Bytes;
 
-use crate::{check_key, check_range, BlobError, BlobStore, Upload};
+use crate::{check_key, check_range, BlobError, BlobStore, Upload, MIN_COPY_PART};
 
 /// Objects larger than this are uploaded in parts of this size.
 pub const MULTIPART_THRESHOLD: usize = 8 << 20;
+/// The largest part one `UploadPartCopy` makes (S3 allows 5 GiB; smaller parts keep each call
+/// well inside a request timeout).
+const MAX_COPY_PART: u64 = 1 << 30;
+
+/// A copy source, `bucket/key` URL-encoded: of the characters keys may hold, only '=' needs it.
+fn copy_source(bucket: &str, key: &str) -> String {
+    format!("{bucket}/{}", key.replace('=', "%3D"))
+}
 
 #[derive(Clone, Debug)]
 pub struct S3Config {
@@ -23,6 +31,7 @@ pub struct S3Config {
     pub secret_key: String,
 }
 
+#[derive(Clone)]
 pub struct S3Store {
     client: Client,
     bucket: String,
@@ -129,9 +138,7 @@ impl BlobStore for S3Store {
     async fn copy(&self, from: &str, to: &str) -> Result<(), BlobError> {
         check_key(from)?;
         check_key(to)?;
-        // The source is `bucket/key`, URL-encoded: of the characters keys may hold, only '='
-        // needs it.
-        let source = format!("{}/{}", self.bucket, from.replace('=', "%3D"));
+        let source = copy_source(&self.bucket, from);
         match self.client.copy_object().bucket(&self.bucket).copy_source(source).key(to).send().await {
             Ok(_) => Ok(()),
             Err(e) if e.as_service_error().and_then(|s| s.code()) == Some("NoSuchKey") => Err(BlobError::NotFound(from.to_string())),
@@ -267,16 +274,46 @@ struct S3Upload {
 }
 
 impl S3Upload {
+    /// The multipart upload's id, started on first use.
+    async fn started(&mut self) -> Result<String, BlobError> {
+        if let Some(id) = &self.upload_id {
+            return Ok(id.clone());
+        }
+        let created = self.client.create_multipart_upload().bucket(&self.bucket).key(&self.key).send().await.map_err(sdk)?;
+        let id = created.upload_id().ok_or_else(|| backend("no upload id"))?.to_string();
+        self.upload_id = Some(id.clone());
+        Ok(id)
+    }
+
+    /// The store this upload writes to, for reading a copy's source.
+    fn store(&self) -> S3Store {
+        S3Store { client: self.client.clone(), bucket: self.bucket.clone() }
+    }
+
+    /// Appends `start..end` of `from` as one part copied on the server.
+    async fn copy_part(&mut self, from: &str, start: u64, end: u64) -> Result<(), BlobError> {
+        let upload_id = self.started().await?;
+        let n = self.parts.len() as i32 + 1;
+        let out = self
+            .client
+            .upload_part_copy()
+            .bucket(&self.bucket)
+            .key(&self.key)
+            .upload_id(&upload_id)
+            .part_number(n)
+            .copy_source(copy_source(&self.bucket, from))
+            .copy_source_range(format!("bytes={start}-{}", end - 1))
+            .send()
+            .await
+            .map_err(sdk)?;
+        let etag = out.copy_part_result().and_then(|r| r.e_tag()).map(String::from);
+        self.parts.push(CompletedPart::builder().part_number(n).set_e_tag(etag).build());
+        self.size += end - start;
+        Ok(())
+    }
+
     async fn send_part(&mut self, data: Bytes) -> Result<(), BlobError> {
-        let upload_id = match &self.upload_id {
-            Some(id) => id.clone(),
-            None => {
-                let created = self.client.create_multipart_upload().bucket(&self.bucket).key(&self.key).send().await.map_err(sdk)?;
-                let id = created.upload_id().ok_or_else(|| backend("no upload id"))?.to_string();
-                self.upload_id = Some(id.clone());
-                id
-            }
-        };
+        let upload_id = self.started().await?;
         let n = self.parts.len() as i32 + 1;
         let part = self
             .client
@@ -303,6 +340,35 @@ impl Upload for S3Upload {
             let rest = self.buf.split_off(MULTIPART_THRESHOLD);
             let part = std::mem::replace(&mut self.buf, rest);
             self.send_part(Bytes::from(part)).await?;
+        }
+        Ok(())
+    }
+
+    async fn append_copy(&mut self, from: &str, start: u64, len: u64) -> Result<(), BlobError> {
+        check_key(from)?;
+        let store = self.store();
+        let size = store.size(from).await?;
+        let r = check_range(from, size, start, len)?;
+        let (mut at, end) = (r.start, r.end);
+        // Bytes written before are held until they make a whole part: top them up from the
+        // source (parts other than the last must be at least 5 MiB).
+        if !self.buf.is_empty() {
+            let n = (MULTIPART_THRESHOLD - self.buf.len()) as u64;
+            let n = n.min(end - at);
+            let got = store.get_range(from, at, n).await?;
+            self.write(got).await?;
+            at += n;
+        }
+        // With nothing held, whole parts are copied on the server; a short tail is held as
+        // written bytes (it may be the last part, or later writes fill it).
+        while self.buf.is_empty() && end - at >= MIN_COPY_PART {
+            let n = (end - at).min(MAX_COPY_PART);
+            self.copy_part(from, at, at + n).await?;
+            at += n;
+        }
+        if at < end {
+            let got = store.get_range(from, at, end - at).await?;
+            self.write(got).await?;
         }
         Ok(())
     }

@@ -36,6 +36,7 @@ async fn fs_round_trip() {
     round_trip(&s, &prefix()).await;
     large_object(&s, &prefix()).await;
     pieces(&s, &prefix()).await;
+    append_copies(&s, &prefix()).await;
     delete_many(&s, &prefix()).await;
 }
 
@@ -71,6 +72,7 @@ async fn default_methods_round_trip() {
     let s = Plain(FsStore::new(dir.path()).unwrap());
     round_trip(&s, &prefix()).await;
     pieces(&s, &prefix()).await;
+    append_copies(&s, &prefix()).await;
 }
 
 #[tokio::test]
@@ -98,5 +100,12 @@ async fn s3_large_object_multipart() {
 async fn s3_pieces() {
     if let Some(s) = s3().await {
         pieces(&s, &prefix()).await;
+    }
+}
+
+#[tokio::test]
+async fn s3_append_copies() {
+    if let Some(s) = s3().await {
+        append_copies(&s, &prefix()).await;
     }
 }

@@ -273,6 +273,12 @@ impl blobstore::Upload for MeteredUpload<'_> {
         observe("put", t, &r, n);
         r
     }
+    async fn append_copy(&mut self, from: &str, start: u64, len: u64) -> Result<(), BlobError> {
+        let t = Instant::now();
+        let r = within(self.timeout, "copy", self.inner.append_copy(from, start, len)).await;
+        observe("copy", t, &r, 0);
+        r
+    }
     async fn finish(self: Box<Self>) -> Result<u64, BlobError> {
         let t = Instant::now();
         let r = within(self.timeout, "put", self.inner.finish()).await;
