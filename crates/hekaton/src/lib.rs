@@ -239,6 +239,10 @@ pub enum Error {
     DigestMismatch { expected: String, got: String },
     #[error("a verifying key digest is 64 hex digits, got {0:?}")]
     BadDigest(String),
+    /// The caller raised the [`pari::Interrupt`] it gave ([`wrap::prove_interruptible`]): the
+    /// proof was stopped part-way.
+    #[error("the proof was interrupted by its caller")]
+    Interrupted,
 }
 
 impl Error {

@@ -448,7 +448,10 @@ impl<F: PrimeField, E2: Pairing> FinalProof<F, E2> {
 }
 
 fn pari_err(e: pari::Error) -> Error {
-    Error::malformed("wrap proof", e.to_string())
+    match e {
+        pari::Error::Interrupted => Error::Interrupted,
+        e => Error::malformed("wrap proof", e.to_string()),
+    }
 }
 
 /// SR1CS rows of the wrap circuit, at most, per subcircuit (its `A, B, C, D` allocated and
@@ -546,9 +549,30 @@ where
     E2: Pairing<ScalarField = Fq<P>>,
     R: RngCore + CryptoRng,
 {
+    prove_interruptible(pk, vk, public_inputs, proof, rng, pari::Interrupt::NEVER)
+}
+
+/// [`prove`], stopped with [`Error::Interrupted`] at the first of the Pari prover's steps
+/// after `stop` is raised (see [`pari::interrupt`]): the wrap's Pari prove takes minutes.
+pub fn prove_interruptible<P, E2, R>(
+    pk: &pari::ProvingKey<E2>,
+    vk: &VerifyingKey<Bls12<P>>,
+    public_inputs: &[Fr<P>],
+    proof: &HekatonProof<Bls12<P>>,
+    rng: &mut R,
+    stop: pari::Interrupt<'_>,
+) -> Result<FinalProof<Fr<P>, E2>, Error>
+where
+    P: Bls12Config,
+    Fq<P>: Absorb,
+    Fr<P>: Absorb,
+    E2: Pairing<ScalarField = Fq<P>>,
+    R: RngCore + CryptoRng,
+{
     crate::workflow::verify(vk, public_inputs, proof, rng)?;
+    stop.check().map_err(pari_err)?;
     let circuit = WrapCircuit::new(vk, public_inputs, proof)?;
-    let pari = pari::prove(pk, circuit, rng).map_err(pari_err)?;
+    let pari = pari::prove_interruptible(pk, circuit, rng, stop).map_err(pari_err)?;
     Ok(FinalProof {
         pari,
         root: proof.root,

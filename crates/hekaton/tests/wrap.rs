@@ -118,6 +118,15 @@ fn wrap_prove_and_verify_on_bw6_767_at_k1() {
     assert!(other_key.check_digest(&pinned).is_err());
     assert!(wrap::verify_final::<Config, BW6_767>(&other_key, &pvk, &x, &fin).is_err(), "another Hekaton key");
 
+    // A caller that gives up stops the wrap part-way: raised before it starts, or at its
+    // tenth read of the flag (inside the first MSM's windows, after synthesis and the FFTs).
+    for k in [1, 10] {
+        let reads = std::sync::atomic::AtomicUsize::new(0);
+        let raised = || reads.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1 >= k;
+        let r = wrap::prove_interruptible::<Config, BW6_767, _>(&pk, &vk, &x, &proof, &mut rng(24), pari::Interrupt::new(&raised));
+        assert!(matches!(r, Err(hekaton::Error::Interrupted)), "raised at read {k}: {:?}", r.err());
+    }
+
     // Refusing to wrap an invalid Hekaton proof.
     let mut t = proof.clone();
     t.proofs[0].a = (t.proofs[0].a + t.proofs[0].a).into_affine();

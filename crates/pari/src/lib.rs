@@ -74,7 +74,7 @@
 //! One algorithm per file: [`generator`] (setup), [`prover`], [`verifier`] (single and batch),
 //! [`data_structures`] (keys, proof, serialization), [`r1cs`] (front end), [`domain`] (the evaluation domain), [`msm`] (the one
 //! place multi-scalar multiplication happens), [`transcript`] (Fiat–Shamir), [`circuits`]
-//! (built-in circuit families).
+//! (built-in circuit families), [`interrupt`] (stopping a proof part-way).
 
 pub mod batch;
 pub mod bundle;
@@ -82,6 +82,7 @@ pub mod circuits;
 pub mod data_structures;
 pub mod domain;
 pub mod generator;
+pub mod interrupt;
 pub mod msm;
 pub mod prover;
 pub mod r1cs;
@@ -91,7 +92,8 @@ pub mod verifier;
 
 pub use data_structures::{KeyDigest, PreparedVerifyingKey, Proof, ProvingKey, VerifyingKey};
 pub use generator::setup;
-pub use prover::prove;
+pub use interrupt::Interrupt;
+pub use prover::{prove, prove_interruptible};
 pub use verifier::{batch_verify, batch_verify_locate, verify};
 
 /// Errors of setup, proving, verification and deserialization.
@@ -113,6 +115,10 @@ pub enum Error {
     Verification,
     #[error("the circuit is too large for the field's FFT domain")]
     DomainTooLarge,
+    /// The caller's [`Interrupt`] was raised: the proof was stopped part-way and nothing of it
+    /// is returned.
+    #[error("the proof was interrupted by its caller")]
+    Interrupted,
 }
 
 impl From<ark_relations::gr1cs::SynthesisError> for Error {

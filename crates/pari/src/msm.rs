@@ -22,6 +22,9 @@ use ark_ff::{batch_inversion, AdditiveGroup, Field, PrimeField, Zero};
 #[cfg(feature = "parallel")]
 use rayon::prelude::*;
 
+use crate::interrupt::Interrupt;
+use crate::Error;
+
 /// `Σ scalars[i] · bases[i]` over the common prefix of the two slices (arkworks).
 pub fn msm<G: CurveGroup>(bases: &[G::Affine], scalars: &[G::ScalarField]) -> G {
     let n = bases.len().min(scalars.len());
@@ -118,35 +121,56 @@ impl Pippenger {
     /// missing ones count as the identity). A `Vec` because the fast path is chosen by its type.
     #[allow(clippy::ptr_arg)]
     pub fn run<G: CurveGroup>(&self, bases: &Vec<G::Affine>) -> G {
+        self.run_until(bases, Interrupt::NEVER).expect("never interrupted")
+    }
+
+    /// [`Pippenger::run`], reading `stop` before each window: `Err(Error::Interrupted)` once it
+    /// is raised (the windows already started finish; the rest are skipped).
+    #[allow(clippy::ptr_arg)]
+    pub fn run_until<G: CurveGroup>(&self, bases: &Vec<G::Affine>, stop: Interrupt<'_>) -> Result<G, Error> {
         if self.acc == Accumulation::BatchAffine {
-            if let Some(r) = self.run_sw::<G, ark_bls12_381::g1::Config>(bases) {
+            if let Some(r) = self.run_sw::<G, ark_bls12_381::g1::Config>(bases, stop) {
                 return r;
             }
-            if let Some(r) = self.run_sw::<G, ark_bn254::g1::Config>(bases) {
+            if let Some(r) = self.run_sw::<G, ark_bn254::g1::Config>(bases, stop) {
                 return r;
             }
         }
-        let sums: Vec<G> = ark_std::cfg_into_iter!(0..self.windows).map(|w| self.window_projective::<G>(bases, w)).collect();
-        self.combine(sums)
+        let sums: Vec<G> = self.windows_until(stop, |w| self.window_projective::<G>(bases, w));
+        stop.check()?;
+        Ok(self.combine(sums))
     }
 
     /// `Σ s_i · bases_i` with the bases the concatenation of `parts`, so that a caller whose
     /// points live in several vectors (a proving key's) copies none of them; projective buckets
     /// whatever the curve (the batch-affine path needs one contiguous vector).
     pub fn run_parts<G: CurveGroup>(&self, parts: &[&[G::Affine]]) -> G {
-        let sums: Vec<G> = ark_std::cfg_into_iter!(0..self.windows)
-            .map(|w| self.window_projective::<G>(parts.iter().flat_map(|p| p.iter()), w))
-            .collect();
-        self.combine(sums)
+        self.run_parts_until(parts, Interrupt::NEVER).expect("never interrupted")
+    }
+
+    /// [`Pippenger::run_parts`], reading `stop` before each window as [`Pippenger::run_until`].
+    pub fn run_parts_until<G: CurveGroup>(&self, parts: &[&[G::Affine]], stop: Interrupt<'_>) -> Result<G, Error> {
+        let sums: Vec<G> = self.windows_until(stop, |w| self.window_projective::<G>(parts.iter().flat_map(|p| p.iter()), w));
+        stop.check()?;
+        Ok(self.combine(sums))
+    }
+
+    /// Each window's sum (in parallel), skipping the windows not yet started once `stop` is
+    /// raised (their place holds the identity; the caller checks `stop` before combining).
+    fn windows_until<G: CurveGroup>(&self, stop: Interrupt<'_>, window: impl Fn(usize) -> G + Sync) -> Vec<G> {
+        ark_std::cfg_into_iter!(0..self.windows).map(|w| if stop.is_raised() { G::zero() } else { window(w) }).collect()
     }
 
     /// The batch-affine path when `G` is `Projective<P>` (decided by type identity, no unsafe).
     #[allow(clippy::ptr_arg)]
-    fn run_sw<G: CurveGroup, P: SWCurveConfig>(&self, bases: &Vec<G::Affine>) -> Option<G> {
+    fn run_sw<G: CurveGroup, P: SWCurveConfig>(&self, bases: &Vec<G::Affine>, stop: Interrupt<'_>) -> Option<Result<G, Error>> {
         let bases = (bases as &dyn Any).downcast_ref::<Vec<Affine<P>>>()?;
-        let sums: Vec<Projective<P>> = ark_std::cfg_into_iter!(0..self.windows).map(|w| self.window_affine::<P>(bases, w)).collect();
+        let sums: Vec<Projective<P>> = self.windows_until(stop, |w| self.window_affine::<P>(bases, w));
+        if let Err(e) = stop.check() {
+            return Some(Err(e));
+        }
         let r: Box<dyn Any> = Box::new(self.combine(sums));
-        r.downcast::<G>().ok().map(|b| *b)
+        r.downcast::<G>().ok().map(|b| Ok(*b))
     }
 
     /// `Σ_w 2^{c·w} S_w` by Horner's rule from the top window.
@@ -450,6 +474,40 @@ mod tests {
         check::<ark_bls12_381::G1Projective>();
         check::<ark_bn254::G1Projective>();
         check::<ark_bls12_381::G2Projective>(); // no fast path: the projective fallback
+    }
+
+    /// An MSM reads its caller's flag once per window (and once before combining): a flag
+    /// raised at any read ends it with `Interrupted`, on both paths; one never raised gives the
+    /// sum.
+    #[test]
+    fn an_msm_stops_at_a_raised_interrupt() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        type G = ark_bls12_381::G1Projective;
+        let mut rng = ChaCha20Rng::seed_from_u64(10);
+        let n = 2 * Pippenger::BATCH_AFFINE_MIN;
+        let bases: Vec<<G as CurveGroup>::Affine> = (0..n).map(|_| G::rand(&mut rng).into_affine()).collect();
+        let full: Vec<ark_bls12_381::Fr> = (0..n).map(|_| UniformRand::rand(&mut rng)).collect();
+        let expect = msm::<G>(&bases, &full);
+        for acc in [Accumulation::BatchAffine, Accumulation::Projective] {
+            let p = Pippenger::from_field(&full, acc);
+            let reads = AtomicUsize::new(0);
+            let never = || {
+                reads.fetch_add(1, Ordering::Relaxed);
+                false
+            };
+            assert_eq!(p.run_until::<G>(&bases, Interrupt::new(&never)).unwrap(), expect);
+            assert_eq!(p.run_parts_until::<G>(&[&bases], Interrupt::new(&never)).unwrap(), expect);
+            let total = reads.load(Ordering::Relaxed);
+            assert_eq!(total, 2 * (p.windows + 1), "{acc:?}");
+            for k in 1..=p.windows + 1 {
+                let reads = AtomicUsize::new(0);
+                let raised_at_k = || reads.fetch_add(1, Ordering::Relaxed) + 1 >= k;
+                assert!(matches!(p.run_until::<G>(&bases, Interrupt::new(&raised_at_k)), Err(Error::Interrupted)), "{acc:?} at {k}");
+                let reads = AtomicUsize::new(0);
+                let raised_at_k = || reads.fetch_add(1, Ordering::Relaxed) + 1 >= k;
+                assert!(matches!(p.run_parts_until::<G>(&[&bases], Interrupt::new(&raised_at_k)), Err(Error::Interrupted)), "{acc:?} parts at {k}");
+            }
+        }
     }
 
     #[test]

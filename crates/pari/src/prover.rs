@@ -7,6 +7,7 @@ use ark_relations::gr1cs::ConstraintSynthesizer;
 use rand::{CryptoRng, RngCore};
 
 use crate::data_structures::{Proof, ProvingKey};
+use crate::interrupt::Interrupt;
 use crate::domain::Domain;
 use crate::msm::{has_batch_affine, msm, Accumulation, Pippenger};
 use crate::r1cs::synthesize_assignment;
@@ -40,24 +41,26 @@ pub fn divide_by_linear<F: Field>(f: &[F], r: F) -> (Vec<F>, F) {
 /// BLS12-381 G1), which measured 1.3× faster than arkworks' MSM at 61k and 98k BN254 points
 /// (`pari_bench --prove-logs`, and the circom bench's prove times); arkworks' elsewhere (the
 /// [`Pippenger`] falls back to projective buckets by itself).
-fn prover_msm<E: Pairing>(bases: &Vec<E::G1Affine>, scalars: &[E::ScalarField]) -> E::G1 {
+fn prover_msm<E: Pairing>(bases: &Vec<E::G1Affine>, scalars: &[E::ScalarField], stop: Interrupt<'_>) -> Result<E::G1, Error> {
     debug_assert_eq!(bases.len(), scalars.len());
+    stop.check()?;
     if bases.len() < Pippenger::BATCH_AFFINE_MIN {
-        return msm::<E::G1>(bases, scalars);
+        return Ok(msm::<E::G1>(bases, scalars));
     }
-    Pippenger::from_field(scalars, Accumulation::BatchAffine).run::<E::G1>(bases)
+    Pippenger::from_field(scalars, Accumulation::BatchAffine).run_until::<E::G1>(bases, stop)
 }
 
 /// [`prover_msm`] over the concatenation of `parts`. Where the curve has no batch-affine path
 /// (BW6-767, the Hekaton wrap's) the parts are not copied into one vector: at k = 64 the copies
 /// were 1.9 GB of the prover's peak.
-fn prover_msm_parts<E: Pairing>(parts: &[&[E::G1Affine]], scalars: &[E::ScalarField]) -> E::G1 {
+fn prover_msm_parts<E: Pairing>(parts: &[&[E::G1Affine]], scalars: &[E::ScalarField], stop: Interrupt<'_>) -> Result<E::G1, Error> {
     let n: usize = parts.iter().map(|p| p.len()).sum();
     debug_assert_eq!(n, scalars.len());
     if n < Pippenger::BATCH_AFFINE_MIN || has_batch_affine::<E::G1>() {
-        return prover_msm::<E>(&parts.concat(), scalars);
+        return prover_msm::<E>(&parts.concat(), scalars, stop);
     }
-    Pippenger::from_field(scalars, Accumulation::Projective).run_parts::<E::G1>(parts)
+    stop.check()?;
+    Pippenger::from_field(scalars, Accumulation::Projective).run_parts_until::<E::G1>(parts, stop)
 }
 
 /// Proves that `circuit`'s assignment satisfies the circuit keyed by `pk`.
@@ -67,8 +70,20 @@ where
     C: ConstraintSynthesizer<E::ScalarField>,
     R: RngCore + CryptoRng,
 {
+    prove_interruptible(pk, circuit, rng, Interrupt::NEVER)
+}
+
+/// [`prove`], stopped with [`Error::Interrupted`] at the first of its steps after `stop` is raised
+/// (see [`crate::interrupt`]).
+pub fn prove_interruptible<E, C, R>(pk: &ProvingKey<E>, circuit: C, rng: &mut R, stop: Interrupt<'_>) -> Result<Proof<E>, Error>
+where
+    E: Pairing,
+    C: ConstraintSynthesizer<E::ScalarField>,
+    R: RngCore + CryptoRng,
+{
+    stop.check()?;
     let (instance, witness) = synthesize_assignment::<E::ScalarField, C>(circuit)?;
-    prove_with_assignment(pk, &instance, &witness, rng)
+    prove_inner(pk, &instance, &witness, rng, true, stop)
 }
 
 /// [`prove`] from an R1CS assignment: `instance` with its leading 1, and the witness.
@@ -78,7 +93,7 @@ pub fn prove_with_assignment<E: Pairing, R: RngCore + CryptoRng>(
     witness: &[E::ScalarField],
     rng: &mut R,
 ) -> Result<Proof<E>, Error> {
-    prove_inner(pk, instance, witness, rng, true)
+    prove_inner(pk, instance, witness, rng, true, Interrupt::NEVER)
 }
 
 /// The prover; `check` = false skips the satisfiability check (only for soundness tests,
@@ -89,8 +104,10 @@ fn prove_inner<E: Pairing, R: RngCore + CryptoRng>(
     witness: &[E::ScalarField],
     rng: &mut R,
     check: bool,
+    stop: Interrupt<'_>,
 ) -> Result<Proof<E>, Error> {
     type F<E> = <E as Pairing>::ScalarField;
+    stop.check()?;
     let sr = &pk.sr1cs;
     let l = sr.num_instance as usize;
     if instance.len() != l || witness.len() != sr.r1cs_witness as usize {
@@ -130,13 +147,17 @@ fn prove_inner<E: Pairing, R: RngCore + CryptoRng>(
         }
     }
     // Coefficients.
+    stop.check()?;
     domain.ifft_in_place(&mut wa);
     domain.ifft_in_place(&mut xa);
+    stop.check()?;
     domain.ifft_in_place(&mut zb);
     let za: Vec<F<E>> = wa.iter().zip(&xa).map(|(w, x)| *w + x).collect();
     // q = (z_A² − z_B)/v_K on a coset where v_K is the constant g^n − 1 (q has degree ≤ n − 2).
+    stop.check()?;
     let mut za_c = domain.coset_fft(F::<E>::GENERATOR, &za);
     let zb_c = domain.coset_fft(F::<E>::GENERATOR, &zb);
+    stop.check()?;
     let vk_inv = (F::<E>::GENERATOR.pow([n as u64]) - F::<E>::ONE).inverse().expect("g^n ≠ 1");
     for (a, b) in za_c.iter_mut().zip(&zb_c) {
         *a = (a.square() - b) * vk_inv;
@@ -171,7 +192,7 @@ fn prove_inner<E: Pairing, R: RngCore + CryptoRng>(
     // One MSM over σ ‖ σ_q ‖ zk terms (one large Pippenger beats several small ones).
     let zk = [pk.zk_a, pk.zk_b, pk.zk_b_tau];
     let t_scalars = [&sr_witness[..], &q_b[..], &[eta_a, eta_b, eta_b2][..]].concat();
-    let t_pos = prover_msm_parts::<E>(&[&pk.sigma, &pk.sigma_q, &zk], &t_scalars);
+    let t_pos = prover_msm_parts::<E>(&[&pk.sigma, &pk.sigma_q, &zk], &t_scalars, stop)?;
     let t = (-t_pos).into_affine();
 
     let transcript = Transcript::new(&digest_of(&pk.vk.to_bytes()));
@@ -184,7 +205,7 @@ fn prove_inner<E: Pairing, R: RngCore + CryptoRng>(
     u_scalars[..qa.len()].copy_from_slice(&qa);
     u_scalars[n + 1..n + 1 + qb.len()].copy_from_slice(&qb);
     u_scalars[2 * (n + 1)..2 * (n + 1) + qq.len()].copy_from_slice(&qq);
-    let u = prover_msm_parts::<E>(&[&pk.sigma_a, &pk.sigma_b, &pk.sigma_1], &u_scalars);
+    let u = prover_msm_parts::<E>(&[&pk.sigma_a, &pk.sigma_b, &pk.sigma_1], &u_scalars, stop)?;
     Ok(Proof { t, u: u.into_affine(), v_a, v_b })
 }
 
@@ -206,11 +227,45 @@ mod tests {
         let (pk, vk) = crate::setup::<E, _, _>(family.blank::<Fr>(), &mut rng).unwrap();
         let (circuit, x) = family.instance::<Fr>(1);
         let (instance, mut witness) = synthesize_assignment::<Fr, _>(circuit).unwrap();
-        assert!(prove_inner(&pk, &instance, &witness, &mut rng, false).is_ok());
+        assert!(prove_inner(&pk, &instance, &witness, &mut rng, false, Interrupt::NEVER).is_ok());
         witness[2] += Fr::from(1u64);
         assert!(matches!(prove_with_assignment(&pk, &instance, &witness, &mut rng), Err(Error::Unsatisfied(_))));
-        let forged = prove_inner(&pk, &instance, &witness, &mut rng, false).unwrap();
+        let forged = prove_inner(&pk, &instance, &witness, &mut rng, false, Interrupt::NEVER).unwrap();
         assert!(crate::verify(&vk.prepare().unwrap(), &x, &forged).is_err());
+    }
+
+    /// The prover reads its caller's flag between steps and before each MSM window, and stops at
+    /// whichever read first finds it raised: raised at the k-th read, for every k up to the
+    /// number of reads a whole prove makes, the prove ends with `Interrupted`. A flag never
+    /// raised changes nothing: the proof verifies.
+    #[test]
+    fn a_raised_interrupt_stops_the_prove_at_any_of_its_reads() {
+        use crate::circuits::CircuitFamily;
+        use rand::SeedableRng;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        type E = ark_bls12_381::Bls12_381;
+        // Above Pippenger::BATCH_AFFINE_MIN points, so that both MSMs run by windows.
+        let family = CircuitFamily::Chain { steps: 1500 };
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(8);
+        let (pk, vk) = crate::setup::<E, _, _>(family.blank::<Fr>(), &mut rng).unwrap();
+        let reads = AtomicUsize::new(0);
+        let never = || {
+            reads.fetch_add(1, Ordering::Relaxed);
+            false
+        };
+        let (circuit, x) = family.instance::<Fr>(3);
+        let proof = prove_interruptible(&pk, circuit, &mut rng, Interrupt::new(&never)).unwrap();
+        crate::verify(&vk.prepare().unwrap(), &x, &proof).unwrap();
+        let total = reads.load(Ordering::Relaxed);
+        // 8 reads between the steps; the rest are the two MSMs' windows.
+        assert!(total > 8 + 2 * 10, "{total} reads");
+        for k in 1..=total {
+            let reads = AtomicUsize::new(0);
+            let raised_at_k = || reads.fetch_add(1, Ordering::Relaxed) + 1 >= k;
+            let (circuit, _) = family.instance::<Fr>(3);
+            let r = prove_interruptible(&pk, circuit, &mut rng, Interrupt::new(&raised_at_k));
+            assert!(matches!(r, Err(Error::Interrupted)), "raised at read {k} of {total}: {r:?}");
+        }
     }
 
     #[test]

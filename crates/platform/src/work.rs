@@ -10,7 +10,9 @@
 //! * it receives the task's [`Cancel`] flag, which the role sets when it abandons the task; the
 //!   closures check it between their steps (the items of a Pari or circom proof list; a Reckle
 //!   bundle's node proofs are one closure each, so its task stops between nodes by itself) and
-//!   stop there;
+//!   stop there; a Pari proof reads it inside, between its FFTs and MSM windows
+//!   ([`Cancel::with_interrupt`], [`pari::interrupt`]), so even one proof of a wrap (minutes)
+//!   stops within seconds;
 //! * the process counts the closures still running for an abandoned task (gauge
 //!   `prover_abandoned_work`), and a role loop **claims nothing while that count is above zero**
 //!   ([`Work::wait_no_abandoned`]). A worker therefore never runs more proving threads than it has
@@ -44,6 +46,13 @@ impl Cancel {
         } else {
             Ok(())
         }
+    }
+
+    /// Runs `f` with a [`pari::Interrupt`] raised once this flag is, so that a single Pari
+    /// proof (a wrap's: minutes) stops part-way rather than at its end.
+    pub fn with_interrupt<T>(&self, f: impl FnOnce(::pari::Interrupt<'_>) -> T) -> T {
+        let raised = || self.is_set();
+        f(::pari::Interrupt::new(&raised))
     }
 
     pub(crate) fn set(&self) {

@@ -344,8 +344,22 @@ pub fn prove_shrunk<R: RngCore + CryptoRng>(
     shrink_proof: &ShrinkProof,
     rng: &mut R,
 ) -> Result<FinalProof, WrapError> {
+    prove_shrunk_interruptible(pk, shrink, params, shrink_proof, rng, pari::Interrupt::NEVER)
+}
+
+/// [`prove_shrunk`], stopped with `WrapError::Pari(pari::Error::Interrupted)` at the first of
+/// the Pari prover's steps after `stop` is raised (see [`pari::interrupt`]): the wrap's Pari
+/// prove takes minutes.
+pub fn prove_shrunk_interruptible<R: RngCore + CryptoRng>(
+    pk: &pari::ProvingKey<Bn254>,
+    shrink: &ShrinkCircuit,
+    params: reckle::Params,
+    shrink_proof: &ShrinkProof,
+    rng: &mut R,
+    stop: pari::Interrupt<'_>,
+) -> Result<FinalProof, WrapError> {
     let public = WrapPublic::from_shrink_inputs(&shrink_proof.public_inputs)?;
-    let proof = pari::prove(pk, WrapCircuit::new(shrink, shrink_proof), rng)?;
+    let proof = pari::prove_interruptible(pk, WrapCircuit::new(shrink, shrink_proof), rng, stop)?;
     Ok(FinalProof { version: WRAP_VERSION, params, public, proof })
 }
 

@@ -791,7 +791,8 @@ fn prove_list<E: Pairing>(c: &ProverCircuit<E>, wtns: &[(u64, Bytes)], cancel: &
             return Ok(Err(format!("witness {i} (witness_object_keys[{i}]): {e}")));
         }
         let x = r.public_signals(&w).to_vec();
-        let proof = ::pari::prove(pk, circom::CircomCircuit { r1cs: r, witness: Some(&w) }, &mut rng).map_err(pari_err)?;
+        let circuit = circom::CircomCircuit { r1cs: r, witness: Some(&w) };
+        let proof = cancel.with_interrupt(|stop| ::pari::prove_interruptible(pk, circuit, &mut rng, stop)).map_err(pari_err)?;
         items.push((x, proof));
     }
     let n = items.len() as u64;

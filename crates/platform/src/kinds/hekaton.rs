@@ -223,7 +223,10 @@ async fn dispatch(p: &Platform, job: &str, kind: TaskKind, step: &str, index: u6
 }
 
 fn hek(e: hekaton::Error) -> PlatformError {
-    corrupt(format!("hekaton: {e}"))
+    match e {
+        hekaton::Error::Interrupted => PlatformError::Abandoned,
+        e => corrupt(format!("hekaton: {e}")),
+    }
 }
 
 /// A seed for `purpose` (and index) from the job's secret: BLAKE2b-256 with a domain tag.
@@ -243,13 +246,23 @@ fn derive_seed(secret: &[u8], purpose: &str, index: u64) -> Result<[u8; 32], Pla
 }
 
 /// Runs CPU-heavy work off the async runtime, timed as `prover_hekaton_cpu_seconds{step}`
-/// (what the proof system itself costs; the rest of a task's time is the platform's).
+/// (what the proof system itself costs; the rest of a task's time is the platform's). Work
+/// whose task was abandoned before it got a thread does not start; [`blocking_with`] hands
+/// the closure its task's flag, for work that can stop part-way.
 pub(crate) async fn blocking<T: Send + 'static>(
     step: &'static str,
     f: impl FnOnce() -> Result<T, hekaton::Error> + Send + 'static,
 ) -> Result<T, PlatformError> {
+    blocking_with(step, move |_| f()).await
+}
+
+/// [`blocking`], the closure reading its task's [`crate::work::Cancel`] flag itself.
+pub(crate) async fn blocking_with<T: Send + 'static>(
+    step: &'static str,
+    f: impl FnOnce(&crate::work::Cancel) -> Result<T, hekaton::Error> + Send + 'static,
+) -> Result<T, PlatformError> {
     let started = std::time::Instant::now();
-    let r = crate::work::blocking(move |_| f()).await?.map_err(hek);
+    let r = crate::work::blocking(move |cancel| if cancel.is_set() { Err(hekaton::Error::Interrupted) } else { f(cancel) }).await?.map_err(hek);
     ::metrics::histogram!("prover_hekaton_cpu_seconds", "step" => step).record(started.elapsed().as_secs_f64());
     r
 }

@@ -55,7 +55,7 @@ use hekaton::wrap::{FinalKey, FinalProof};
 use hekaton::mirage::{Commitment, Proof};
 use queue::Lease;
 
-use super::hekaton::{blocking, get, live_spec, task_of, HekatonJobSpec, DONE};
+use super::hekaton::{blocking, blocking_with, get, live_spec, task_of, HekatonJobSpec, DONE};
 use super::{Served, TaskKind};
 use crate::error::{corrupt, invalid};
 use crate::{layout, Platform, PlatformError};
@@ -245,13 +245,14 @@ pub(crate) async fn wrap(p: &Platform, lease: &Lease) -> Result<(), PlatformErro
     let (round, commitments, proofs) = subproofs(p, job, spec.circuit.num_subcircuits() as u64).await?;
     let (circuit, seed) = (spec.circuit, spec.seed);
     let started = std::time::Instant::now();
-    let fin = blocking("wrap", move || {
+    let fin = blocking_with("wrap", move |cancel| {
         let proof = workflow::coordinator_assemble(&round, commitments, proofs)?;
         let x = circuit.build::<Fr>(seed)?.public_inputs;
         if workflow::verify(&vk, &x, &proof, &mut rand::rngs::OsRng).is_err() {
             return Ok(None);
         }
-        let fin = hekaton::wrap::prove::<Config, BW6_767, _>(&pk, &vk, &x, &proof, &mut rand::rngs::OsRng)?;
+        // Minutes of Pari on BW6-767: stopped part-way if the task is abandoned.
+        let fin = cancel.with_interrupt(|stop| hekaton::wrap::prove_interruptible::<Config, BW6_767, _>(&pk, &vk, &x, &proof, &mut rand::rngs::OsRng, stop))?;
         Ok(Some(fin.to_bytes()?))
     })
     .await?;

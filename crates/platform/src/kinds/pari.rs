@@ -225,13 +225,18 @@ fn prove_list(
     for s in seeds {
         cancel.check()?;
         let (c, x) = circuit.instance::<Fr>(s);
-        items.push((x, ::pari::prove(pk, c, &mut rng).map_err(pari_err)?));
+        items.push((x, cancel.with_interrupt(|stop| ::pari::prove_interruptible(pk, c, &mut rng, stop)).map_err(pari_err)?));
     }
     Ok(ProofList { items })
 }
 
+/// A Pari error as the platform's; an interrupted proof is abandoned work (its task's flag
+/// stopped it).
 pub(crate) fn pari_err(e: ::pari::Error) -> PlatformError {
-    PlatformError::Corrupt(format!("pari: {e}"))
+    match e {
+        ::pari::Error::Interrupted => PlatformError::Abandoned,
+        e => PlatformError::Corrupt(format!("pari: {e}")),
+    }
 }
 
 pub(crate) fn task_of(lease: &Lease) -> Result<PariTask, PlatformError> {

@@ -14,7 +14,8 @@
 //!   is ~GBs resident; other workers never claim the kind). It loads the wrap proving key once
 //!   per process ([`WrapState`]), normalizes and shrinks the root proof (plonky2), proves the
 //!   wrap circuit with Pari, and writes `wrap-final.bin` among the job's node objects (scratch).
-//!   The blocking work checks the task's cancel flag between its steps.
+//!   The blocking work checks the task's cancel flag between its steps, and the Pari prove
+//!   reads it between its own ([`crate::work::Cancel::with_interrupt`]).
 //! * `reckle.finish` ([`check_final`], called from `reckle::finish`) verifies the root proof as
 //!   before, then the final proof: its public values against the tree it built itself (`C`,
 //!   and `d`, sum, count of the statement), its circuit id against the normalize circuit it
@@ -276,9 +277,13 @@ pub(crate) async fn wrap(p: &Platform, lease: &Lease) -> Result<(), PlatformErro
         let normalized = n.prove(&root).map_err(wrap_err)?;
         cancel.check()?;
         let shrunk = w2.shrink.prove(&n, &normalized).map_err(wrap_err)?;
-        // The Pari prove (minutes) runs to its end once started: the last point to stop.
-        cancel.check()?;
-        wrap::prove_shrunk(&w2.pk, &w2.shrink, params, &shrunk, &mut rand::rngs::OsRng).map_err(wrap_err)
+        // The Pari prove (minutes) reads the flag between its steps.
+        cancel
+            .with_interrupt(|stop| wrap::prove_shrunk_interruptible(&w2.pk, &w2.shrink, params, &shrunk, &mut rand::rngs::OsRng, stop))
+            .map_err(|e| match e {
+                wrap::WrapError::Pari(::pari::Error::Interrupted) => PlatformError::Abandoned,
+                e => wrap_err(e),
+            })
     })
     .await??;
     ::metrics::histogram!("prover_reckle_wrap_seconds").record(started.elapsed().as_secs_f64());
