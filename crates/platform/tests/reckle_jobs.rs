@@ -424,3 +424,25 @@ async fn circuit_sets_stay_within_their_byte_budget_and_warm_up_stops_there() {
     assert_eq!(worker.circuits_built(), vec![second], "the least recently used set was kept over the budget");
     assert!(worker.circuit_bytes() <= one_set.max(worker.circuits(second).await.unwrap().heap_bytes()));
 }
+
+/// The circuit sets of one `q` share one chain in a process (issue 31 item 2): a set of larger
+/// `ℓ` reuses the levels already built and adds only its own, a set of smaller `ℓ` is a prefix
+/// of the chain, and the process counts the chain's bytes once. Before, `(3, 2)` and `(4, 2)`
+/// were two sets built from nothing, held and counted side by side.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn circuit_sets_of_one_bucket_height_share_one_chain() {
+    let (q, blobs, store, _dir) = backends(false).await.unwrap();
+    let worker = Platform::new(q, blobs, store);
+    let (short, long) = (Params::new(3, 2).unwrap(), Params::new(4, 2).unwrap());
+    let a = worker.circuits(short).await.unwrap();
+    let b = worker.circuits(long).await.unwrap();
+    assert!(b.shares_circuits_with(&a), "the longer set rebuilt the shorter one's levels");
+    assert_eq!(b.root_key().key_digest(), reckle::pinned_root_key(long).unwrap().key_digest);
+    assert_eq!(worker.circuits_built(), vec![long]);
+    assert_eq!(worker.circuit_bytes(), b.heap_bytes());
+    let again = worker.circuits(short).await.unwrap();
+    assert!(again.shares_circuits_with(&b));
+    assert_eq!(again.root_key().key_digest(), reckle::pinned_root_key(short).unwrap().key_digest);
+    assert_eq!(worker.circuits_built(), vec![long]);
+    assert_eq!(worker.circuit_bytes(), b.heap_bytes());
+}

@@ -5,8 +5,13 @@
 //!   verifying each child's proof against the level-`(i−1)` key (a constant of the circuit)
 //!   when the child's canonical hash is non-zero, and a fixed padding proof otherwise.
 //!
-//! Building is the expensive part (about a second per level); callers build a [`Circuits`]
-//! once per `(ℓ, q)` and share it.
+//! Building is the expensive part (about a second per level, ~95 MiB each); callers build a
+//! [`Circuits`] once and share it. The circuits of one `q` form one chain whatever `ℓ` is
+//! (`B_0` depends on `q` only, `B_i` on `B_{i−1}`), so a set shares its circuits with the sets
+//! of the same `q` made from it by [`Circuits::for_log_n`]: a shorter one is a prefix (nothing
+//! built), a longer one builds only the levels above.
+
+use std::sync::Arc;
 
 use plonky2::field::types::Field;
 use plonky2::gates::gate::GateRef;
@@ -75,17 +80,19 @@ pub struct LevelCircuit {
     /// `idx_L = 2·idx` (left) or `idx_R = 2·idx + 1` (right).
     pub(crate) index: Target,
     pub(crate) children: [ChildTargets; 2],
-    /// A proof of the padding circuit (same shape as level `i−1`), supplied for a child with
-    /// `d = 0`; it has all-zero public inputs.
-    pub(crate) padding_proof: ProofWithPublicInputs<F, C, D>,
+    /// The padding circuit (same shape as level `i−1`) and its proof, supplied for a child with
+    /// `d = 0`; the proof has all-zero public inputs. Shared by the levels whose children have
+    /// one shape.
+    pub(crate) padding: Arc<Padding>,
 }
 
-/// All circuits for one `(ℓ, q)`: `B_0` and `B_{q+1} … B_ℓ`.
+/// All circuits for one `(ℓ, q)`: `B_0` and `B_{q+1} … B_ℓ`, each held by reference count so
+/// that the sets of one `q` share them ([`Circuits::for_log_n`]).
 pub struct Circuits {
     pub(crate) params: Params,
-    pub(crate) bucket: BucketCircuit,
+    pub(crate) bucket: Arc<BucketCircuit>,
     /// `levels[k]` is the circuit of level `q + 1 + k`.
-    pub(crate) levels: Vec<LevelCircuit>,
+    pub(crate) levels: Vec<Arc<LevelCircuit>>,
     pub(crate) root_key: RootKey,
 }
 
@@ -346,9 +353,8 @@ impl BucketCircuit {
 }
 
 impl LevelCircuit {
-    fn build(child: &CircuitData<F, C, D>, padding: &Padding) -> Result<Self, Error> {
+    fn build(child: &CircuitData<F, C, D>, padding: Arc<Padding>) -> Result<Self, Error> {
         let child_common: &CommonCircuitData<F, D> = &child.common;
-        let padding_proof = padding.proof.clone();
 
         let mut b = builder();
         let child_vk = b.constant_verifier_data(&child.verifier_only);
@@ -401,15 +407,15 @@ impl LevelCircuit {
         }
         register_node(&mut b, &NodeTargets { c, d, out }, index);
         let data = b.build::<C>();
-        Ok(Self { data, index, children: [left, right], padding_proof })
+        Ok(Self { data, index, children: [left, right], padding })
     }
 }
 
 /// The padding circuit for children of one shape, with its one proof (all-zero public inputs).
-struct Padding {
+pub(crate) struct Padding {
     common: CommonCircuitData<F, D>,
     verifier_only: VerifierOnlyCircuitData<C, D>,
-    proof: ProofWithPublicInputs<F, C, D>,
+    pub(crate) proof: ProofWithPublicInputs<F, C, D>,
 }
 
 impl Padding {
@@ -426,22 +432,50 @@ impl Circuits {
     /// gives the same keys, which is how a verifier obtains the root key.
     pub fn build(params: Params) -> Result<Self, Error> {
         params.check()?;
-        let bucket = BucketCircuit::build(params);
-        let mut levels: Vec<LevelCircuit> = Vec::new();
+        Self::extend(params, Arc::new(BucketCircuit::build(params)), Vec::new())
+    }
+
+    /// The set of `(log_n, q)`, `q` this set's, sharing this set's circuits: when `log_n` is at
+    /// most this set's `ℓ`, its first levels (nothing is built); when above, all of this set's
+    /// and the levels above it, built (about a second each). Equal to [`Circuits::build`] of
+    /// the same parameters: the same keys, the same root key.
+    pub fn for_log_n(&self, log_n: u32) -> Result<Self, Error> {
+        let params = Params::new(log_n, self.params.log_bucket)?;
+        params.check()?;
+        let mut levels = self.levels.clone();
+        levels.truncate(log_n.saturating_sub(self.params.log_bucket) as usize);
+        Self::extend(params, self.bucket.clone(), levels)
+    }
+
+    /// `levels` (the chain up to some level, over `bucket`) with the levels up to `params.log_n`
+    /// built on top.
+    fn extend(params: Params, bucket: Arc<BucketCircuit>, mut levels: Vec<Arc<LevelCircuit>>) -> Result<Self, Error> {
         // Levels above q+1 all verify children of the same shape, so they share one padding
         // circuit: build it only when the child shape changes.
-        let mut padding: Option<Padding> = None;
-        for _ in params.log_bucket + 1..=params.log_n {
+        let mut padding: Option<Arc<Padding>> = levels.last().map(|l| l.padding.clone());
+        for _ in params.log_bucket + 1 + levels.len() as u32..=params.log_n {
             let child = levels.last().map(|l| &l.data).unwrap_or(&bucket.data);
-            if padding.as_ref().is_none_or(|p| p.common != child.common) {
-                padding = Some(Padding::build(&child.common)?);
-            }
-            let circuit = LevelCircuit::build(child, padding.as_ref().expect("just built"))?;
-            levels.push(circuit);
+            let shared = padding.as_ref().filter(|p| p.common == child.common).cloned();
+            let this = match shared {
+                Some(p) => p,
+                None => {
+                    let p = Arc::new(Padding::build(&child.common)?);
+                    padding = Some(p.clone());
+                    p
+                }
+            };
+            levels.push(Arc::new(LevelCircuit::build(child, this)?));
         }
         let root = levels.last().map(|l| &l.data).unwrap_or(&bucket.data);
         let root_key = RootKey { params, data: root.verifier_data() };
         Ok(Self { params, bucket, levels, root_key })
+    }
+
+    /// Whether `other` holds the very same circuit objects as this set for the levels both
+    /// have (it was made from this set by [`Circuits::for_log_n`], or this set from it): the
+    /// memory of those circuits is held once.
+    pub fn shares_circuits_with(&self, other: &Circuits) -> bool {
+        Arc::ptr_eq(&self.bucket, &other.bucket) && self.levels.iter().zip(&other.levels).all(|(a, b)| Arc::ptr_eq(a, b))
     }
 
     /// The root keys of `(ℓ', q)` for every `ℓ'` from `max(q, 1)` to `ℓ`. The circuits of one

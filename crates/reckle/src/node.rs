@@ -262,7 +262,7 @@ pub fn prove_node_unchecked(circuits: &Circuits, id: NodeId, left: &Child, right
                 (&p.proof, p.public_values())
             }
             Child::Hash(c) => (
-                &circuit.padding_proof,
+                &circuit.padding.proof,
                 PublicValues { c: *c, d: Digest::ZERO, sum_lo: 0, sum_hi: 0, count: 0, index: 0 },
             ),
         };

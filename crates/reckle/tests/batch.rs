@@ -241,6 +241,41 @@ fn pinned_root_keys_match_the_circuits() {
     assert!(Params::new(20, reckle::MAX_LOG_BUCKET + 1).is_err());
 }
 
+/// The sets of one `q` share their circuits (issue 31 item 2): a shorter set made from a longer
+/// one is its prefix, a longer one reuses it and builds only the levels above, and each has
+/// exactly the root key that building it from nothing gives (the pinned table's digests). A
+/// proof made with a prefix verifies under its pinned key.
+#[test]
+fn sets_of_one_bucket_height_share_one_chain() {
+    let c42 = circuits(4, 2);
+    let pinned = |c: &Circuits| {
+        let p = c.params();
+        let pin = reckle::pinned_root_key(p).unwrap();
+        assert_eq!((c.root_key().circuit_digest(), c.root_key().key_digest()), (pin.circuit_digest.to_string(), pin.key_digest.to_string()), "ℓ = {}", p.log_n);
+    };
+    let c32 = c42.for_log_n(3).unwrap();
+    assert_eq!(c32.params(), Params::new(3, 2).unwrap());
+    assert!(c32.shares_circuits_with(c42));
+    assert!(c32.heap_bytes() < c42.heap_bytes());
+    pinned(&c32);
+    let c22 = c42.for_log_n(2).unwrap();
+    assert!(c22.shares_circuits_with(c42));
+    pinned(&c22);
+    let c52 = c42.for_log_n(5).unwrap();
+    assert!(c52.shares_circuits_with(c42) && c52.shares_circuits_with(&c32), "the longer set rebuilt the shared levels");
+    pinned(&c52);
+    assert_eq!(c52.for_log_n(4).unwrap().root_key().key_digest(), c42.root_key().key_digest());
+    assert!(c42.for_log_n(1).is_err(), "below q");
+    assert!(c42.for_log_n(reckle::MAX_LOG_N + 1).is_err());
+    // A set shares nothing with one built separately.
+    assert!(!circuits(2, 2).shares_circuits_with(c42));
+    // A proof made with the prefix verifies under the pinned key of (3, 2).
+    let tree = random_tree(c32.params(), 7);
+    let (lambda, st) = prove(&c32, &tree, &[5]);
+    let key = reckle::RootKey::from_bytes(&c32.root_key().to_bytes()).unwrap();
+    st.verify_with_key(&key, lambda.root_proof()).unwrap();
+}
+
 /// Bytes from outside (node proof, Λ_I, root key, statement JSON), damaged at random: every
 /// decoder and verifier returns an error, never panics, and never accepts.
 #[test]

@@ -152,7 +152,8 @@ fn initial(params: Params, todo: &BTreeSet<NodeId>) -> Vec<NodeId> {
     todo.iter().filter(|id| !(id.level > params.log_bucket && id.children().iter().any(|c| todo.contains(c)))).copied().collect()
 }
 
-/// The circuit data a process has built, per `(ℓ, q)`, with each set's size
+/// The circuit data a process has built, one chain per bucket height `q` (the circuits of one
+/// `q` are the same whatever `ℓ`: [`Circuits::for_log_n`]), with each chain's size
 /// ([`Circuits::heap_bytes`]) and when it was last used, and the lock that makes concurrent
 /// tasks wait for one build instead of building again.
 #[derive(Default)]
@@ -163,43 +164,73 @@ pub(crate) struct CircuitSets {
 
 #[derive(Default)]
 pub(crate) struct BuiltSets {
-    sets: std::collections::HashMap<Params, (Arc<Circuits>, u64, u64)>,
+    chains: std::collections::HashMap<u32, Chain>,
     tick: u64,
 }
 
+/// The longest set built for one `q`, and the sets of smaller `ℓ` handed out from it (its
+/// prefixes: they hold no circuit of their own).
+struct Chain {
+    set: Arc<Circuits>,
+    bytes: u64,
+    used: u64,
+    prefixes: std::collections::HashMap<u32, Arc<Circuits>>,
+}
+
 impl BuiltSets {
+    /// The set of `params`, if the chain of its `q` reaches its `ℓ`.
     fn get(&mut self, params: &Params) -> Option<Arc<Circuits>> {
         self.tick += 1;
         let tick = self.tick;
-        self.sets.get_mut(params).map(|(c, _, used)| {
-            *used = tick;
-            c.clone()
-        })
+        let chain = self.chains.get_mut(&params.log_bucket)?;
+        if chain.set.params().log_n < params.log_n {
+            return None;
+        }
+        chain.used = tick;
+        if chain.set.params() == *params {
+            return Some(chain.set.clone());
+        }
+        if let Some(c) = chain.prefixes.get(&params.log_n) {
+            return Some(c.clone());
+        }
+        let prefix = Arc::new(chain.set.for_log_n(params.log_n).ok()?);
+        chain.prefixes.insert(params.log_n, prefix.clone());
+        Some(prefix)
+    }
+
+    /// The chain of `q`, whatever its length.
+    fn chain(&self, q: u32) -> Option<Arc<Circuits>> {
+        self.chains.get(&q).map(|c| c.set.clone())
     }
 
     fn bytes(&self) -> u64 {
-        self.sets.values().map(|(_, b, _)| b).sum()
+        self.chains.values().map(|c| c.bytes).sum()
     }
 
-    /// Keeps `c` (`bytes`), dropping the least recently used other sets until all fit in
-    /// `budget`; a set over the whole budget is kept alone (its tasks need it anyway, and the
-    /// next set needed replaces it).
-    fn put(&mut self, params: Params, c: Arc<Circuits>, bytes: u64, budget: u64) {
-        while !self.sets.is_empty() && self.bytes() + bytes > budget {
-            let lru = *self.sets.iter().min_by_key(|(_, (_, _, used))| *used).map(|(p, _)| p).expect("not empty");
-            self.sets.remove(&lru);
-            tracing::info!(log_n = lru.log_n, log_bucket = lru.log_bucket, "circuit set dropped to stay within --circuit-bytes");
+    /// Keeps `c` (`bytes`) as its `q`'s chain (replacing a shorter one, whose circuits it
+    /// shares), dropping the least recently used other chains until all fit in `budget`; a
+    /// chain over the whole budget is kept alone (its tasks need it anyway, and the next set
+    /// needed replaces it).
+    fn put(&mut self, c: Arc<Circuits>, bytes: u64, budget: u64) {
+        let q = c.params().log_bucket;
+        self.chains.remove(&q);
+        while !self.chains.is_empty() && self.bytes() + bytes > budget {
+            let lru = *self.chains.iter().min_by_key(|(_, c)| c.used).map(|(q, _)| q).expect("not empty");
+            let dropped = self.chains.remove(&lru).expect("present");
+            let p = dropped.set.params();
+            tracing::info!(log_n = p.log_n, log_bucket = p.log_bucket, "circuit set dropped to stay within --circuit-bytes");
         }
         self.tick += 1;
-        self.sets.insert(params, (c, bytes, self.tick));
+        self.chains.insert(q, Chain { set: c, bytes, used: self.tick, prefixes: Default::default() });
         ::metrics::gauge!("prover_circuit_bytes").set(self.bytes() as f64);
     }
 }
 
 impl Platform {
-    /// The Reckle circuit sets `(ℓ, q)` this process has built.
+    /// The Reckle circuit sets this process holds: per `q`, the longest `(ℓ, q)` built (the
+    /// sets of smaller `ℓ` are its prefixes).
     pub fn circuits_built(&self) -> Vec<Params> {
-        self.circuits.built.lock().expect("mutex").sets.keys().copied().collect()
+        self.circuits.built.lock().expect("mutex").chains.values().map(|c| c.set.params()).collect()
     }
 
     /// Bytes of the circuit sets this process keeps ([`Circuits::heap_bytes`]), within
@@ -210,8 +241,10 @@ impl Platform {
 
     /// Circuit data per `(ℓ, q)`, built once per process and kept within
     /// [`crate::PlatformConfig::circuit_bytes`], least recently used sets dropped first. The
-    /// build runs detached: a task abandoned while it waits (deadline, lost lease) does not
-    /// waste it.
+    /// sets of one `q` share one chain of circuits: a set of smaller `ℓ` than one built is its
+    /// prefix (nothing built, no bytes added), and one of larger `ℓ` builds only the levels
+    /// above. The build runs detached: a task abandoned while it waits (deadline, lost lease)
+    /// does not waste it.
     pub async fn circuits(&self, params: Params) -> Result<Arc<Circuits>, PlatformError> {
         if let Some(c) = self.circuits.built.lock().expect("mutex").get(&params) {
             return Ok(c);
@@ -225,10 +258,19 @@ impl Platform {
                 return Ok(c);
             }
             let started = std::time::Instant::now();
-            let built = Arc::new(tokio::task::spawn_blocking(move || Circuits::build(params)).await.map_err(corrupt)??);
+            let shorter = cache.lock().expect("mutex").chain(params.log_bucket);
+            let from = shorter.as_ref().map_or(0, |c| c.params().log_n);
+            let built = Arc::new(
+                tokio::task::spawn_blocking(move || match shorter {
+                    Some(c) => c.for_log_n(params.log_n),
+                    None => Circuits::build(params),
+                })
+                .await
+                .map_err(corrupt)??,
+            );
             let bytes = built.heap_bytes();
-            tracing::info!(log_n = params.log_n, log_bucket = params.log_bucket, bytes, took = ?started.elapsed(), "circuit set built");
-            cache.lock().expect("mutex").put(params, built.clone(), bytes, budget);
+            tracing::info!(log_n = params.log_n, log_bucket = params.log_bucket, from_log_n = from, bytes, took = ?started.elapsed(), "circuit set built");
+            cache.lock().expect("mutex").put(built.clone(), bytes, budget);
             Ok(built)
         })
         .await
@@ -772,11 +814,14 @@ async fn release(p: &Platform, rec: &JobRecord, spec: &ReckleJobSpec, params: Pa
 /// far, times the next set's levels). Before, it built four sets whatever their size, so a
 /// worker killed for memory there was killed again on every restart and never claimed a task.
 async fn warm_up(p: &Platform, active: &[JobRecord]) -> Result<(), PlatformError> {
-    let mut sets = Vec::new();
+    // One set per q, the largest ℓ waiting (its chain serves the smaller ones), in the order
+    // of each q's oldest job.
+    let mut sets: Vec<Params> = Vec::new();
     for rec in active {
         let Ok(params) = ReckleJobSpec::of(rec).and_then(|s| s.params()) else { continue };
-        if !sets.contains(&params) {
-            sets.push(params);
+        match sets.iter_mut().find(|s| s.log_bucket == params.log_bucket) {
+            Some(s) => s.log_n = s.log_n.max(params.log_n),
+            None => sets.push(params),
         }
     }
     let levels = |params: Params| u64::from(params.log_n - params.log_bucket + 1);
