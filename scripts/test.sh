@@ -55,6 +55,16 @@ if [ "$(free_gib "$CARGO_TARGET_DIR")" -lt 8 ]; then
   du -sh "$HOME"/.cache/* /tmp 2>/dev/null | sort -h | tail -8 >&2
   exit 1
 fi
+# The workspace's build runs from here, beside the steps before the cargo step: those are mostly
+# Go builds and downloads (14 minutes on a fresh machine), and a cold cargo build (about 50
+# minutes) leaves a core idle for much of its length (single crates at opt-level 3, links).
+# 50-cargo-test.sh waits for it; what it printed is in $PROVER_TEST_PREBUILD_LOG, shown there
+# if it failed (the cargo step then builds again in the foreground, printing the errors).
+PROVER_TEST_PREBUILD_LOG="$(mktemp)"
+(cargo test --workspace --locked --lib --bins --tests --no-run && cargo check --workspace --locked --examples) >"$PROVER_TEST_PREBUILD_LOG" 2>&1 &
+PROVER_TEST_PREBUILD_PID=$!
+# A step that fails stops the build too (the EXIT traps the steps set chain to this one).
+trap 'pkill -P "$PROVER_TEST_PREBUILD_PID" 2>/dev/null; kill "$PROVER_TEST_PREBUILD_PID" 2>/dev/null || true' EXIT
 for step in scripts/test.d/*.sh; do
   echo "==> ${step}"
   start=$(date +%s)

@@ -59,7 +59,10 @@ cleanup_services() {
   kill "$MINIO_PID" 2>/dev/null || true
   [ -f "$PROVER_TEST_TMP/redis.pid" ] && kill "$(cat "$PROVER_TEST_TMP/redis.pid")" 2>/dev/null || true
 }
-trap cleanup_services EXIT
+# Chained to an EXIT trap set before (test.sh stops its background build there).
+services_prev_trap="$(trap -p EXIT | sed -e "s/^trap -- '//" -e "s/' EXIT\$//")"
+# shellcheck disable=SC2064
+trap "cleanup_services; ${services_prev_trap:-true}" EXIT
 
 for _ in $(seq 1 100); do
   if redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 \
