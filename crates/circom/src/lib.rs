@@ -80,6 +80,19 @@ fn malformed(file: &'static str, reason: impl Into<String>) -> Error {
     }
 }
 
+/// A circuit's constraints as matrices over `z = (io, 1, aux)` ([`R1cs::io_first_matrices`]):
+/// `num_io` public signals, the constant, `num_aux` other wires.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IoFirstMatrices<F> {
+    pub num_constraints: usize,
+    pub num_io: usize,
+    pub num_aux: usize,
+    /// `(row, column, value)`.
+    pub a: Vec<(usize, usize, F)>,
+    pub b: Vec<(usize, usize, F)>,
+    pub c: Vec<(usize, usize, F)>,
+}
+
 /// A sparse linear combination over the wires: `(wire, coefficient)` pairs.
 pub type Lc<F> = Vec<(u32, F)>;
 
@@ -428,6 +441,46 @@ impl<F: PrimeField> R1cs<F> {
     pub fn public_signals<'w>(&self, witness: &'w [F]) -> &'w [F] {
         let end = (1 + self.num_public()).min(witness.len());
         &witness[1.min(end)..end]
+    }
+
+    /// The constraints as three sparse matrices over `z = (io, 1, aux)`: the public signals
+    /// first, then the constant, then every other wire, the layout of proof systems that put
+    /// the statement before the constant (Spartan's, §2.5 of the Testudo paper). Wire `0` (the
+    /// constant) becomes column `num_io`, public wire `j ∈ 1..=num_io` column `j − 1`, and every
+    /// other wire keeps its index. Entries are `(row, column, value)` in constraint order.
+    pub fn io_first_matrices(&self) -> IoFirstMatrices<F> {
+        let num_io = self.num_public();
+        let col = |wire: u32| -> usize {
+            let w = wire as usize;
+            match w {
+                0 => num_io,
+                w if w <= num_io => w - 1,
+                w => w,
+            }
+        };
+        let mut m = IoFirstMatrices {
+            num_constraints: self.constraints.len(),
+            num_io,
+            num_aux: (self.num_wires as usize).saturating_sub(1 + num_io),
+            a: Vec::new(),
+            b: Vec::new(),
+            c: Vec::new(),
+        };
+        for (row, k) in self.constraints.iter().enumerate() {
+            m.a.extend(k.a.iter().map(|(w, v)| (row, col(*w), *v)));
+            m.b.extend(k.b.iter().map(|(w, v)| (row, col(*w), *v)));
+            m.c.extend(k.c.iter().map(|(w, v)| (row, col(*w), *v)));
+        }
+        m
+    }
+
+    /// A full witness (one value per wire, checked by [`R1cs::check_witness`] first) split as
+    /// [`R1cs::io_first_matrices`] lays it out: the public signals and the other wires (the
+    /// constant dropped).
+    pub fn split_witness<'w>(&self, witness: &'w [F]) -> Result<(&'w [F], &'w [F]), Error> {
+        self.check_witness(witness)?;
+        let n = 1 + self.num_public();
+        Ok((&witness[1..n], &witness[n..]))
     }
 
     /// Checks a full witness (one value per wire): its length, `w_0 = 1`, then every

@@ -228,3 +228,36 @@ fn wire_counts_beyond_what_the_constraints_use_are_refused() {
         assert!(r.num_wires as usize - used.len() <= 4, "{} wires, {} used", r.num_wires, used.len());
     }
 }
+
+/// The matrices over `z = (io, 1, aux)` hold the same constraints: a satisfying witness, moved
+/// to that layout, satisfies every row, and a changed public signal breaks one.
+#[test]
+fn io_first_matrices_hold_the_same_constraints() {
+    use ark_bls12_381::Fr;
+    let (r, w) = load::<Fr>(BLS_R1CS, BLS_WTNS);
+    let m = r.io_first_matrices();
+    assert_eq!((m.num_constraints, m.num_io, m.num_aux), (518, 3, 517));
+    let (io, aux) = r.split_witness(&w).unwrap();
+    assert_eq!(io, r.public_signals(&w));
+    let rows = |z: &[Fr]| -> Vec<bool> {
+        let eval = |mat: &[(usize, usize, Fr)]| {
+            let mut out = vec![Fr::from(0u64); m.num_constraints];
+            for (row, col, v) in mat {
+                out[*row] += z[*col] * v;
+            }
+            out
+        };
+        let (a, b, c) = (eval(&m.a), eval(&m.b), eval(&m.c));
+        (0..m.num_constraints).map(|i| a[i] * b[i] == c[i]).collect()
+    };
+    let z: Vec<Fr> = io.iter().copied().chain([Fr::one()]).chain(aux.iter().copied()).collect();
+    assert_eq!(z.len(), m.num_io + 1 + m.num_aux);
+    assert!(rows(&z).iter().all(|ok| *ok));
+    let mut moved = z.clone();
+    moved[0] += Fr::one();
+    assert!(rows(&moved).iter().any(|ok| !ok), "a changed output still satisfies every row");
+    // A witness that does not satisfy the circuit is not split.
+    let mut bad = w.clone();
+    bad[1] += Fr::one();
+    assert!(matches!(r.split_witness(&bad), Err(Error::Unsatisfied { .. })));
+}

@@ -67,6 +67,8 @@
 //!   generalized MIPP, whose final `ĥ` is checked by a PST opening in G2).
 //! - [`transcript`]: Fiat–Shamir over a Poseidon sponge on `F_q` (points as coordinates,
 //!   `F_r` values as integers, 254-bit challenges).
+//! - [`files`]: the byte formats of the Testudo-Comm keys and the inner proof (magic, version,
+//!   compressed and checked encodings), shared by the platform and `prover testudo`.
 //! - In-circuit verifiers over `F_q` (feature `r1cs`, on by default; the compression's build
 //!   steps 2–4 in `docs/design/testudo-compression.md`): the transcript
 //!   (`transcript::constraints`), the sumcheck verifier (`sumcheck::constraints`) and
@@ -94,6 +96,7 @@
 #[cfg(feature = "r1cs")]
 pub mod compress;
 pub mod error;
+pub mod files;
 pub mod pcs;
 pub mod poly;
 pub mod pst;
