@@ -238,7 +238,7 @@ pub fn job_to_pb(r: &JobRecord) -> pb::Job {
 fn request_from_pb(registry: &crate::Registry, tenant: &str, req: pb::SubmitJobRequest) -> Result<JobRequest, Status> {
     use pb::submit_job_request::Params;
     let Some(params) = req.params else {
-        return Err(Status::invalid_argument("invalid params: one of reckle_batch, reckle_update, pari_batch, pari_circom, hekaton, noop is required"));
+        return Err(Status::invalid_argument("invalid params: one of reckle_batch, reckle_update, pari_batch, pari_circom, hekaton, noop, testudo is required"));
     };
     // Kinds on the typed contract parse their own message.
     if let Some(r) = registry.from_pb(&params) {
@@ -300,6 +300,7 @@ fn request_from_pb(registry: &crate::Registry, tenant: &str, req: pb::SubmitJobR
             Ok(JobRequest::ReckleUpdate { base_job: p.base_job_id, changes, final_proof: p.final_proof })
         }
         Params::Noop(_) => Err(Status::unimplemented("job kind noop is not served here")),
+        Params::Testudo(_) => Err(Status::unimplemented("job kind testudo is not served here")),
     }
 }
 

@@ -419,7 +419,10 @@ impl<F: PrimeField, E2: Pairing> FinalProof<F, E2> {
 }
 
 fn pari_err(e: pari::Error) -> Error {
-    Error::Pari(e.to_string())
+    match e {
+        pari::Error::Interrupted => Error::Interrupted,
+        e => Error::Pari(e.to_string()),
+    }
 }
 
 /// Pari setup of the compression circuit for `shape` under the Testudo-Comm verifier key
@@ -466,6 +469,28 @@ where
     E2: Pairing<ScalarField = Fq<P>>,
     R: RngCore + CryptoRng,
 {
+    prove_interruptible(pk, key, tc_vk, r1cs, io, proof, rng, pari::Interrupt::NEVER)
+}
+
+/// [`prove`], stopped part-way with [`Error::Interrupted`] when `stop` is
+/// raised (read by the Pari prover: after synthesis, between its FFTs, before each MSM window).
+#[allow(clippy::too_many_arguments)]
+pub fn prove_interruptible<P, E2, R>(
+    pk: &pari::ProvingKey<E2>,
+    key: &FinalKey<E2>,
+    tc_vk: &TcVerifierKey<Bls12<P>>,
+    r1cs: &R1cs<Fr<P>>,
+    io: &[Fr<P>],
+    proof: &InnerProof<P>,
+    rng: &mut R,
+    stop: pari::Interrupt<'_>,
+) -> Result<FinalProof<Fr<P>, E2>, Error>
+where
+    P: Bls12Config,
+    Fq<P>: Absorb,
+    E2: Pairing<ScalarField = Fq<P>>,
+    R: RngCore + CryptoRng,
+{
     if tc_vk_digest(tc_vk) != key.tc_vk_digest {
         return Err(Error::KeyMismatch(
             "the final key was made for another Testudo-Comm key".into(),
@@ -482,7 +507,7 @@ where
         .public_values()
         .cloned()
         .ok_or(SynthesisError::AssignmentMissing)?;
-    let pari = pari::prove(pk, circuit, rng).map_err(pari_err)?;
+    let pari = pari::prove_interruptible(pk, circuit, rng, stop).map_err(pari_err)?;
     Ok(FinalProof {
         pari,
         r_x: values.r_x,

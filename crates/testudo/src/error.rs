@@ -86,6 +86,11 @@ pub enum Error {
     #[error("Pari: {0}")]
     Pari(String),
 
+    /// The caller's interrupt was raised: the compression was stopped part-way
+    /// (`compress::prove_interruptible`).
+    #[error("interrupted: the caller asked the proof to stop")]
+    Interrupted,
+
     /// A final proof's Pari proof does not verify for the public inputs the final verifier
     /// computed (`compress::verify_final`).
     #[error("final proof rejected: the Pari proof does not verify for these public inputs")]

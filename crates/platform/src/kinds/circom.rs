@@ -134,7 +134,7 @@ fn decode_r1cs(bytes: &[u8]) -> Result<Shape, circom::Error> {
 }
 
 /// A circuit id: 64 lowercase hex digits.
-fn check_circuit_id(id: &str) -> Result<(), PlatformError> {
+pub(crate) fn check_circuit_id(id: &str) -> Result<(), PlatformError> {
     if id.len() != 64 || !id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
         return Err(invalid("circuit_id", format!("{id:?} is not a circuit id (64 lowercase hex digits)")));
     }
@@ -142,7 +142,7 @@ fn check_circuit_id(id: &str) -> Result<(), PlatformError> {
 }
 
 /// An uploaded object the tenant may name: under its upload prefix, no `..`.
-fn check_upload(field: &'static str, tenant: &str, key: &str) -> Result<(), PlatformError> {
+pub(crate) fn check_upload(field: &'static str, tenant: &str, key: &str) -> Result<(), PlatformError> {
     let root = layout::uploads_root(tenant);
     if !key.starts_with(&root) || key.contains("..") {
         return Err(invalid(field, format!("{key:?} is not under your upload prefix {root} (upload it with UploadInput / prover upload)")));
@@ -229,7 +229,7 @@ impl Platform {
         while let Some(at) = offset {
             let (recs, next) = if tenant.is_empty() { store.list(at, PAGE).await } else { store.list_tenant(tenant, at, PAGE).await }.map_err(PlatformError::from)?;
             for r in recs {
-                if r.state.is_terminal() || !matches!(r.kind.as_str(), "pari.circom" | "circuit.register") {
+                if r.state.is_terminal() || !matches!(r.kind.as_str(), "pari.circom" | "circuit.register" | "testudo") {
                     continue;
                 }
                 let spec: serde_json::Value = serde_json::from_str(&r.spec).map_err(|e| corrupt(format!("job {} spec: {e}", r.id)))?;

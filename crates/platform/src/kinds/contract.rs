@@ -115,11 +115,13 @@ pub struct Planned<S> {
     pub inputs: Vec<(String, Bytes)>,
     /// Objects stored there but left out of the fingerprint (secrets drawn per job).
     pub secrets: Vec<(String, Bytes)>,
+    /// Uploads the object store copies into the inputs (see [`super::Validated::copies`]).
+    pub copies: Vec<super::InputCopy>,
 }
 
 impl<S> Planned<S> {
     pub fn tasks(tasks: Vec<(S, u64)>) -> Self {
-        Self { tasks, inputs: Vec::new(), secrets: Vec::new() }
+        Self { tasks, inputs: Vec::new(), secrets: Vec::new(), copies: Vec::new() }
     }
 }
 
@@ -260,8 +262,19 @@ impl<K: Kind> Typed<K> {
         let Some(job) = Self::live(p, &lease.task.job_id).await? else { return Ok(()) };
         let payload = if aggregator { self.kind.finish(p, &job, step, index, lease).await? } else { self.kind.work(p, &job, step, index, lease).await? };
         let m = ReportMessage { step: task.name.to_string(), index, payload };
-        p.report_with(lease, K::REPORT, serde_json::to_string(&m).map_err(corrupt)?).await
+        // The report's message id names the step as well as the index (the reports of every
+        // step share one queue; step indices alone repeat).
+        let mut report = lease.clone();
+        report.task.task_id = report_id(task, index);
+        p.report_with(&report, K::REPORT, serde_json::to_string(&m).map_err(corrupt)?).await
     }
+}
+
+/// The id of task `index` of the step with task kind `task` among all the job's tasks: its
+/// report's message id and its entry in the job's done set (a step's index alone repeats
+/// across steps: the second step's task 0 was counted as the first's, and its job stalled).
+fn report_id(task: TaskKind, index: u64) -> String {
+    format!("{}:{index}", task.name)
 }
 
 /// A recorded spec, decoded.
@@ -298,7 +311,7 @@ impl<K: Kind> JobKind for Typed<K> {
             inputs: planned.inputs,
             tasks: planned.tasks.into_iter().map(|(s, n)| (s.task().name, n)).collect(),
             secrets: planned.secrets,
-            copies: Vec::new(),
+            copies: planned.copies,
         })
     }
 
@@ -325,7 +338,8 @@ impl<K: Kind> JobKind for Typed<K> {
         // Counted once per task. The effects are derived and applied again for a report that
         // arrives twice (each is idempotent): an executor cut short after counting a report and
         // before applying them leaves them to the redelivery.
-        match p.job_store().task_done(job, step.task().name, &m.index.to_string()).await {
+        // Per job, the store keeps one set of done task ids for every step: the id names both.
+        match p.job_store().task_done(job, step.task().name, &report_id(step.task(), m.index)).await {
             Ok(_) => {}
             Err(jobs::JobError::NotFound(_)) => return Ok(()),
             Err(e) => return Err(e.into()),

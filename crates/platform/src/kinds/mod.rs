@@ -19,6 +19,7 @@ pub mod noop;
 pub mod pari;
 pub mod reckle;
 pub mod reckle_final;
+pub mod testudo;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -307,7 +308,8 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// Reckle batch and update, Pari batch, circom registration and Pari circom, Hekaton, no-op.
+    /// Reckle batch and update, Pari batch, circom registration and Pari circom, Hekaton, no-op,
+    /// Testudo.
     pub fn builtin() -> Self {
         Self::new(vec![
             Arc::new(reckle::ReckleBatch),
@@ -317,6 +319,7 @@ impl Registry {
             Arc::new(circom::PariCircom),
             Arc::new(hekaton::Hekaton),
             Arc::new(contract::Typed::new(noop::Noop)),
+            Arc::new(contract::Typed::new(testudo::Testudo)),
         ])
     }
 
