@@ -12,6 +12,7 @@ mod pari;
 mod reckle;
 mod reckle_final;
 mod serve;
+mod testudo;
 mod util;
 
 #[derive(Parser)]
@@ -34,6 +35,10 @@ enum Command {
     /// Hekaton proofs of partitioned circuits: setup, prove, verify.
     #[command(subcommand)]
     Hekaton(hekaton::HekatonCommand),
+    /// Testudo proofs of circom circuits (Spartan with Testudo-Comm, optionally compressed
+    /// into a Pari proof on BW6-767): setup, prove, verify.
+    #[command(subcommand)]
+    Testudo(testudo::TestudoCommand),
     /// Operator commands against the platform's Redis: API tokens.
     #[command(subcommand)]
     Admin(admin::AdminCommand),
@@ -175,6 +180,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Reckle(cmd) => reckle::run(cmd),
         Command::Pari(cmd) => pari::run(cmd),
         Command::Hekaton(cmd) => hekaton::run(cmd),
+        Command::Testudo(cmd) => testudo::run(cmd),
         Command::Serve(args) => serve::run(args),
         Command::Kinds { json } => kinds(json),
         Command::Configuration => {
