@@ -16,6 +16,7 @@ const ELSEWHERE: &[(&str, &str, &str)] = &[
     ("circuit.register", "r1cs_object_key", "a circuit of 2^22 + 1 constraints is a ~540 MB file; circom.rs checks the count from the header"),
     ("pari.circom", "witness_object_keys", "needs a registered circuit: kinds::circom::tests (witnesses = MAX_WITNESSES + 1)"),
     ("pari.circom", "bundle_size", "needs a registered circuit: kinds::circom::tests"),
+    ("testudo", "witness_object_keys", "needs a registered BLS12-381 circuit: testudo_jobs (the count is checked after the circuit)"),
 ];
 
 fn submit(params: pb::submit_job_request::Params) -> Request<pb::SubmitJobRequest> {
@@ -105,7 +106,7 @@ async fn every_listed_bound_has_a_case_and_every_role_a_memory_need() {
         // Panics for a bound this test has no request for.
         let _ = request(&l.scope, &l.field, l.max);
     }
-    for scope in ["reckle.batch", "reckle.update", "pari.batch", "pari.circom", "circuit.register", "hekaton.prove", "noop", "request", "tenant"] {
+    for scope in ["reckle.batch", "reckle.update", "pari.batch", "pari.circom", "circuit.register", "hekaton.prove", "noop", "testudo", "request", "tenant"] {
         assert!(limits.limits.iter().any(|l| l.scope == scope), "GetLimits lists nothing for {scope}");
     }
     let roles: Vec<&str> = limits.memory.iter().map(|r| r.role.as_str()).collect();
