@@ -63,8 +63,15 @@ fi
 PROVER_TEST_PREBUILD_LOG="$(mktemp)"
 (cargo test --workspace --locked --lib --bins --tests --no-run && cargo check --workspace --locked --examples) >"$PROVER_TEST_PREBUILD_LOG" 2>&1 &
 PROVER_TEST_PREBUILD_PID=$!
-# A step that fails stops the build too (the EXIT traps the steps set chain to this one).
-trap 'pkill -P "$PROVER_TEST_PREBUILD_PID" 2>/dev/null; kill "$PROVER_TEST_PREBUILD_PID" 2>/dev/null || true' EXIT
+# A step that fails stops the build too (the EXIT traps the steps set chain to this one). Under
+# `set -e` a failing command in an EXIT trap becomes the script's exit status: pkill finds no
+# process once the build has ended (CI failed so once, after "all tests passed"), so nothing here
+# may fail.
+stop_prebuild() {
+  pkill -P "$PROVER_TEST_PREBUILD_PID" 2>/dev/null || true
+  kill "$PROVER_TEST_PREBUILD_PID" 2>/dev/null || true
+}
+trap stop_prebuild EXIT
 for step in scripts/test.d/*.sh; do
   echo "==> ${step}"
   start=$(date +%s)
