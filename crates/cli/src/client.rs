@@ -31,9 +31,30 @@ pub enum SubmitCommand {
     Pari(SubmitPari),
     /// A Hekaton proof of a large circuit, its subcircuits proved by separate workers.
     Hekaton(SubmitHekaton),
+    /// Testudo proofs of a registered circom circuit (BLS12-381), one per `--witness`: no
+    /// per-circuit trusted setup; with `--compress`, each also compressed into a final Pari
+    /// proof on BW6-767. Check the fetched directory with `prover testudo verify`.
+    Testudo(SubmitTestudo),
     /// Tasks that do nothing: smoke-tests a deployment (every role takes part) or measures the
     /// orchestration. Publishes no proof.
     Noop(SubmitNoop),
+}
+
+#[derive(Args)]
+pub struct SubmitTestudo {
+    /// The registered circuit (`prover circuit register`, compiled with --prime bls12381).
+    #[arg(long)]
+    pub circuit_id: String,
+    /// A witness (.wtns) to prove; give it once per proof. The files are uploaded, not sent
+    /// inline.
+    #[arg(long, value_name = "FILE", required = true)]
+    pub witness: Vec<PathBuf>,
+    /// Also compress each proof into a constant-size Pari proof (`final-<i>.bin`). The first
+    /// job of a circuit's shape makes its final key: a long setup (minutes), reused after.
+    #[arg(long)]
+    pub compress: bool,
+    #[arg(long)]
+    pub idempotency_key: Option<String>,
 }
 
 #[derive(Args)]
@@ -280,7 +301,24 @@ pub fn submit(ep: Endpoint, cmd: SubmitCommand) -> anyhow::Result<()> {
             idempotency_key: a.idempotency_key.unwrap_or_default(),
             params: Some(pb::submit_job_request::Params::Noop(pb::NoopParams { tasks: a.tasks })),
         },
-        SubmitCommand::Pari(a) if a.circuit_id.is_some() => return submit_circom(ep, a),
+        SubmitCommand::Pari(a) if a.circuit_id.is_some() => {
+            let circuit_id = a.circuit_id.context("--circuit-id")?;
+            let (per_task, bundle_size) = (a.proofs_per_task.unwrap_or(0), a.bundle_size);
+            return submit_witnesses(ep, &a.witness, a.idempotency_key, move |keys| {
+                pb::submit_job_request::Params::PariCircom(pb::PariCircomParams {
+                    circuit_id,
+                    witness_object_keys: keys,
+                    proofs_per_task: per_task,
+                    bundle_size,
+                })
+            });
+        }
+        SubmitCommand::Testudo(a) => {
+            let (circuit_id, compress) = (a.circuit_id, a.compress);
+            return submit_witnesses(ep, &a.witness, a.idempotency_key, move |keys| {
+                pb::submit_job_request::Params::Testudo(pb::TestudoParams { circuit_id, witness_object_keys: keys, compress })
+            });
+        }
         SubmitCommand::Pari(a) => pb::SubmitJobRequest {
             idempotency_key: a.idempotency_key.unwrap_or_default(),
             params: Some(pb::submit_job_request::Params::PariBatch(pb::PariBatchParams {
@@ -548,25 +586,22 @@ async fn upload_file(c: &mut Client, path: &std::path::Path, prefix: &str, ext: 
     Ok(upload_bytes(c, &name, data).await?.object_key)
 }
 
-/// `prover submit pari --circuit-id ID --witness FILE…`: uploads the witnesses, submits.
-fn submit_circom(ep: Endpoint, a: SubmitPari) -> anyhow::Result<()> {
-    let circuit_id = a.circuit_id.context("--circuit-id")?;
+/// `prover submit pari --circuit-id ID --witness FILE…` and `prover submit testudo`: uploads
+/// the witnesses, then submits the parameters `params` makes of their object keys.
+fn submit_witnesses(
+    ep: Endpoint,
+    witnesses: &[PathBuf],
+    idempotency_key: Option<String>,
+    params: impl FnOnce(Vec<String>) -> pb::submit_job_request::Params,
+) -> anyhow::Result<()> {
     runtime()?.block_on(async {
         let mut c = connect(&ep).await?;
-        let mut keys = Vec::with_capacity(a.witness.len());
-        for w in &a.witness {
+        let mut keys = Vec::with_capacity(witnesses.len());
+        for w in witnesses {
             keys.push(upload_file(&mut c, w, "wtns", "wtns").await.with_context(|| format!("--witness {}", w.display()))?);
         }
         eprintln!("{} witness(es) uploaded", keys.len());
-        let req = pb::SubmitJobRequest {
-            idempotency_key: a.idempotency_key.unwrap_or_default(),
-            params: Some(pb::submit_job_request::Params::PariCircom(pb::PariCircomParams {
-                circuit_id,
-                witness_object_keys: keys,
-                proofs_per_task: a.proofs_per_task.unwrap_or(0),
-                bundle_size: a.bundle_size,
-            })),
-        };
+        let req = pb::SubmitJobRequest { idempotency_key: idempotency_key.unwrap_or_default(), params: Some(params(keys)) };
         let resp = c.submit_job(req).await.map_err(rpc)?.into_inner();
         if !resp.created {
             eprintln!("the idempotency key names an earlier job");

@@ -156,6 +156,19 @@ fn status(ep: &str, job: &str) -> String {
     ok(prover(&["status", job, "--endpoint", ep]))
 }
 
+/// Waits for `job` to end done; panics with its status and `log` if it fails or outlasts
+/// `deadline` (a generous bound against a hang, not a timing assertion).
+fn wait_done(ep: &str, job: &str, deadline: Instant, log: impl Fn() -> String) {
+    loop {
+        let s = status(ep, job);
+        if s.contains(" done") {
+            return;
+        }
+        assert!(!s.contains(" failed") && Instant::now() < deadline, "job did not finish: {s}\n{}", log());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 fn done_tasks(ep: &str, job: &str) -> u64 {
     // "<id>  reckle.batch  running  [reckle.leaf 2/3, reckle.node 0/3]"
     let s = status(ep, job);
@@ -507,26 +520,30 @@ fn hekaton_job_across_worker_processes() {
 /// The example circom circuit over BN254 (c = a·b, h = Poseidon(a, b); b public), compiled by
 /// circom2 in the test command (`PROVER_TEST_CIRCOM_DIR`), or the checked-in fixture: the
 /// `.r1cs` and three witnesses with their (a, b).
-fn circom_example(dir: &Path) -> (std::path::PathBuf, Vec<(std::path::PathBuf, u64, u64)>) {
+/// The example circuit compiled for `curve` ("bn254" or "bls12381"), and three distinct
+/// witnesses of it with their inputs `(a, b)`.
+fn circom_example(dir: &Path, curve: &str) -> (std::path::PathBuf, Vec<(std::path::PathBuf, u64, u64)>) {
+    let inputs = [(3, 11), (5, 7), (2, 13)];
     match std::env::var("PROVER_TEST_CIRCOM_DIR") {
         Ok(c) => {
-            let c = Path::new(&c).join("bn254");
-            let w = [(3, 11), (5, 7), (2, 13)].iter().enumerate().map(|(i, (a, b))| (c.join(format!("w{i}.wtns")), *a, *b)).collect();
+            let c = Path::new(&c).join(curve);
+            let w = inputs.iter().enumerate().map(|(i, (a, b))| (c.join(format!("w{i}.wtns")), *a, *b)).collect();
             (c.join("example.r1cs"), w)
         }
         Err(_) => {
             // The checked-in fixtures: three distinct witnesses (a job refuses one listed twice).
             let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("../circom/tests/fixtures");
-            let w = [("example-bn254.wtns", 3, 11), ("example-bn254-w1.wtns", 5, 7), ("example-bn254-w2.wtns", 2, 13)]
-                .into_iter()
+            let w = inputs
+                .iter()
                 .enumerate()
-                .map(|(i, (name, a, b))| {
+                .map(|(i, (a, b))| {
+                    let name = if i == 0 { format!("example-{curve}.wtns") } else { format!("example-{curve}-w{i}.wtns") };
                     let p = dir.join(format!("w{i}.wtns"));
                     std::fs::copy(f.join(name), &p).unwrap();
-                    (p, a, b)
+                    (p, *a, *b)
                 })
                 .collect();
-            (f.join("example-bn254.r1cs"), w)
+            (f.join(format!("example-{curve}.r1cs")), w)
         }
     }
 }
@@ -549,7 +566,7 @@ fn registered_circom_circuit_across_processes() {
         wait_ready(p.metrics);
     }
     let tmp = tempfile::tempdir().unwrap();
-    let (r1cs, witnesses) = circom_example(tmp.path());
+    let (r1cs, witnesses) = circom_example(tmp.path(), "bn254");
     let field = |out: &str, name: &str| -> String {
         out.lines().find_map(|l| l.strip_prefix(&format!("{name} "))).unwrap_or_else(|| panic!("no {name} in {out}")).to_string()
     };
@@ -577,14 +594,7 @@ fn registered_circom_circuit_across_processes() {
     }
     let job = ok(prover(&args));
     let deadline = Instant::now() + Duration::from_secs(600);
-    loop {
-        let s = status(&ep, &job);
-        if s.contains(" done") {
-            break;
-        }
-        assert!(!s.contains(" failed") && Instant::now() < deadline, "job did not finish: {s}\n{}", svc.log("cc-aggregator"));
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    wait_done(&ep, &job, deadline, || svc.log("cc-aggregator"));
     let dir = tmp.path().join("proof");
     let fetched = ok(prover(&["fetch", &job, "--out", dir.to_str().unwrap(), "--endpoint", &ep]));
     assert!(fetched.contains(&format!("vk digest = {digest}")) && fetched.contains("pari verify-bundles"), "{fetched}");
@@ -601,14 +611,7 @@ fn registered_circom_circuit_across_processes() {
     ok(prover(&["verify-remote", &job, "--vk-digest", &digest, "--endpoint", &ep]));
     // A second job of the same circuit, and one bundle of both jobs' proofs.
     let second = ok(prover(&["submit", "pari", "--circuit-id", &id, "--witness", witnesses[1].0.to_str().unwrap(), "--endpoint", &ep]));
-    loop {
-        let s = status(&ep, &second);
-        if s.contains(" done") {
-            break;
-        }
-        assert!(!s.contains(" failed") && Instant::now() < deadline, "job did not finish: {s}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    wait_done(&ep, &second, deadline, String::new);
     let both = tmp.path().join("both");
     let b = both.to_str().unwrap();
     let out = ok(prover(&["bundle", "--circuit-id", &id, "--jobs", &format!("{job},{second}"), "--out", b, "--endpoint", &ep]));
@@ -640,6 +643,88 @@ fn registered_circom_circuit_across_processes() {
     fails_with(prover(&["circuit", "show", &id, "--endpoint", &ep]), &["NotFound"]);
     assert!(!ok(prover(&["circuit", "list", "--endpoint", &ep])).contains(&id));
     fails_with(prover(&["circuit", "delete", &id, "--endpoint", &ep]), &["NotFound"]);
+}
+
+/// Issue 36's path through the multi-process cluster, uncompressed (the compressed one is
+/// `scripts/bench-testudo.sh`: its final key takes minutes): a BLS12-381 circuit registered,
+/// `prover submit testudo` with two witnesses, `prover fetch`, then offline `prover testudo
+/// verify` with the circuit's own .r1cs, pinned to the Testudo-Comm key digest the manifest
+/// names. No pin, another digest, a flipped bit in a proof, one witness's proof under the other's
+/// public signals and another circuit's .r1cs are refused.
+#[test]
+fn testudo_job_across_processes() {
+    let Some(svc) = Services::from_env() else { return };
+    let svc = svc.own_database(5);
+    let grpc = free_port();
+    let ep = format!("http://127.0.0.1:{grpc}");
+    let planner = svc.spawn("planner", "tt-planner", Some(grpc));
+    let executor = svc.spawn("executor", "tt-executor", None);
+    let aggregator = svc.spawn("aggregator", "tt-aggregator", None);
+    let workers: Vec<Proc> = (0..2).map(|i| svc.spawn("worker", &format!("tt-worker-{i}"), None)).collect();
+    for p in [&planner, &executor, &aggregator].into_iter().chain(&workers) {
+        wait_ready(p.metrics);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (r1cs, witnesses) = circom_example(tmp.path(), "bls12381");
+    let registered = ok(prover(&["circuit", "register", "--r1cs", r1cs.to_str().unwrap(), "--endpoint", &ep]));
+    let id = registered.lines().find_map(|l| l.strip_prefix("circuit_id ")).unwrap_or_else(|| panic!("{registered}")).to_string();
+    let mut args = vec!["submit", "testudo", "--circuit-id", &id, "--endpoint", &ep];
+    for (w, _, _) in &witnesses[..2] {
+        args.extend(["--witness", w.to_str().unwrap()]);
+    }
+    let job = ok(prover(&args));
+    wait_done(&ep, &job, Instant::now() + Duration::from_secs(900), || svc.log("tt-aggregator") + &svc.log("tt-worker-0"));
+    let dir = tmp.path().join("proof");
+    let d = dir.to_str().unwrap();
+    let fetched = ok(prover(&["fetch", &job, "--out", d, "--endpoint", &ep]));
+    let digest = fetched.lines().find_map(|l| l.strip_prefix("tc_vk_digest = ")).unwrap_or_else(|| panic!("{fetched}")).to_string();
+    let command = fetched.lines().find_map(|l| l.strip_prefix("verify with: prover ")).unwrap_or_else(|| panic!("{fetched}"));
+    // The manifest's command, with the verifier's own copy of the circuit in its placeholder.
+    let words: Vec<String> = command
+        .replace("<the circuit's .r1cs>", r1cs.to_str().unwrap())
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    assert_eq!(words[..3], ["testudo", "verify", d], "{command}");
+    let out = ok(prover(&words.iter().map(String::as_str).collect::<Vec<_>>()));
+    assert!(out.contains("verified 2 proof(s)") && out.contains(&digest), "{out}");
+    // Public signals, circom's order: c = a·b, h = Poseidon(a, b), then b.
+    let public: Vec<serde_json::Value> = serde_json::from_slice(&std::fs::read(dir.join("public.json")).unwrap()).unwrap();
+    for (i, (_, a, b)) in witnesses[..2].iter().enumerate() {
+        assert_eq!(public[i]["public"][0], (a * b).to_string().as_str());
+        assert_eq!(public[i]["public"][2], b.to_string().as_str());
+    }
+    ok(prover(&["verify-remote", &job, "--vk-digest", &digest, "--endpoint", &ep]));
+    let verify = |dir: &Path, r1cs: &Path, pin: &[&str]| {
+        let mut a = vec!["testudo", "verify", dir.to_str().unwrap(), "--r1cs", r1cs.to_str().unwrap()];
+        a.extend(pin);
+        prover(&a)
+    };
+    let pin = ["--tc-vk-digest", digest.as_str()];
+    fails_with(verify(&dir, &r1cs, &[]), &["refusing to verify without a pinned key"]);
+    let mut wrong = digest.clone().into_bytes();
+    wrong[0] = if wrong[0] == b'0' { b'1' } else { b'0' };
+    let wrong = String::from_utf8(wrong).unwrap();
+    fails_with(verify(&dir, &r1cs, &["--tc-vk-digest", &wrong]), &["not the pinned Testudo-Comm key"]);
+    std::fs::create_dir(tmp.path().join("bn")).unwrap();
+    let other_curve = circom_example(&tmp.path().join("bn"), "bn254").0;
+    assert!(!verify(&dir, &other_curve, &pin).status.success(), "another circuit's .r1cs was accepted");
+    // Witness 0's proof under witness 1's public signals.
+    let swapped = tmp.path().join("swapped");
+    std::fs::create_dir(&swapped).unwrap();
+    for f in ["circuit.json", "tc-vk.bin", "public.json"] {
+        std::fs::copy(dir.join(f), swapped.join(f)).unwrap();
+    }
+    std::fs::copy(dir.join("inner-0.bin"), swapped.join("inner-1.bin")).unwrap();
+    std::fs::copy(dir.join("inner-1.bin"), swapped.join("inner-0.bin")).unwrap();
+    fails_with(verify(&swapped, &r1cs, &pin), &["2 of the proofs", "inner-0.bin", "inner-1.bin"]);
+    // A flipped bit in the proof's tail (scalars, not points the parser refuses).
+    let inner = dir.join("inner-1.bin");
+    let mut bytes = std::fs::read(&inner).unwrap();
+    let n = bytes.len();
+    bytes[n - 20] ^= 1;
+    std::fs::write(&inner, bytes).unwrap();
+    fails_with(verify(&dir, &r1cs, &pin), &["1 of the proofs", "inner-1.bin (witness 1)"]);
 }
 
 /// `openssl` with `args` in `dir`; panics with its output on failure.

@@ -518,8 +518,10 @@ where
 }
 
 /// The native half of a final proof's check: `r1cs` has the key's shape, `v_M` is
-/// `Σ ρ_M·M̃(r_x, r_y)` for its matrices, the lengths match. Returns the Pari public input.
-fn statement<F, E2>(
+/// `Σ ρ_M·M̃(r_x, r_y)` for its matrices, the lengths match. Returns the Pari public input: the
+/// proof is valid iff `proof.pari` verifies for it under `key.pari_vk` (a caller batching Pari
+/// proofs of many sources, as the platform's aggregator does across jobs, checks that part).
+pub fn final_statement<F, E2>(
     key: &FinalKey<E2>,
     r1cs: &R1cs<F>,
     io: &[F],
@@ -563,7 +565,7 @@ where
     E2: Pairing,
 {
     check_prepared(key, pvk)?;
-    let inputs = statement(key, r1cs, io, proof)?;
+    let inputs = final_statement(key, r1cs, io, proof)?;
     pari::verify(pvk, &inputs, &proof.pari).map_err(|_| Error::FinalProofRejected)
 }
 
@@ -587,7 +589,7 @@ where
     let mut bad = BTreeMap::new();
     let mut good = Vec::with_capacity(items.len());
     for (j, (r1cs, io, proof)) in items.iter().enumerate() {
-        match statement(key, r1cs, io, proof) {
+        match final_statement(key, r1cs, io, proof) {
             Ok(inputs) => good.push((j, inputs)),
             Err(_) => {
                 bad.insert(j, ());
@@ -767,7 +769,7 @@ mod tests {
         let (_, key, pari_proof) =
             pinned_key(SpartanShape::of(&h.r1cs), &h.vk, values.to_field_elements());
         let fin = final_proof(pari_proof, &values);
-        let inputs = statement(&key, &h.r1cs, &h.io, &fin).unwrap();
+        let inputs = final_statement(&key, &h.r1cs, &h.io, &fin).unwrap();
         assert_eq!(cs.instance_assignment().unwrap()[1..], inputs[..]);
         assert_eq!(inputs.len(), num_public_inputs::<Fq>(key.shape));
         cs.finalize();

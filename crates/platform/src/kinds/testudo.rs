@@ -615,7 +615,11 @@ async fn check_read(p: &Platform, job: &Job<Testudo>, keys: &Outputs, from: Sour
     }
     let (pub2, inner2, finals2, c2) = (public.clone(), inner.clone(), finals.clone(), c.clone());
     let fk2 = fk.as_ref().map(|(k, _)| k.clone());
-    let bad = crate::work::blocking(move |cancel| -> Result<Vec<String>, PlatformError> {
+    // The native checks here (inner proofs; each final proof's `v_M` against the matrices);
+    // the final proofs' Pari checks go to the process's batcher below, with whatever other
+    // jobs' final proofs under the same final key arrive within its window (one batch).
+    type Pending = Vec<(usize, Vec<<BW6_767 as ark_ec::pairing::Pairing>::ScalarField>, ::pari::Proof<BW6_767>)>;
+    let (mut bad, pending) = crate::work::blocking(move |cancel| -> Result<(Vec<String>, Pending), PlatformError> {
         let mut bad = Vec::new();
         for (i, (b, io)) in inner2.iter().zip(&pub2).enumerate() {
             cancel.check()?;
@@ -625,29 +629,25 @@ async fn check_read(p: &Platform, job: &Job<Testudo>, keys: &Outputs, from: Sour
                 bad.push(format!("witness {i}: inner proof: {e}"));
             }
         }
+        let mut pending = Vec::new();
         if let Some(key) = fk2 {
-            let mut proofs = Vec::new();
             for (i, b) in finals2.iter().enumerate() {
-                match FinalProof::<Fr, BW6_767>::from_bytes(b) {
-                    Ok(f) => proofs.push((i, f)),
+                cancel.check()?;
+                match FinalProof::<Fr, BW6_767>::from_bytes(b).and_then(|f| Ok((compress::final_statement(&key, &c2.r1cs, &pub2[i], &f)?, f))) {
+                    Ok((inputs, f)) => pending.push((i, inputs, f.pari)),
                     Err(e) => bad.push(format!("witness {i}: final proof: {e}")),
                 }
             }
-            let pvk = key.pari_vk.prepare().map_err(super::pari::pari_err)?;
-            let items: Vec<(&R1cs<Fr>, &[Fr], &FinalProof<Fr, BW6_767>)> = proofs.iter().map(|(i, f)| (&c2.r1cs, pub2[*i].as_slice(), f)).collect();
-            let mut rng = rand_chacha::ChaCha20Rng::from_entropy();
-            match compress::batch_verify_final(&key, &pvk, &items, &mut rng) {
-                Ok(which) => {
-                    for j in which {
-                        bad.push(format!("witness {}: final proof does not verify", proofs[j].0));
-                    }
-                }
-                Err(e) => bad.push(format!("final proofs: {e}")),
-            }
         }
-        Ok(bad)
+        Ok((bad, pending))
     })
     .await??;
+    if let (Some((key, _)), false) = (&fk, pending.is_empty()) {
+        let (which, items): (Vec<usize>, Vec<_>) = pending.into_iter().map(|(i, inputs, pari)| (i, (inputs, pari))).unzip();
+        for j in p.batcher().verify(key.pari_vk.clone(), items).await? {
+            bad.push(format!("witness {}: final proof does not verify", which[j]));
+        }
+    }
     if !bad.is_empty() {
         return Ok(Err(bad.join("; ")));
     }
