@@ -13,8 +13,9 @@
 //!   the Testudo-Comm key only, so one final key serves every circuit of that shape) are made by
 //!   the job's **setup** task, never by a task that proves under them, from the operating
 //!   system's randomness, kept nowhere. They live under `testudo/keys/v<KEYS_VERSION>/`:
-//!   `tc/<tc digest>/{ck.bin, vk.bin}` and `final/<tc digest>/<s_x>-<s_y>-<ℓ>/<final digest>/{pk.bin,
-//!   final-key.bin}`, the verifier's file written last (a directory without it is a setup that
+//!   `tc/<tc digest>/{ck.bin, vk.bin}` and `final/<tc digest>/<s_x>-<s_y>-<ℓ>/<final digest>/{pk.digest,
+//!   pk.bin, final-key.bin}` (the proving key uncompressed, loaded by the digest of its bytes
+//!   rather than by checking its points), the verifier's file written last (a directory without it is a setup that
 //!   crashed and is never used). A later setup reuses the complete key with the smallest digest
 //!   (no pointer object), as for Hekaton's wrap keys. The setup records the digests in
 //!   `jobs/<id>/testudo/keys.json`; the other tasks read them from there.
@@ -26,8 +27,10 @@
 //!   `jobs/<id>/testudo/final-<i>.bin`. Stops part-way when its task is abandoned.
 //! * **`testudo.publish`** (aggregator): the public signals of each witness read from the job's
 //!   own inputs (not from a worker), every inner proof verified under the recorded Testudo-Comm
-//!   key (its digest checked), the final proofs checked with one Pari batch under the final key
-//!   (its digest checked); only then `jobs/<id>/proof/{circuit.json, tc-vk.bin, public.json,
+//!   key (its digest checked), each final proof's `v_M` checked against the matrices and their
+//!   Pari proofs handed to the process's batcher under the final key (its digest checked), so
+//!   the final proofs of every job under that key within the batch window are checked in one
+//!   batch, as circom bundles are; only then `jobs/<id>/proof/{circuit.json, tc-vk.bin, public.json,
 //!   inner-<i>.bin}` and, compressed, `final-key.bin`, `final-<i>.bin`, with `tc_vk_digest` and
 //!   `final_key_digest` in the manifest's pins. A bad proof fails the job naming the witnesses.
 //!
@@ -461,7 +464,13 @@ async fn setup(p: &Platform, job: &Job<Testudo>) -> Result<String, PlatformError
                 .await?
                 .map_err(terr)?;
                 let fd = key.digest().map_err(terr)?.to_string();
-                p.blobs().put(&final_key_file(&tc, shape, &fd, "pk.bin"), Bytes::from(pk.to_bytes())).await?;
+                // Uncompressed (no square root per point to load) with its digest, so that a
+                // compress task loads it without checking every point: on BW6-767 the subgroup
+                // checks of a 2^20-row key took over 40 minutes a load on 2 cores.
+                let pk_bytes = pk.to_bytes_uncompressed();
+                let pk_digest = ::pari::KeyDigest::of_bytes(&pk_bytes).to_string();
+                p.blobs().put(&final_key_file(&tc, shape, &fd, "pk.digest"), Bytes::from(pk_digest)).await?;
+                p.blobs().put(&final_key_file(&tc, shape, &fd, "pk.bin"), Bytes::from(pk_bytes)).await?;
                 p.blobs().put(&final_key_file(&tc, shape, &fd, "final-key.bin"), Bytes::from(key.to_bytes().map_err(terr)?)).await?;
                 tracing::info!(digest = %fd, ?shape, "Testudo final key made");
                 Some(fd)
@@ -517,8 +526,21 @@ async fn compress_one(p: &Platform, job: &Job<Testudo>, i: u64) -> Result<String
     let pk = match p.cache().get::<::pari::ProvingKey<BW6_767>>(&name) {
         Some(pk) => pk,
         None => {
+            // The digest the setup task recorded of the bytes it wrote from the key it made
+            // (the bucket is the platform's own store, as for the Hekaton wrap keys); a key
+            // stored without one is checked point by point.
+            let digest = match p.blobs().get(&final_key_file(&keys.tc_vk_digest, shape, &fd, "pk.digest")).await {
+                Ok(b) => Some(String::from_utf8_lossy(&b).trim().parse::<::pari::KeyDigest>().map_err(|e| corrupt(format!("{pk_file}: its pk.digest: {e}")))?),
+                Err(BlobError::NotFound(_)) => None,
+                Err(e) => return Err(e.into()),
+            };
             let bytes = p.blobs().get(&pk_file).await?;
-            let pk = crate::work::blocking(move |_| ::pari::ProvingKey::<BW6_767>::from_bytes(&bytes)).await?.map_err(super::pari::pari_err)?;
+            let pk = crate::work::blocking(move |_| match digest {
+                Some(d) => ::pari::ProvingKey::<BW6_767>::from_bytes_with_digest(&bytes, &d),
+                None => ::pari::ProvingKey::<BW6_767>::from_bytes_checked(&bytes),
+            })
+            .await?
+            .map_err(super::pari::pari_err)?;
             let pk = Arc::new(pk);
             p.cache().put(&name, pk.clone(), pk.heap_size());
             pk
