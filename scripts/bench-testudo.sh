@@ -107,7 +107,8 @@ R=$(job "${W[2]}")
 read -r JOB2 WALL2 <<<"$R"
 "$PROVER" fetch "$JOB2" --out "$TMP/proof2" --endpoint "$EP" >"$TMP/fetch2.out"
 grep -q "^final key digest = $FD\$" "$TMP/fetch2.out" || { echo "the second job did not reuse the final key:"; cat "$TMP/fetch2.out"; exit 1; }
-"$PROVER" testudo verify "$TMP/proof2" --r1cs "$R1CS" --final-key-digest "$FD" >/dev/null
+"$PROVER" testudo verify "$TMP/proof2" --r1cs "$R1CS" --final-key-digest "$FD" >/dev/null 2>"$TMP/verify2.err" \
+  || { cat "$TMP/verify2.err"; exit 1; }
 printf '\nsecond job %s (the third witness, both keys reused): %.1f s submit to done; testudo.setup total now %s s\n' \
   "$JOB2" "$WALL2" "$(task testudo.setup)"
 
