@@ -36,7 +36,6 @@ DIGEST=$(sed -n 's/^imported wrap key //p; s/^wrap key \([0-9a-f]*\) is already 
 echo "wrap key $DIGEST ($(stat -c %s "$KEYDIR/pk.bin") bytes of proving key)"
 
 # 2. The cluster: every role pins the key; only wrap-0 serves reckle.wrap.
-declare -A PID=() METRICS=()
 ROLES=(planner executor aggregator worker-0 wrap-0)
 port=50500
 for name in "${ROLES[@]}"; do
@@ -45,18 +44,9 @@ for name in "${ROLES[@]}"; do
   [ "$role" = planner ] && extra=(--listen "127.0.0.1:$GRPC")
   [ "$role" = wrap ] && { role=worker; extra=(--reckle-wrap-worker --kinds reckle.wrap); }
   port=$((port + 1))
-  PROVER_NO_AUTH=1 "$PROVER" serve "$role" "${common[@]}" --reckle-wrap-vk-digest "$DIGEST" \
-    --metrics-listen "127.0.0.1:$port" --name "$name" "${extra[@]}" >/dev/null 2>"$TMP/$name.log" &
-  PID[$name]=$!
-  METRICS[$name]=$port
-  PIDS+=($!)
+  start_role "$name" "$role" "$port" --reckle-wrap-vk-digest "$DIGEST" "${extra[@]}"
 done
-for name in "${ROLES[@]}"; do
-  until curl -sf "http://127.0.0.1:${METRICS[$name]}/readyz" >/dev/null 2>&1; do
-    kill -0 "${PID[$name]}" 2>/dev/null || fail "$name exited"
-    sleep 0.2
-  done
-done
+wait_ready "${ROLES[@]}"
 EP=(--endpoint "http://127.0.0.1:$GRPC")
 
 # 3. Jobs: A and B commit to the same leaves (same C), other batches; U updates A.

@@ -32,27 +32,7 @@ W=("$FIX/example-bls12381.wtns" "$FIX/example-bls12381-w1.wtns" "$FIX/example-bl
 # shellcheck source=scripts/lib/bench-backends.sh
 source scripts/lib/bench-backends.sh
 
-declare -A PID=() METRICS=()
-ROLES=(planner executor aggregator)
-for i in $(seq 0 $((WORKERS - 1))); do ROLES+=("worker-$i"); done
-port=50420
-for name in "${ROLES[@]}"; do
-  role="${name%%-*}"
-  extra=()
-  [ "$role" = planner ] && extra=(--listen "127.0.0.1:$GRPC")
-  port=$((port + 1))
-  PROVER_NO_AUTH=1 "$PROVER" serve "$role" "${common[@]}" --metrics-listen "127.0.0.1:$port" --name "$name" "${extra[@]}" \
-    >/dev/null 2>"$TMP/$name.log" &
-  PID[$name]=$!
-  METRICS[$name]=$port
-  PIDS+=($!)
-done
-for name in "${ROLES[@]}"; do
-  until curl -sf "http://127.0.0.1:${METRICS[$name]}/readyz" >/dev/null 2>&1; do
-    kill -0 "${PID[$name]}" 2>/dev/null || { echo "$name exited:"; tail -20 "$TMP/$name.log"; exit 1; }
-    sleep 0.2
-  done
-done
+start_cluster 50420 "$WORKERS"
 
 EP="http://127.0.0.1:$GRPC"
 ID=$("$PROVER" circuit register --r1cs "$R1CS" --endpoint "$EP" | sed -n 's/^circuit_id //p')
