@@ -11,6 +11,11 @@
 # the submit until its plan task has released its tasks: the job leaves `queued`), its wall time,
 # and the tasks it ran.
 #
+# With PROFILE_S=T set, each run is a memory profile instead: every PROFILE_EVERY seconds (default
+# 60) a second table prints each role's resident memory now (VmRSS) and the job's tasks done,
+# and after T seconds the job is cancelled and its row shows the peaks so far (issue 31: |I| =
+# 1,024 at ℓ = 27 over its first 30 minutes, PROFILE_S=1800).
+#
 # For ℓ = 27 use a release build (PROVER_BIN=…/release/prover): the leaves are 1 GiB and the
 # tree 2^28 hashes.
 # Needs redis-server and minio on PATH (scripts/test.d/10-services.sh installs them) and the
@@ -27,6 +32,8 @@ source scripts/lib/bench-backends.sh
 printf '| ℓ | q | leaves | batch | wall | executor peak RSS | worker peak RSS | aggregator peak RSS | planner peak RSS |\n'
 printf '|---|---|---|---|---|---|---|---|---|\n'
 UPDATES=()
+PROFILE=()
+rss() { awk '/VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
 for RUN in "${SIZES[@]}"; do
   IFS=: read -r L BATCH Q U <<<"$RUN"
   BATCH=${BATCH:-4}
@@ -35,23 +42,38 @@ for RUN in "${SIZES[@]}"; do
   redis-cli -p "$REDIS_PORT" flushall >/dev/null
   GRPC=$((50300 + L))
   PIDS=()
-  declare -A PID=()
-  for role in planner executor aggregator worker; do
-    extra=()
-    [ "$role" = planner ] && extra=(--listen "127.0.0.1:$GRPC")
-    PROVER_NO_AUTH=1 "$PROVER" serve "$role" "${common[@]}" --metrics-listen "127.0.0.1:0" --name "$role-$L" "${extra[@]}" \
-      >/dev/null 2>"$TMP/$role-$L.log" &
-    PID[$role]=$!
-    PIDS+=($!)
-  done
-  sleep 2
+  PORT=$((50400 + 10 * L))
+  start_role planner planner "$PORT" --listen "127.0.0.1:$GRPC"
+  start_role executor executor $((PORT + 1))
+  start_role aggregator aggregator $((PORT + 2))
+  start_role worker worker $((PORT + 3))
+  wait_ready planner executor aggregator worker
   STARTED=$(date +%s)
   JOB=$("$PROVER" submit reckle --random-leaves $((1 << L)) --random-batch "$BATCH" --log-bucket "$Q" --seed "$L" \
     --endpoint "http://127.0.0.1:$GRPC")
-  until "$PROVER" status "$JOB" --endpoint "http://127.0.0.1:$GRPC" | grep -Eq ' (done|failed|cancelled)'; do sleep 1; done
-  STATE=$("$PROVER" status "$JOB" --endpoint "http://127.0.0.1:$GRPC")
-  echo "$STATE" | grep -q ' done' || { echo "job did not finish: $STATE"; tail -20 "$TMP"/*-"$L".log; exit 1; }
-  printf '| %s | %s | %s | %s | %s s | %s MiB | %s MiB | %s MiB | %s MiB |\n' "$L" "$Q" "$((1 << L))" "$BATCH" "$(($(date +%s) - STARTED))" \
+  if [ -n "${PROFILE_S:-}" ]; then
+    EVERY=${PROFILE_EVERY:-60}
+    NEXT=$STARTED
+    until [ $(($(date +%s) - STARTED)) -ge "$PROFILE_S" ]; do
+      if [ "$(date +%s)" -ge "$NEXT" ]; then
+        PROFILE+=("$(printf '| %s | %s | %s s | %s | %s MiB | %s MiB | %s MiB | %s MiB |' "$L" "$BATCH" "$(($(date +%s) - STARTED))" \
+          "$("$PROVER" status "$JOB" --endpoint "http://127.0.0.1:$GRPC" | sed -e 's/^[^ ]*  [^ ]*  //')" \
+          "$(rss "${PID[executor]}")" "$(rss "${PID[worker]}")" "$(rss "${PID[aggregator]}")" "$(rss "${PID[planner]}")")")
+        NEXT=$((NEXT + EVERY))
+      fi
+      "$PROVER" status "$JOB" --endpoint "http://127.0.0.1:$GRPC" | grep -Eq ' (failed|cancelled)' && break
+      sleep 1
+    done
+    "$PROVER" status "$JOB" --endpoint "http://127.0.0.1:$GRPC" | grep -Eq ' (failed|cancelled)' \
+      && { echo "job ended early: $("$PROVER" status "$JOB" --endpoint "http://127.0.0.1:$GRPC")"; tail -20 "$TMP"/*.log; exit 1; }
+    "$PROVER" cancel "$JOB" --endpoint "http://127.0.0.1:$GRPC" >/dev/null
+  else
+    until "$PROVER" status "$JOB" --endpoint "http://127.0.0.1:$GRPC" | grep -Eq ' (done|failed|cancelled)'; do sleep 1; done
+    STATE=$("$PROVER" status "$JOB" --endpoint "http://127.0.0.1:$GRPC")
+    echo "$STATE" | grep -q ' done' || { echo "job did not finish: $STATE"; tail -20 "$TMP"/*.log; exit 1; }
+  fi
+  printf '| %s | %s | %s | %s | %s s%s | %s MiB | %s MiB | %s MiB | %s MiB |\n' "$L" "$Q" "$((1 << L))" "$BATCH" "$(($(date +%s) - STARTED))" \
+    "${PROFILE_S:+ (profile, cancelled)}" \
     "$(hwm "${PID[executor]}")" "$(hwm "${PID[worker]}")" "$(hwm "${PID[aggregator]}")" "$(hwm "${PID[planner]}")"
   if [ "$U" -gt 0 ]; then
     SETS=()
@@ -62,7 +84,7 @@ for RUN in "${SIZES[@]}"; do
     PLANNED_MS=$(date +%s%3N)
     until "$PROVER" status "$UJOB" --endpoint "http://127.0.0.1:$GRPC" | grep -Eq ' (done|failed|cancelled)'; do sleep 0.5; done
     USTATE=$("$PROVER" status "$UJOB" --endpoint "http://127.0.0.1:$GRPC")
-    echo "$USTATE" | grep -q ' done' || { echo "update did not finish: $USTATE"; tail -20 "$TMP"/*-"$L".log; exit 1; }
+    echo "$USTATE" | grep -q ' done' || { echo "update did not finish: $USTATE"; tail -20 "$TMP"/*.log; exit 1; }
     UPDATES+=("$(printf '| %s | %s | %s | %s | %s s | %s s | %s |' "$L" "$Q" "$BATCH" "$U" \
       "$(awk -v a="$STARTED_MS" -v b="$PLANNED_MS" 'BEGIN {printf "%.1f", (b - a) / 1000}')" \
       "$(awk -v a="$STARTED_MS" -v b="$(date +%s%3N)" 'BEGIN {printf "%.1f", (b - a) / 1000}')" \
@@ -70,6 +92,10 @@ for RUN in "${SIZES[@]}"; do
   fi
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
 done
+if [ ${#PROFILE[@]} -gt 0 ]; then
+  printf '\n| ℓ | batch | since submit | job | executor RSS | worker RSS | aggregator RSS | planner RSS |\n|---|---|---|---|---|---|---|---|\n'
+  printf '%s\n' "${PROFILE[@]}"
+fi
 if [ ${#UPDATES[@]} -gt 0 ]; then
   printf '\n| ℓ | q | batch | changes | plan | wall | tasks (done/total) |\n|---|---|---|---|---|---|---|\n'
   printf '%s\n' "${UPDATES[@]}"
