@@ -61,19 +61,25 @@ for RUN in "${SIZES[@]}"; do
           "$(rss "${PID[executor]}")" "$(rss "${PID[worker]}")" "$(rss "${PID[aggregator]}")" "$(rss "${PID[planner]}")")")
         NEXT=$((NEXT + EVERY))
       fi
-      "$PROVER" status "$JOB" --endpoint "http://127.0.0.1:$GRPC" | grep -Eq ' (failed|cancelled)' && break
+      "$PROVER" status "$JOB" --endpoint "http://127.0.0.1:$GRPC" | grep -Eq ' (done|failed|cancelled)' && break
       sleep 1
     done
-    "$PROVER" status "$JOB" --endpoint "http://127.0.0.1:$GRPC" | grep -Eq ' (failed|cancelled)' \
-      && { echo "job ended early: $("$PROVER" status "$JOB" --endpoint "http://127.0.0.1:$GRPC")"; tail -20 "$TMP"/*.log; exit 1; }
-    "$PROVER" cancel "$JOB" --endpoint "http://127.0.0.1:$GRPC" >/dev/null
+    STATE=$("$PROVER" status "$JOB" --endpoint "http://127.0.0.1:$GRPC")
+    echo "$STATE" | grep -Eq ' (failed|cancelled)' && { echo "job ended early: $STATE"; tail -20 "$TMP"/*.log; exit 1; }
+    # A job that ended within T has nothing to cancel: its row says so.
+    if echo "$STATE" | grep -q ' done'; then
+      ENDED="profile, done"
+    else
+      "$PROVER" cancel "$JOB" --endpoint "http://127.0.0.1:$GRPC" >/dev/null
+      ENDED="profile, cancelled"
+    fi
   else
     until "$PROVER" status "$JOB" --endpoint "http://127.0.0.1:$GRPC" | grep -Eq ' (done|failed|cancelled)'; do sleep 1; done
     STATE=$("$PROVER" status "$JOB" --endpoint "http://127.0.0.1:$GRPC")
     echo "$STATE" | grep -q ' done' || { echo "job did not finish: $STATE"; tail -20 "$TMP"/*.log; exit 1; }
   fi
   printf '| %s | %s | %s | %s | %s s%s | %s MiB | %s MiB | %s MiB | %s MiB |\n' "$L" "$Q" "$((1 << L))" "$BATCH" "$(($(date +%s) - STARTED))" \
-    "${PROFILE_S:+ (profile, cancelled)}" \
+    "${PROFILE_S:+ ($ENDED)}" \
     "$(hwm "${PID[executor]}")" "$(hwm "${PID[worker]}")" "$(hwm "${PID[aggregator]}")" "$(hwm "${PID[planner]}")"
   if [ "$U" -gt 0 ]; then
     SETS=()
