@@ -1,6 +1,6 @@
 //! Shared `main` of the service binaries: parse flags, connect to Redis and S3, run one role.
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches, Parser};
 use platform::service::{self, Role, ServiceConfig};
 
 #[derive(Parser)]
@@ -11,7 +11,8 @@ struct Args {
 
 /// Runs `role` until SIGTERM; exits 1 with one line on error.
 pub fn main_for(role: Role) {
-    let args = Args::parse();
+    let matches = service::short_help(Args::command()).get_matches();
+    let args = Args::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let rt = tokio::runtime::Runtime::new().expect("tokio runtime");
     let result = rt.block_on(async {
         let _telemetry = service::init_observability(&args.config, &format!("prover-{}", role.name()))?;

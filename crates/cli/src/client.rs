@@ -424,7 +424,12 @@ pub fn status(ep: Endpoint, job: String) -> anyhow::Result<()> {
 
 /// `prover limits`: the server's GetLimits.
 pub fn limits(ep: Endpoint) -> anyhow::Result<pb::Limits> {
-    runtime()?.block_on(async { anyhow::Ok(connect(&ep).await?.get_limits(pb::GetLimitsRequest {}).await.map_err(rpc)?.into_inner()) })
+    runtime()?.block_on(async {
+        let mut client = connect(&ep).await.with_context(|| {
+            format!("no planner answered at {} (`prover limits --local` prints this build's limits without one)", ep.url())
+        })?;
+        anyhow::Ok(client.get_limits(pb::GetLimitsRequest {}).await.map_err(rpc)?.into_inner())
+    })
 }
 
 /// Prints limits as two Markdown tables, or as JSON.

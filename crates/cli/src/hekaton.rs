@@ -4,13 +4,17 @@
 //! Trust: whoever runs the setup knows the trapdoor and can prove anything under its keys, so
 //! the verifier must hold the verifying key independently of the prover.
 //!
-//! * `setup … --out KEYS` writes `KEYS/pk.bin`, `KEYS/vk.bin` and `KEYS/circuit.json` and
-//!   prints the verifying key's digest, which the setup party publishes.
+//! * `setup … --out KEYS` writes `KEYS/pk.bin`, `KEYS/vk.bin`, the aggregation keys
+//!   `KEYS/agg-pk.bin` and `KEYS/agg-vk.bin` (over an SRS sized to `k`) and `KEYS/circuit.json`,
+//!   and prints both verifying keys' digests, which the setup party publishes.
 //! * `prove … --keys KEYS --out DIR` proves with those keys (refusing keys made for another
 //!   circuit) and writes `circuit.json`, `vk.bin` (a copy, for convenience), `proof.bin` (the
 //!   subcircuit commitments and Mirage proofs, the Merkle root and leaf-0 path) and
-//!   `public.json` (public inputs, decimal). Without `--keys` it runs a one-shot setup itself
-//!   (a demo: such a proof convinces only someone who trusts this prover).
+//!   `public.json` (public inputs, decimal). With `--aggregate`, `proof.bin` is the aggregated
+//!   proof the platform publishes ([`hekaton::aggregated::prove`]: `O(log k)` group elements)
+//!   and `agg-vk.bin` is beside it. Without `--keys` it runs a one-shot setup itself (a demo:
+//!   such a proof convinces only someone who trusts this prover). The circuit flags name a
+//!   [`CircuitSpec`], the platform's description of the same circuits.
 //! * `verify DIR --vk FILE` or `--vk-digest HEX` checks the proof against that key; without
 //!   one it refuses, unless `--trust-proof-dir` is given, and then says what it trusted. A
 //!   directory the platform published holds an aggregated proof ([`hekaton::aggregated`]:
@@ -36,9 +40,11 @@ use anyhow::{bail, ensure, Context};
 use ark_bls12_381::{Bls12_381, Fr};
 use ark_serialize::CanonicalDeserialize;
 use clap::{Args, Subcommand, ValueEnum};
-use hekaton::aggregate::AggVerifyingKey;
+use hekaton::aggregate::srs::Srs;
+use hekaton::aggregate::{AggProvingKey, AggVerifyingKey};
 use hekaton::aggregated::AggregatedProof;
 use hekaton::partition::{Partitioned, Subcircuit};
+use hekaton::spec::{AnySubcircuit, CircuitSpec};
 use hekaton::workflow::{self, HekatonProof, ProvingKey, VerifyingKey, VkDigest};
 use hekaton::Check;
 use rand::SeedableRng;
@@ -139,6 +145,12 @@ pub struct ProveArgs {
     #[arg(long)]
     #[serde(skip)]
     pub keys: Option<PathBuf>,
+    /// Aggregate the k subcircuit proofs into one proof of O(log k) group elements (TIPP/MIPP,
+    /// what the platform's `hekaton.prove` jobs publish; verify with --agg-vk-digest). Without
+    /// it the directory holds the k proofs, the form `prover hekaton wrap` takes.
+    #[arg(long)]
+    #[serde(default)]
+    pub aggregate: bool,
     #[arg(long)]
     #[serde(skip)]
     pub out: PathBuf,
@@ -241,6 +253,11 @@ fn wrap_dir(a: &WrapArgs) -> anyhow::Result<()> {
         a.verify.agg_vk.is_none() && a.verify.agg_vk_digest.is_none(),
         "--agg-vk/--agg-vk-digest: the wrap takes the k subcircuit proofs (`prover hekaton prove`), not an aggregated proof"
     );
+    ensure!(
+        !a.verify.dir.join("agg-vk.bin").exists(),
+        "{} holds an aggregated proof: the wrap takes the k subcircuit proofs (`prover hekaton prove` without --aggregate)",
+        a.verify.dir.display()
+    );
     let (vk, _) = pinned_key(&a.verify)?;
     let (proof, x) = read_proof(&a.verify.dir)?;
     let (pk, key) = wrap_keys(&a.wrap_keys, &vk)?;
@@ -295,54 +312,51 @@ fn verify_final(a: &VerifyFinalArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn check(a: &CircuitArgs) -> anyhow::Result<()> {
-    match a.circuit {
-        Circuit::Synthetic => {
-            ensure!((1..=1024).contains(&a.subcircuits), "--subcircuits must be in 1..=1024");
-            ensure!((1..=1 << 22).contains(&a.steps), "--steps must be in 1..=4194304");
-            ensure!((1..=4096).contains(&a.wires), "--wires must be in 1..=4096");
-        }
-        Circuit::MerkleUpdate => {
-            ensure!((1..=32).contains(&a.depth), "--depth must be in 1..=32");
-            ensure!((1..=1024).contains(&a.updates), "--updates must be in 1..=1024");
-            ensure!(a.parts >= 1 && a.depth.is_multiple_of(a.parts), "--parts must divide --depth ({})", a.depth);
+impl CircuitArgs {
+    /// The platform's name for this circuit ([`CircuitSpec`]): the same spec and seed build the
+    /// same circuit here and on the platform's workers.
+    pub fn spec(&self) -> CircuitSpec {
+        match self.circuit {
+            Circuit::Synthetic => CircuitSpec::Synthetic { subcircuits: self.subcircuits, steps: self.steps, wires: self.wires },
+            Circuit::MerkleUpdate => CircuitSpec::MerkleUpdate { depth: self.depth, updates: self.updates, parts: self.parts },
         }
     }
-    Ok(())
+
+    /// The circuit with inputs from `seed`; a bad parameter is an error naming its flag.
+    fn build(&self, seed: u64) -> anyhow::Result<Partitioned<Fr, AnySubcircuit<Fr>>> {
+        self.spec().build::<Fr>(seed).map_err(|e| match e {
+            hekaton::Error::Malformed { what, reason } => anyhow::anyhow!("--{what} {reason}"),
+            e => anyhow::Error::new(e),
+        })
+    }
 }
 
-/// Runs `f` on the circuit that `a` describes, with inputs from `seed`.
-macro_rules! with_circuit {
-    ($a:expr, $seed:expr, |$c:ident| $body:expr) => {
-        match $a.circuit {
-            Circuit::Synthetic => {
-                let $c = hekaton::circuits::bench_circuit::<Fr>($a.subcircuits, $a.steps, $a.wires, Fr::from($seed));
-                $body
-            }
-            Circuit::MerkleUpdate => {
-                let mut crng = ChaCha20Rng::seed_from_u64($seed);
-                let $c = hekaton::circuits::merkle_update_circuit::<Fr, _>($a.depth, $a.updates, $a.parts, &mut crng);
-                $body
-            }
-        }
-    };
+/// The aggregation keys of `vk` over a fresh SRS sized to its `k` (Agg.G, as the platform's
+/// first job of a key makes them): whoever knows the SRS's secrets can break the commitments'
+/// binding, so they are part of this trusted setup.
+fn agg_setup(vk: &VerifyingKey<Bls12_381>, rng: &mut ChaCha20Rng) -> anyhow::Result<(AggProvingKey<Bls12_381>, AggVerifyingKey<Bls12_381>)> {
+    let srs = Srs::<Bls12_381>::setup(vk.num_subcircuits(), rng);
+    hekaton::aggregated::setup(vk, &srs).context("aggregate setup")
 }
 
 fn setup(a: SetupArgs) -> anyhow::Result<()> {
-    check(&a.circuit)?;
+    let c = a.circuit.build(1)?;
     let mut rng = ChaCha20Rng::from_entropy();
     // The setup depends on the circuit's structure only; any inputs do.
-    let ((pk, vk), t) = with_circuit!(a.circuit, 1u64, |c| {
-        let (keys, t) = timed(|| workflow::setup::<Bls12_381, _, _>(&c, &mut rng));
-        (keys.context("setup")?, t)
-    });
+    let (keys, t) = timed(|| workflow::setup::<Bls12_381, _, _>(&c, &mut rng));
+    let (pk, vk) = keys.context("setup")?;
+    let (apk, avk) = agg_setup(&vk, &mut rng)?;
     let digest = vk.digest()?;
     let pk_bytes = hekaton::mirage::to_bytes(&pk)?;
     let vk_bytes = hekaton::mirage::to_bytes(&vk)?;
+    let apk_bytes = hekaton::mirage::to_bytes(&apk)?;
+    let avk_bytes = hekaton::mirage::to_bytes(&avk)?;
     write_dir_atomically(&a.out, |dir| {
         std::fs::write(dir.join("circuit.json"), serde_json::to_vec_pretty(&a.circuit)?)?;
         std::fs::write(dir.join("pk.bin"), &pk_bytes)?;
         std::fs::write(dir.join("vk.bin"), &vk_bytes)?;
+        std::fs::write(dir.join("agg-pk.bin"), &apk_bytes)?;
+        std::fs::write(dir.join("agg-vk.bin"), &avk_bytes)?;
         Ok(())
     })?;
     eprintln!(
@@ -355,6 +369,7 @@ fn setup(a: SetupArgs) -> anyhow::Result<()> {
         vk_bytes.len()
     );
     println!("verifying key digest: {digest}");
+    println!("aggregate verifying key digest: {}", VkDigest(avk.digest()?));
     Ok(())
 }
 
@@ -371,48 +386,81 @@ fn prove_circuit<S: Subcircuit<Fr>>(
 }
 
 fn prove(a: ProveArgs) -> anyhow::Result<()> {
-    check(&a.circuit)?;
+    let c = a.circuit.build(a.seed)?;
     let mut rng = ChaCha20Rng::from_entropy();
-    let (pk, proof, x, t) = with_circuit!(a.circuit, a.seed, |c| {
-        let pk = match &a.keys {
-            Some(keys) => {
-                let pk: ProvingKey<Bls12_381> = read(keys, "pk.bin")?;
-                if let Err(e) = workflow::check_circuit(&pk.vk, &c) {
-                    let made_for = std::fs::read_to_string(keys.join("circuit.json")).unwrap_or_default();
-                    bail!(
-                        "{}: these keys were made for another circuit ({e}); circuit.json there says {}",
-                        keys.display(),
-                        made_for.split_whitespace().collect::<Vec<_>>().join(" ")
-                    );
-                }
-                pk
-            }
-            None => {
-                eprintln!(
-                    "no --keys: running a one-shot setup in this process. Its trapdoor was this process's, so \
-                     the proof convinces only someone who trusts this prover; use `prover hekaton setup` for keys \
-                     a verifier can pin"
+    let (pk, apk) = match &a.keys {
+        Some(keys) => {
+            let pk: ProvingKey<Bls12_381> = read(keys, "pk.bin")?;
+            if let Err(e) = workflow::check_circuit(&pk.vk, &c) {
+                let made_for = std::fs::read_to_string(keys.join("circuit.json")).unwrap_or_default();
+                bail!(
+                    "{}: these keys were made for another circuit ({e}); circuit.json there says {}",
+                    keys.display(),
+                    made_for.split_whitespace().collect::<Vec<_>>().join(" ")
                 );
-                workflow::setup::<Bls12_381, _, _>(&c, &mut rng).context("setup")?.0
             }
-        };
-        let (proof, x, t) = prove_circuit(&pk, &c, &mut rng)?;
-        (pk, proof, x, t)
-    });
+            let apk = if a.aggregate {
+                ensure!(
+                    keys.join("agg-pk.bin").exists(),
+                    "{}: no agg-pk.bin (keys made before `prover hekaton setup` made aggregation keys): run the setup again, or prove without --aggregate",
+                    keys.display()
+                );
+                let apk: AggProvingKey<Bls12_381> = read(keys, "agg-pk.bin")?;
+                hekaton::aggregated::check_proving_key(&pk.vk, &apk)
+                    .with_context(|| format!("{}: agg-pk.bin is not an aggregation key of pk.bin", keys.display()))?;
+                Some(apk)
+            } else {
+                None
+            };
+            (pk, apk)
+        }
+        None => {
+            eprintln!(
+                "no --keys: running a one-shot setup in this process. Its trapdoor was this process's, so \
+                 the proof convinces only someone who trusts this prover; use `prover hekaton setup` for keys \
+                 a verifier can pin"
+            );
+            let pk = workflow::setup::<Bls12_381, _, _>(&c, &mut rng).context("setup")?.0;
+            let apk = if a.aggregate { Some(agg_setup(&pk.vk, &mut rng)?.0) } else { None };
+            (pk, apk)
+        }
+    };
     let vk = &pk.vk;
-    eprintln!("proved {} subcircuits in {}", vk.num_subcircuits(), secs(t));
-    let vk_bytes = hekaton::mirage::to_bytes(vk)?;
-    let proof_bytes = hekaton::mirage::to_bytes(&proof)?;
+    let x = c.public_inputs.clone();
     let public: Vec<String> = x.iter().map(|v| v.to_string()).collect();
+    let vk_bytes = hekaton::mirage::to_bytes(vk)?;
+    // The aggregate (what the platform publishes: O(log k) group elements), or the k proofs.
+    let (proof_bytes, agg_vk) = match &apk {
+        Some(apk) => {
+            let (p, t) = timed(|| hekaton::aggregated::prove(&pk, apk, &c, &mut rng));
+            let p = p.context("prove")?;
+            hekaton::aggregated::verify(vk, &apk.vk, &x, &p).context("the aggregated proof just made does not verify")?;
+            eprintln!("proved and aggregated {} subcircuits in {}", vk.num_subcircuits(), secs(t));
+            (hekaton::mirage::to_bytes(&p)?, Some(&apk.vk))
+        }
+        None => {
+            let (p, _, t) = prove_circuit(&pk, &c, &mut rng)?;
+            eprintln!("proved {} subcircuits in {}", vk.num_subcircuits(), secs(t));
+            (hekaton::mirage::to_bytes(&p)?, None)
+        }
+    };
+    let agg_vk_bytes = agg_vk.map(hekaton::mirage::to_bytes).transpose()?;
     write_dir_atomically(&a.out, |dir| {
         std::fs::write(dir.join("circuit.json"), serde_json::to_vec_pretty(&a)?)?;
         std::fs::write(dir.join("vk.bin"), &vk_bytes)?;
+        if let Some(b) = &agg_vk_bytes {
+            std::fs::write(dir.join("agg-vk.bin"), b)?;
+        }
         std::fs::write(dir.join("proof.bin"), &proof_bytes)?;
         std::fs::write(dir.join("public.json"), serde_json::to_vec_pretty(&public)?)?;
         Ok(())
     })?;
-    println!("wrote {} (proof {} bytes)", a.out.display(), proof_bytes.len());
+    let form = if agg_vk.is_some() { "aggregated proof" } else { "proof" };
+    println!("wrote {} ({form} {} bytes)", a.out.display(), proof_bytes.len());
     println!("verifying key digest: {}", vk.digest()?);
+    if let Some(avk) = agg_vk {
+        println!("aggregate verifying key digest: {}", VkDigest(avk.digest()?));
+    }
     Ok(())
 }
 

@@ -2,7 +2,7 @@
 //!
 //! Each family of subcommands lives in its own module; this file only wires them together.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod admin;
 mod client;
@@ -164,7 +164,10 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
-    match run(Cli::parse()) {
+    // `prover serve --help`: one line per flag (the reference is docs/configuration.md).
+    let matches = Cli::command().mut_subcommand("serve", platform::service::short_help).get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    match run(cli) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             // The error chain on one line (no backtrace): these are user-facing messages.

@@ -21,7 +21,12 @@ pub struct ServeArgs {
     pub config: ServiceConfig,
 }
 
-pub fn run(a: ServeArgs) -> anyhow::Result<()> {
+pub fn run(mut a: ServeArgs) -> anyhow::Result<()> {
+    if a.embedded && a.config.metrics_listen.is_none() {
+        // The gRPC listener's interface, on a free port: a loopback demo opens nothing on other
+        // interfaces, and two embedded servers on one machine do not collide on 9090.
+        a.config.metrics_listen = Some(std::net::SocketAddr::new(a.config.listen.ip(), 0));
+    }
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     rt.block_on(async {
         let service = match (a.embedded, a.role) {

@@ -68,3 +68,7 @@ pub const REDIS_TIMEOUT_SECS: u64 = queue::DEFAULT_REDIS_TIMEOUT_SECS;
 pub const BACKEND_WAIT_SECS: u64 = queue::BACKEND_WAIT_SECS;
 /// Seconds one object-store call may take.
 pub const S3_TIMEOUT_SECS: u64 = 120;
+/// Where a role serves /metrics, /healthz and /readyz when `--metrics-listen` is unset (an
+/// embedded server takes `--listen`'s address on a free port instead).
+pub const METRICS_LISTEN: std::net::SocketAddr =
+    std::net::SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED), 9090);

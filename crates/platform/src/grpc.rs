@@ -124,6 +124,12 @@ impl Drop for PendingCharge {
     }
 }
 
+/// Most characters of an upload's name (`UploadChunk.name`).
+pub const MAX_UPLOAD_NAME: usize = 64;
+
+/// Most jobs of one ListJobs page (`ListJobsRequest.page_size`).
+pub const MAX_PAGE_SIZE: u32 = 1000;
+
 /// How long an upload's charge holds before its object is written: longer than any upload
 /// runs, so only a charge a crash left behind expires.
 pub const UPLOAD_CHARGE_HOLD: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
@@ -132,12 +138,12 @@ pub const UPLOAD_CHARGE_HOLD: std::time::Duration = std::time::Duration::from_se
 /// `uploads/` on an open API.
 fn upload_key(tenant: &str, name: &str) -> Result<String, Status> {
     let ok = !name.is_empty()
-        && name.len() <= 64
+        && name.len() <= MAX_UPLOAD_NAME
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
         && !name.starts_with('.');
     if !ok {
         return Err(Status::invalid_argument(format!(
-            "invalid name: {name:?}: use 1 to 64 letters, digits, '.', '-' and '_', not starting with '.'"
+            "invalid name: {name:?}: use 1 to {MAX_UPLOAD_NAME} letters, digits, '.', '-' and '_', not starting with '.'"
         )));
     }
     let key = format!("{}{name}", crate::layout::uploads_root(tenant));
@@ -523,7 +529,7 @@ impl JobService for JobServiceImpl {
         let req = request.into_inner();
         let size = match req.page_size {
             0 => 50,
-            n if n > 1000 => return Err(Status::invalid_argument("invalid page_size: at most 1000")),
+            n if n > MAX_PAGE_SIZE => return Err(Status::invalid_argument(format!("invalid page_size: at most {MAX_PAGE_SIZE}"))),
             n => n as u64,
         };
         let offset = if req.page_token.is_empty() {

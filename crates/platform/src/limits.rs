@@ -68,6 +68,9 @@ pub fn request_limits() -> Vec<Limit> {
     vec![
         Limit::new("request", "message", crate::grpc::MAX_REQUEST_BYTES as u64, "bytes", "one request message (a response: up to 64 MiB)"),
         Limit::new("request", "total_size", crate::grpc::MAX_UPLOAD_BYTES, "bytes", "one UploadInput stream (a Reckle job's leaves at the largest log_n)"),
+        Limit::new("request", "name", crate::grpc::MAX_UPLOAD_NAME as u64, "count", "characters of an UploadInput's name"),
+        Limit::new("request", "page_size", crate::grpc::MAX_PAGE_SIZE as u64, "count", "jobs of one ListJobs page"),
+        Limit::new("request", "job_ids", crate::kinds::circom::MAX_BUNDLE_JOBS as u64, "count", "jobs of one GetBundle call"),
         Limit::new("request", "watches", crate::grpc::MAX_WATCHES_PER_TENANT as u64, "count", "WatchJob streams open at once per tenant"),
     ]
 }

@@ -48,6 +48,8 @@ pub struct ServiceConfig {
     /// gRPC listen address (planner and embedded mode).
     #[arg(help_heading = "Planner API", long, env = "PROVER_LISTEN", default_value = "0.0.0.0:50051")]
     pub listen: SocketAddr,
+    /// Require an API token on every gRPC call (planner role).
+    ///
     /// Require an API token on every gRPC call (planner role; health and reflection stay
     /// open). On by default; the flag turns it on where it is off by default: an embedded
     /// server (no Redis) listening on a loopback address, which then makes one token for
@@ -55,22 +57,30 @@ pub struct ServiceConfig {
     /// admin token create --tenant NAME`) and in --tokens-dir.
     #[arg(help_heading = "Planner API", long, env = "PROVER_REQUIRE_AUTH", conflicts_with = "no_auth", value_parser = clap::builder::BoolishValueParser::new())]
     pub require_auth: bool,
+    /// Serve the gRPC API without authentication (planner role).
+    ///
     /// Serve the gRPC API without authentication (planner role): anyone who can reach the port
     /// can submit, list, fetch and cancel every job. Only where the network itself is the
     /// boundary; logged as a warning at start.
     #[arg(help_heading = "Planner API", long, env = "PROVER_NO_AUTH", value_parser = clap::builder::BoolishValueParser::new())]
     pub no_auth: bool,
+    /// A directory of API tokens, one file per tenant (planner role).
+    ///
     /// A directory of API tokens besides Redis (planner role): each file is named after a
     /// tenant and holds its tokens, one per line (a mounted Kubernetes Secret: the chart's
     /// operator token). Re-read at most once a second, so a token removed there stops working.
     #[arg(help_heading = "Planner API", long, env = "PROVER_TOKENS_DIR")]
     pub tokens_dir: Option<PathBuf>,
+    /// The tenant that may act for others through `x-prover-tenant` (the operator's).
+    ///
     /// The one tenant that may act for other tenants by naming them in the `x-prover-tenant`
     /// header (planner role): the operator, so that each namespace's ProofJobs are a tenant of
     /// their own. Unset: no tenant may. Whoever holds this tenant's token can act as any
     /// tenant: give it to the operator alone.
     #[arg(help_heading = "Planner API", long, env = "PROVER_DELEGATING_TENANT")]
     pub delegating_tenant: Option<String>,
+    /// Bytes the requests being received and decoded may hold at once (planner role).
+    ///
     /// Bytes that the requests being received and decoded may hold at once, all callers
     /// together (planner role). Each message reserves 37 times its size (its bytes and the most
     /// its decoding can take) before it is read, and each upload 16 MiB for its buffered part; a
@@ -78,6 +88,8 @@ pub struct ServiceConfig {
     /// message over the whole budget RESOURCE_EXHAUSTED. Count it in the planner's memory.
     #[arg(help_heading = "Planner API", long, env = "PROVER_REQUEST_BUDGET_BYTES", default_value_t = crate::defaults::REQUEST_BUDGET_BYTES)]
     pub request_budget_bytes: u64,
+    /// PEM certificate chain for the gRPC port (with --tls-key: TLS).
+    ///
     /// PEM certificate chain for the gRPC port (planner role): with --tls-key, the API is
     /// served over TLS only. Re-read when the files change (a renewal needs no restart).
     #[arg(help_heading = "Planner API", long, env = "PROVER_TLS_CERT", requires = "tls_key")]
@@ -85,12 +97,16 @@ pub struct ServiceConfig {
     /// PEM private key of --tls-cert.
     #[arg(help_heading = "Planner API", long, env = "PROVER_TLS_KEY", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// Tasks of one job queued or running at once.
+    ///
     /// Prove tasks of one Pari job, first tasks (buckets) of one Reckle job, or commit or
     /// prove tasks of one Hekaton job, queued or running at once (fair share: a large job holds at most this many places, so a small one
     /// submitted later is not starved behind it). Keep it above the number of workers; recorded
     /// with each job at submission (planner role).
     #[arg(help_heading = "Planner", long, env = "PROVER_JOB_WINDOW", default_value_t = crate::defaults::JOB_WINDOW)]
     pub job_window: u64,
+    /// Quota: jobs one tenant may have queued or running at once.
+    ///
     /// Jobs one tenant may have queued or running at once (planner role; 0: no limit). Jobs
     /// submitted without a tenant (an API without --require-auth) are not limited.
     #[arg(help_heading = "Planner", long, env = "PROVER_TENANT_MAX_ACTIVE_JOBS", default_value_t = crate::defaults::TENANT_MAX_ACTIVE_JOBS)]
@@ -101,6 +117,8 @@ pub struct ServiceConfig {
     /// Tasks a tenant's jobs may plan per clock hour, UTC (planner role; 0: no limit).
     #[arg(help_heading = "Planner", long, env = "PROVER_TENANT_MAX_TASKS_PER_HOUR", default_value_t = crate::defaults::TENANT_MAX_TASKS_PER_HOUR)]
     pub tenant_max_tasks_per_hour: u64,
+    /// Quota: bytes of job records and task state a tenant may hold in Redis.
+    ///
     /// Bytes of job records and task state a tenant's jobs may hold in Redis, all together: a
     /// record is charged 4 KiB plus its spec until it expires, and 160 bytes per planned task
     /// until an hour after its job ends (planner role; 0: no limit).
@@ -109,6 +127,8 @@ pub struct ServiceConfig {
     /// Bytes of uploads a tenant may keep, all together (planner role; 0: no limit).
     #[arg(help_heading = "Planner", long, env = "PROVER_TENANT_MAX_UPLOAD_BYTES", default_value_t = crate::defaults::TENANT_MAX_UPLOAD_BYTES)]
     pub tenant_max_upload_bytes: u64,
+    /// Quota: bytes of registered circuits a tenant may keep.
+    ///
     /// Bytes of registered circuits (.r1cs and key pairs) a tenant may keep, all together:
     /// recorded with each registration, checked by its setup before the keys are written
     /// (planner role; 0: no limit).
@@ -129,6 +149,8 @@ pub struct ServiceConfig {
     /// Task kinds the worker role serves (comma list; default all it knows).
     #[arg(help_heading = "Roles", long, env = "PROVER_WORKER_KINDS", value_delimiter = ',')]
     pub kinds: Vec<String>,
+    /// Serve `reckle.wrap` tasks (a large-memory worker).
+    ///
     /// Serve `reckle.wrap` tasks (worker role): the wrap of a Reckle job's root proof into its
     /// final Pari proof on BN254. The wrap proving key stays resident once loaded (about 4 GB
     /// decoded from a 2.75 GB object; a wrap worker peaked at 11 GB: see docs/job-kinds.md), so
@@ -137,6 +159,8 @@ pub struct ServiceConfig {
     /// wrap tasks; with none running, a final proof waits (the `reckle.wrap` queue's depth).
     #[arg(help_heading = "Roles", long, env = "PROVER_RECKLE_WRAP_WORKER", value_parser = clap::builder::BoolishValueParser::new())]
     pub reckle_wrap_worker: bool,
+    /// The pinned digest of the Reckle wrap's verifying key.
+    ///
     /// The digest (128 hex digits) of the Reckle wrap verifying key this platform makes and
     /// checks final proofs with (every role): imported first with `prover reckle wrap-key
     /// import`. Unset: jobs asking for a final proof are refused (FAILED_PRECONDITION). The key
@@ -146,10 +170,14 @@ pub struct ServiceConfig {
     /// On SIGTERM, seconds a task in hand may take to finish before its lease is released.
     #[arg(help_heading = "Roles", long, env = "PROVER_DRAIN_TIMEOUT_SECS", default_value_t = crate::defaults::DRAIN_TIMEOUT_SECS)]
     pub drain_timeout_secs: u64,
+    /// Task deadlines overriding the kinds' defaults, as KIND=SECONDS.
+    ///
     /// Task deadlines overriding the kinds' defaults, as `KIND=SECONDS` (comma list): a task
     /// running longer is abandoned and retried.
     #[arg(help_heading = "Roles", long = "task-deadline", env = "PROVER_TASK_DEADLINES", value_delimiter = ',')]
     pub task_deadlines: Vec<String>,
+    /// Tasks of one tenant's jobs, all together, queued or running at once.
+    ///
     /// Tasks of one tenant's jobs, all together, queued or running at once (fair share across
     /// tenants: divided among the tenant's jobs that have not ended, at least 1 and at most
     /// --job-window each, so a tenant with many jobs holds no more places in the queue than a
@@ -160,10 +188,14 @@ pub struct ServiceConfig {
     /// Task loops of the executor role in this process (plan tasks and reports).
     #[arg(help_heading = "Roles", long, env = "PROVER_EXECUTOR_LOOPS", default_value_t = crate::defaults::EXECUTOR_LOOPS)]
     pub executor_loops: usize,
+    /// Task loops of the aggregator role in this process.
+    ///
     /// Task loops of the aggregator role in this process: bundle tasks running at once share
     /// batch verifications.
     #[arg(help_heading = "Roles", long, env = "PROVER_AGGREGATOR_LOOPS", default_value_t = crate::defaults::AGGREGATOR_LOOPS)]
     pub aggregator_loops: usize,
+    /// Milliseconds the aggregator waits to batch-verify bundles under one key.
+    ///
     /// How long (ms) the aggregator holds a registered circuit's bundle for bundles of other jobs
     /// under the same key, to verify them all in one batch (0: each on its own).
     #[arg(help_heading = "Roles", long, env = "PROVER_BATCH_WINDOW_MS", default_value_t = crate::defaults::BATCH_WINDOW_MS)]
@@ -171,6 +203,8 @@ pub struct ServiceConfig {
     /// Seconds between reconciler rounds (executor role).
     #[arg(help_heading = "Roles", long, env = "PROVER_RECONCILE_EVERY_SECS", default_value_t = crate::defaults::RECONCILE_EVERY_SECS)]
     pub reconcile_every_secs: u64,
+    /// Seconds an idle job waits before the reconciler re-drives or fails it.
+    ///
     /// Seconds a job may sit with nothing queued, running or delayed before the reconciler
     /// re-drives or fails it.
     #[arg(help_heading = "Roles", long, env = "PROVER_RECONCILE_GRACE_SECS", default_value_t = crate::defaults::RECONCILE_GRACE_SECS)]
@@ -178,20 +212,28 @@ pub struct ServiceConfig {
     /// Seconds a finished job's record and task state stay in Redis (listable, fetchable).
     #[arg(help_heading = "Roles", long, env = "PROVER_RETENTION_SECS", default_value_t = crate::defaults::RETENTION_SECS)]
     pub retention_secs: u64,
+    /// Seconds a failed or cancelled job stays in Redis.
+    ///
     /// Seconds a failed or cancelled job's record and task state stay in Redis (at most
     /// --retention-secs).
     #[arg(help_heading = "Roles", long, env = "PROVER_FAILED_RETENTION_SECS", default_value_t = crate::defaults::FAILED_RETENTION_SECS)]
     pub failed_retention_secs: u64,
+    /// Seconds an upload is kept (and charged to its tenant).
+    ///
     /// Seconds an upload is kept: its charge against the tenant's upload quota expires this
     /// long after it was written (planner role); `prover admin gc --uploads-older-than`
     /// deletes uploads older than this.
     #[arg(help_heading = "Roles", long, env = "PROVER_UPLOAD_RETENTION_SECS", default_value_t = crate::defaults::UPLOAD_RETENTION_SECS)]
     pub upload_retention_secs: u64,
+    /// Bytes of decoded objects a process keeps between tasks.
+    ///
     /// Bytes of decoded objects (Reckle job trees and plans, Hekaton keys) a process keeps
     /// between tasks, least recently used evicted first; a tree larger than this is rebuilt by
     /// each task that needs it. Set it well under the container's memory limit.
     #[arg(help_heading = "Roles", long, env = "PROVER_CACHE_BYTES", default_value_t = crate::defaults::CACHE_BYTES)]
     pub cache_bytes: u64,
+    /// Bytes of Reckle circuit sets a worker or aggregator keeps built.
+    ///
     /// Bytes of Reckle circuit sets (about 90 MB per tree level) a worker or aggregator keeps
     /// built, least recently used dropped first; a set needed again is rebuilt (seconds to
     /// minutes). Warm-up builds only what fits. Set it under the container's memory limit,
@@ -199,12 +241,20 @@ pub struct ServiceConfig {
     #[arg(help_heading = "Roles", long, env = "PROVER_CIRCUIT_BYTES", default_value_t = crate::defaults::CIRCUIT_BYTES)]
     pub circuit_bytes: u64,
     /// HTTP listen address for /metrics, /healthz and /readyz.
-    #[arg(help_heading = "Observability", long, env = "PROVER_METRICS_LISTEN", default_value = "0.0.0.0:9090")]
-    pub metrics_listen: SocketAddr,
+    ///
+    /// Unset: `0.0.0.0:9090` for a role; with `--embedded`, `--listen`'s address on a free port
+    /// (logged at start as "metrics and probes"), so a loopback server opens nothing on other
+    /// interfaces and two can run on one machine.
+    #[arg(help_heading = "Observability", long, env = "PROVER_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
+    /// Expected job durations for the overdue alert, as KIND=SECONDS.
+    ///
     /// Expected job durations overriding the kinds' defaults, as `KIND=SECONDS` (comma list;
     /// e.g. `reckle.batch=7200`): the ProverJobOverdue alert fires for a job older than this.
     #[arg(help_heading = "Observability", long = "job-expected", env = "PROVER_JOB_EXPECTED", value_delimiter = ',')]
     pub job_expected: Vec<String>,
+    /// OpenTelemetry collector for traces, over OTLP/gRPC (off when unset).
+    ///
     /// OpenTelemetry collector to export traces to, over OTLP/gRPC (`http://collector:4317`):
     /// one trace per job, a span per task. Off when unset. `OTEL_SERVICE_NAME` and
     /// `OTEL_RESOURCE_ATTRIBUTES` are honoured; `OTEL_BSP_SCHEDULE_DELAY` (ms) sets how often
@@ -236,16 +286,22 @@ pub struct BackendArgs {
     /// Seconds one object-store operation may take before it fails (and is retried).
     #[arg(long, env = "PROVER_S3_TIMEOUT_SECS", default_value_t = crate::defaults::S3_TIMEOUT_SECS)]
     pub s3_timeout_secs: u64,
+    /// Seconds one Redis command may take to answer.
+    ///
     /// Seconds one Redis command may take to answer (and one connection attempt to succeed)
     /// before it fails; the queue and the job store each read large replies (listings, whole
     /// streams, dead letters) on a connection of their own. Keep it at several seconds: a reply
     /// cut short leaves the write it answered ambiguous, and Redis pauses for AOF fsyncs and forks.
     #[arg(long, env = "PROVER_REDIS_TIMEOUT_SECS", default_value_t = crate::defaults::REDIS_TIMEOUT_SECS)]
     pub redis_timeout_secs: u64,
+    /// Accept a Redis that refuses `CONFIG GET` without checking its eviction policy.
+    ///
     /// Accept a Redis that refuses `CONFIG GET` (managed Redis often blocks CONFIG) without
     /// checking that it never evicts keys: only for a server known to run `noeviction`.
     #[arg(long, env = "PROVER_ASSUME_NOEVICTION", value_parser = clap::builder::BoolishValueParser::new())]
     pub assume_noeviction: bool,
+    /// When a submit or a cancel is acknowledged: none, auto or aof.
+    ///
     /// When a submit or a cancel is acknowledged: `aof` only once Redis has it in its AOF on
     /// disk (`WAITAOF` on Redis 7.2+, or `appendfsync always`), refusing to start on a Redis
     /// that cannot (AOF off, `appendfsync no`, `everysec` without `WAITAOF`); `auto` waits where
@@ -253,12 +309,16 @@ pub struct BackendArgs {
     /// answers. Under `everysec` each acknowledgement waits for the next fsync (up to ~1 s).
     #[arg(long, env = "PROVER_REDIS_DURABILITY", default_value = "auto", value_parser = ["none", "auto", "aof"])]
     pub redis_durability: String,
+    /// Replicas that must have an acknowledged write fsynced.
+    ///
     /// Replicas that must have a submit, a cancel or a token fsynced to their own AOF before it
     /// is acknowledged (`WAITAOF`'s replica count: Redis 7.2+, replicas with appendonly yes), so
     /// it survives the loss of the primary's machine; a write they do not confirm in time is
     /// not acknowledged (the client retries with its idempotency key). 0: the primary only.
     #[arg(long, env = "PROVER_REDIS_ACK_REPLICAS", default_value_t = 0)]
     pub redis_ack_replicas: u32,
+    /// Seconds to wait at start for Redis and S3 to answer.
+    ///
     /// Seconds to wait at start for Redis to answer and the S3 endpoint to accept connections
     /// (a backend restarting, or started after this process), trying again with a growing delay
     /// and logging each try; 0 tries once. A wrong password or URL fails at once.
@@ -302,11 +362,28 @@ pub fn configuration_markdown() -> String {
             let env = arg.get_env().map(|e| format!("`{}`", e.to_string_lossy())).unwrap_or_default();
             let default: Vec<String> = arg.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect();
             let default = if default.is_empty() { String::new() } else { format!("`{}`", default.join(",")) };
-            let help = arg.get_long_help().or(arg.get_help()).map(|h| h.to_string()).unwrap_or_default();
+            // The long text without its one-line summary (the summary is what `--help` shows).
+            let help = match arg.get_long_help() {
+                Some(long) => {
+                    let long = long.to_string();
+                    long.split_once("\n\n").map(|(_, detail)| detail.to_string()).unwrap_or(long)
+                }
+                None => arg.get_help().map(|h| h.to_string()).unwrap_or_default(),
+            };
             out += &format!("| `--{long}` | {env} | {default} | {} |\n", cell(&help));
         }
     }
     out
+}
+
+/// `cmd` (a command taking [`ServiceConfig`]) with one line of help per flag: each flag's
+/// long text is dropped from `--help` (it is in `docs/configuration.md`, which `prover
+/// configuration` prints), so the help is a list to scan, in its groups.
+pub fn short_help(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|a| a.long_help(None::<&str>)).after_help(
+        "Every flag in full, with its environment variable and default: docs/configuration.md \
+         (or `prover configuration`).",
+    )
 }
 
 /// The gRPC server's certificate from `--tls-cert` and `--tls-key`, if given, re-read when the
@@ -544,9 +621,10 @@ pub async fn run(
     let ready = Arc::new(metrics::Readiness::default());
     let (stop_tx, stop_rx) = watch::channel(false);
 
-    let http = tokio::net::TcpListener::bind(cfg.metrics_listen)
+    let metrics_listen = cfg.metrics_listen.unwrap_or(crate::defaults::METRICS_LISTEN);
+    let http = tokio::net::TcpListener::bind(metrics_listen)
         .await
-        .map_err(|source| ServiceError::Listen { addr: cfg.metrics_listen, source })?;
+        .map_err(|source| ServiceError::Listen { addr: metrics_listen, source })?;
     tracing::info!(addr = %http.local_addr().map(|a| a.to_string()).unwrap_or_default(), "metrics and probes");
     let router = metrics::router(handle, ready.clone());
     let mut http_stop = stop_rx.clone();
@@ -723,7 +801,8 @@ pub const READINESS_PROBE_EVERY_SECS: u64 = 5;
 /// The directive that keeps arkworks' per-gadget spans out of the logs (see [`init_logging`]).
 pub const GR1CS_OFF: &str = "gr1cs=off";
 
-/// Logs as text, or JSON when `format` is "json"; level from `RUST_LOG` (default info).
+/// Logs as text (coloured only on a terminal: [`colour_logs`]), or JSON when `format` is
+/// "json"; level from `RUST_LOG` (default info).
 ///
 /// arkworks' constraint gadgets open an INFO span per operation under the target `gr1cs`, with
 /// the whole constraint system as a Debug-formatted field: with those spans on, a Hekaton
@@ -731,6 +810,13 @@ pub const GR1CS_OFF: &str = "gr1cs=off";
 /// They are off unless `RUST_LOG` names `gr1cs` itself.
 pub fn init_logging(format: &str) {
     init_logging_with(format, &crate::telemetry::Telemetry::off());
+}
+
+/// Whether text logs carry ANSI colour: only when stderr is a terminal and `NO_COLOR` is unset
+/// (<https://no-color.org>). Logs written to a file, a pipe or a log shipper are plain text.
+pub fn colour_logs() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 /// [`init_logging`], with the spans also exported through `telemetry` when it exports.
@@ -745,7 +831,7 @@ pub fn init_logging_with(format: &str, telemetry: &crate::telemetry::Telemetry) 
         filter = filter.add_directive(GR1CS_OFF.parse().expect("a valid directive"));
     }
     let json = (format == "json").then(|| tracing_subscriber::fmt::layer().with_writer(std::io::stderr).json());
-    let text = (format != "json").then(|| tracing_subscriber::fmt::layer().with_writer(std::io::stderr));
+    let text = (format != "json").then(|| tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(colour_logs()));
     let _ = tracing_subscriber::registry()
         .with(filter)
         .with(text)

@@ -570,13 +570,26 @@ mod tests {
         assert_eq!(x[4], Fr::from(55u64));
     }
 
-    /// Each lie of a prover leaves the wrap circuit unsatisfied.
-    #[test]
-    fn tampered_shrink_proofs_and_claims_leave_the_wrap_unsatisfied() {
+    type Tamper = Box<dyn Fn(&mut ShrinkProof)>;
+
+    /// Each tampered copy of the fixture's proof leaves the wrap circuit unsatisfied.
+    fn assert_tampers_rejected(cases: Vec<(&str, Tamper)>) {
         let f = fixture();
-        let honest = WrapPublic::from_shrink_inputs(&f.proof.public_inputs).expect("public");
-        type Tamper = Box<dyn Fn(&mut ShrinkProof)>;
-        let cases: Vec<(&str, Tamper)> = vec![
+        for (name, tamper) in &cases {
+            let mut p = f.proof.clone();
+            tamper(&mut p);
+            assert_ne!(p, f.proof, "{name}: the tamper changed nothing");
+            assert!(!satisfied(WrapCircuit::new(&f.shrink, &p)), "{name}: the wrap accepted a tampered proof");
+        }
+    }
+
+    // Each lie of a prover leaves the wrap circuit unsatisfied. Every case synthesizes the whole
+    // 2.1M-constraint circuit, so the cases are spread over four tests, which the test harness
+    // runs on parallel threads.
+
+    #[test]
+    fn tampered_fri_queries_and_merkle_paths_leave_the_wrap_unsatisfied() {
+        assert_tampers_rejected(vec![
             ("FRI query value (initial tree leaf)", Box::new(|p: &mut ShrinkProof| {
                 let e = &mut p.proof.opening_proof.query_round_proofs[3].initial_trees_proof.evals_proofs[1].0[7];
                 *e += GL::ONE;
@@ -592,22 +605,41 @@ mod tests {
             ("FRI folded value (commit phase)", Box::new(|p: &mut ShrinkProof| {
                 p.proof.opening_proof.query_round_proofs[2].steps[0].evals[3] += GLExt::ONE;
             })),
+        ]);
+    }
+
+    #[test]
+    fn tampered_openings_and_final_polynomial_leave_the_wrap_unsatisfied() {
+        assert_tampers_rejected(vec![
             ("opening of a wire at zeta", Box::new(|p: &mut ShrinkProof| p.proof.openings.wires[5] += GLExt::ONE)),
             ("opening of Z at g·zeta", Box::new(|p: &mut ShrinkProof| p.proof.openings.plonk_zs_next[0] += GLExt::ONE)),
             ("quotient chunk at zeta", Box::new(|p: &mut ShrinkProof| p.proof.openings.quotient_polys[1] += GLExt::ONE)),
             ("final polynomial coefficient", Box::new(|p: &mut ShrinkProof| p.proof.opening_proof.final_poly.coeffs[0] += GLExt::ONE)),
             ("proof-of-work witness", Box::new(|p: &mut ShrinkProof| p.proof.opening_proof.pow_witness += GL::ONE)),
+        ]);
+    }
+
+    #[test]
+    fn tampered_public_inputs_and_relabelled_proofs_leave_the_wrap_unsatisfied() {
+        assert_tampers_rejected(vec![
             ("public input: count", Box::new(|p: &mut ShrinkProof| p.public_inputs[10] += GL::ONE)),
             ("public input: circuit id", Box::new(|p: &mut ShrinkProof| p.public_inputs[12] += GL::ONE)),
-        ];
-        for (name, tamper) in &cases {
-            let mut p = f.proof.clone();
-            tamper(&mut p);
-            assert_ne!(p, f.proof, "{name}: the tamper changed nothing");
-            assert!(!satisfied(WrapCircuit::new(&f.shrink, &p)), "{name}: the wrap accepted a tampered proof");
+        ]);
+        // A proof of job A with job B's C in its own public inputs (consistent instance).
+        let f = fixture();
+        let mut p = f.proof.clone();
+        for (k, limb) in f.other_c.0.iter().enumerate() {
+            p.public_inputs[k] = GL::from_canonical_u64(*limb);
         }
+        let claim = WrapPublic::from_shrink_inputs(&p.public_inputs).expect("public");
+        assert!(!satisfied(WrapCircuit::new(&f.shrink, &p).claiming(claim)), "a proof re-labelled with another job's C");
+    }
 
-        // The proof says one thing, the instance another.
+    /// The proof says one thing, the instance another.
+    #[test]
+    fn false_claims_about_an_honest_proof_leave_the_wrap_unsatisfied() {
+        let f = fixture();
+        let honest = WrapPublic::from_shrink_inputs(&f.proof.public_inputs).expect("public");
         let mut claims: Vec<(&str, WrapPublic)> = Vec::new();
         claims.push(("another job's C", WrapPublic { c: f.other_c, ..honest }));
         let mut d = honest.d;
@@ -622,14 +654,6 @@ mod tests {
         for (name, claim) in claims {
             assert!(!satisfied(WrapCircuit::new(&f.shrink, &f.proof).claiming(claim)), "{name}: the wrap accepted a false claim");
         }
-
-        // A proof of job A with job B's C in its own public inputs (consistent instance).
-        let mut p = f.proof.clone();
-        for (k, limb) in f.other_c.0.iter().enumerate() {
-            p.public_inputs[k] = GL::from_canonical_u64(*limb);
-        }
-        let claim = WrapPublic::from_shrink_inputs(&p.public_inputs).expect("public");
-        assert!(!satisfied(WrapCircuit::new(&f.shrink, &p).claiming(claim)), "a proof re-labelled with another job's C");
     }
 
     #[test]
