@@ -184,7 +184,11 @@ fn another_public_input_is_rejected() {
     let proof = prove(&f.pk, &f.public, &f.witness).unwrap();
     let mut other = f.public.clone();
     other[1] += Fr::one();
-    assert!(verify(&f.vk, &other, &proof).is_err());
+    // The transcript absorbs x: every challenge moves, and round 1's claim with them.
+    assert_eq!(
+        verify(&f.vk, &other, &proof),
+        Err(Error::SumcheckRound { sumcheck: "ZeroCheck", round: 1 })
+    );
     assert!(matches!(verify(&f.vk, &f.public[..2], &proof), Err(Error::Length { .. })));
     // A prover that claims another public input for the same witness.
     assert_eq!(prove(&f.pk, &other, &f.witness).unwrap_err(), Error::GateUnsatisfied { gate: 1 });
@@ -202,11 +206,13 @@ fn another_circuits_key_is_rejected() {
     let proof = prove(&f.pk, &f.public, &f.witness).unwrap();
     verify(&f.vk, &f.public, &proof).unwrap();
     assert_ne!(f.vk.circuit_digest, g.vk.circuit_digest);
-    assert!(verify(&g.vk, &f.public, &proof).is_err());
+    // The transcript absorbs the key's digest: every challenge moves.
+    let moved = Err(Error::SumcheckRound { sumcheck: "ZeroCheck", round: 1 });
+    assert_eq!(verify(&g.vk, &f.public, &proof), moved);
     // The same circuit's key with one index commitment swapped for the other circuit's.
     let mut mixed = f.vk.clone();
     mixed.preprocessed[polys_sigma0()] = g.vk.preprocessed[polys_sigma0()];
-    assert!(verify(&mixed, &f.public, &proof).is_err());
+    assert_eq!(verify(&mixed, &f.public, &proof), moved);
     // A key for another size.
     let h = fixture(4, 1, 20);
     assert!(matches!(verify(&h.vk, &f.public, &proof), Err(Error::Malformed { .. })));
