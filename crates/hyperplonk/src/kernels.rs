@@ -8,6 +8,8 @@
 //! - [`fix_first_variable`]: the MLE update `t'[i] = t[i] + r·(t[i + h] − t[i])` after a round.
 //! - [`batch_invert`]: Montgomery's batched inversion (the fraction MLE's `1/D`).
 //! - [`eq_table`]: the `eq(·, r)` table (the "build MLE" tree).
+//! - [`evaluate_many`]: several MLEs at one point (the batch evaluations: one `eq` table,
+//!   then one inner product per MLE).
 //!
 //! (The PST opening's quotient MSMs stay inside [`testudo::pst`].)
 
@@ -116,6 +118,23 @@ pub fn eq_table<F: Field>(r: &[F]) -> Vec<F> {
     testudo::poly::eq_table(r)
 }
 
+/// `f_k(z)` for every table `f_k` (each of length `2^|z|`): `Σ_b eq(z, b)·f_k(b)`.
+pub fn evaluate_many<F: Field>(tables: &[&[F]], z: &[F]) -> Vec<F> {
+    let eq = eq_table(z);
+    let dot = |t: &&[F]| -> F {
+        debug_assert_eq!(t.len(), eq.len());
+        #[cfg(feature = "parallel")]
+        {
+            t.par_iter().zip(eq.par_iter()).map(|(a, b)| *a * b).sum()
+        }
+        #[cfg(not(feature = "parallel"))]
+        {
+            t.iter().zip(&eq).map(|(a, b)| *a * b).sum()
+        }
+    };
+    tables.iter().map(dot).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,6 +160,10 @@ mod tests {
         point.extend(&rest);
         let folded = testudo::MultilinearPoly::new(8, a).unwrap();
         assert_eq!(folded.evaluate(&rest).unwrap(), poly.evaluate(&point).unwrap());
+        assert_eq!(
+            evaluate_many(&[t[0].as_slice()], &point),
+            vec![poly.evaluate(&point).unwrap()]
+        );
         let mut v = vec![Fr::from(2u64), Fr::from(0u64)];
         assert_eq!(batch_invert(&mut v), Err(1));
     }

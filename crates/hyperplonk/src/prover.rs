@@ -128,29 +128,24 @@ where
     let rho = zc.point;
 
     // 5. Evaluations at ρ, the shifted points and the root.
-    let mut all: Vec<Vec<E::ScalarField>> = s.columns().into_iter().cloned().collect();
-    all.extend(sigma);
-    all.extend(w.iter().cloned());
-    all.push(phi);
-    all.push(pi);
-    let mle = |i: usize| MultilinearPoly::new(mu, all[i].clone());
-    let eval = |i: usize, z: &[E::ScalarField]| -> Result<E::ScalarField, Error> {
-        Ok(mle(i)?.evaluate(z)?)
-    };
-    let mut evals_rho = (0..polys::COUNT)
-        .map(|i| eval(i, &rho))
-        .collect::<Result<Vec<_>, _>>()?;
+    let refs: Vec<&[E::ScalarField]> = s
+        .columns()
+        .into_iter()
+        .map(Vec::as_slice)
+        .chain(sigma.iter().map(Vec::as_slice))
+        .chain(w.iter().map(Vec::as_slice))
+        .chain([phi.as_slice(), pi.as_slice()])
+        .collect();
+    let mut evals_rho = kernels::evaluate_many(&refs, &rho);
     if cheat == Cheat::Evaluation {
         evals_rho[polys::W[0]] += E::ScalarField::ONE;
     }
     let points = opencheck::points(&rho);
-    let evals_shifted = vec![
-        eval(polys::PHI, &points[1])?,
-        eval(polys::PHI, &points[2])?,
-        eval(polys::PI, &points[1])?,
-        eval(polys::PI, &points[2])?,
-    ];
-    let product = all[polys::PI][(1 << mu) - 2];
+    let phi_pi = [refs[polys::PHI], refs[polys::PI]];
+    let at_0 = kernels::evaluate_many(&phi_pi, &points[1]);
+    let at_1 = kernels::evaluate_many(&phi_pi, &points[2]);
+    let evals_shifted = vec![at_0[0], at_1[0], at_0[1], at_1[1]];
+    let product = refs[polys::PI][(1 << mu) - 2];
     t.absorb_slice(&evals_rho);
     t.absorb_slice(&evals_shifted);
     t.absorb(&product);
@@ -160,21 +155,19 @@ where
     let weights = opencheck::weights(eta);
     let mut tables: Vec<Vec<E::ScalarField>> = points.iter().map(|z| kernels::eq_table(z)).collect();
     for wt in &weights {
-        tables.push(linear_combination(&all, wt));
+        tables.push(linear_combination(&refs, wt));
     }
     let oc = sumcheck::prove(tables, opencheck::DEGREE, opencheck::combine, &mut t);
     let s_point = oc.point;
 
     // 7. Evaluations at s, λ.
-    let evals_s = (0..polys::COUNT)
-        .map(|i| eval(i, &s_point))
-        .collect::<Result<Vec<_>, _>>()?;
+    let evals_s = kernels::evaluate_many(&refs, &s_point);
     t.absorb_slice(&evals_s);
     let lambda = t.challenge();
 
     // 8. One PST opening of Σ λ^i f_i at s.
     let lambdas = opencheck::powers(lambda, polys::COUNT);
-    let combined = MultilinearPoly::new(mu, linear_combination(&all, &lambdas))?;
+    let combined = MultilinearPoly::new(mu, linear_combination(&refs, &lambdas))?;
     let opening = Pst::<E>::open(&pk.ck, &combined, &(), &s_point, &mut t)?;
 
     Ok(Proof {
@@ -192,13 +185,13 @@ where
 }
 
 /// `Σ_i c_i·f_i` over tables of one length.
-fn linear_combination<F: PrimeField>(tables: &[Vec<F>], coeffs: &[F]) -> Vec<F> {
+fn linear_combination<F: PrimeField>(tables: &[&[F]], coeffs: &[F]) -> Vec<F> {
     let mut out = vec![F::zero(); tables[0].len()];
     for (t, c) in tables.iter().zip(coeffs) {
         if c.is_zero() {
             continue;
         }
-        for (o, v) in out.iter_mut().zip(t) {
+        for (o, v) in out.iter_mut().zip(t.iter()) {
             *o += *c * v;
         }
     }
