@@ -17,7 +17,10 @@ fn main() {
         .skip(1)
         .map(|a| a.parse().expect("arguments are numbers of variables"))
         .collect();
-    let (lo, hi) = (args.first().copied().unwrap_or(10), args.get(1).copied().unwrap_or(16));
+    let (lo, hi) = (
+        args.first().copied().unwrap_or(10),
+        args.get(1).copied().unwrap_or(16),
+    );
     let t = Instant::now();
     let srs = setup_insecure_from_seed::<Bls12_381>(hi, 1).expect("setup");
     println!("setup for 2^{hi} gates: {:.2} s", t.elapsed().as_secs_f64());

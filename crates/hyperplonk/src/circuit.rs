@@ -285,7 +285,11 @@ impl<F: PrimeField> Circuit<F> {
         let [w1, w2, w3] = &witness.columns;
         let s = &self.selectors;
         for i in 0..n {
-            let v = gate_identity([s.q_l[i], s.q_r[i], s.q_m[i], s.q_o[i], s.q_c[i]], [w1[i], w2[i], w3[i]], p[i]);
+            let v = gate_identity(
+                [s.q_l[i], s.q_r[i], s.q_m[i], s.q_o[i], s.q_c[i]],
+                [w1[i], w2[i], w3[i]],
+                p[i],
+            );
             if !v.is_zero() {
                 return Err(Error::GateUnsatisfied { gate: i });
             }
@@ -378,7 +382,13 @@ mod tests {
         assert_eq!(c.sigma()[7], 8);
         assert_eq!(c.sigma()[8], 1);
         assert_eq!(c.sigma()[0], 0);
-        assert!(Circuit::<Fr>::new(2, 0, Selectors::zeros(4), &[(Wire::new(3, 0), Wire::new(0, 0))]).is_err());
+        assert!(Circuit::<Fr>::new(
+            2,
+            0,
+            Selectors::zeros(4),
+            &[(Wire::new(3, 0), Wire::new(0, 0))]
+        )
+        .is_err());
         assert!(Circuit::<Fr>::from_sigma(2, 0, Selectors::zeros(4), vec![0; 12]).is_err());
         assert!(Circuit::<Fr>::new(2, 5, Selectors::zeros(4), &[]).is_err());
         assert!(Circuit::<Fr>::new(2, 0, Selectors::zeros(3), &[]).is_err());

@@ -50,7 +50,12 @@ pub fn srs_from_bytes<E: Pairing>(bytes: &[u8]) -> Result<Srs<E>, Error> {
     let srs: Srs<E> = decode(SRS_MAGIC, "SRS", bytes)?;
     let n = srs.ck.num_vars;
     let levels_ok = srs.ck.levels.len() == n + 1
-        && srs.ck.levels.iter().enumerate().all(|(k, l)| l.len() == 1 << (n - k));
+        && srs
+            .ck
+            .levels
+            .iter()
+            .enumerate()
+            .all(|(k, l)| l.len() == 1 << (n - k));
     if !levels_ok || srs.vk.num_vars != n || srs.vk.h_t.len() != n {
         return Err(Error::Malformed {
             field: "SRS",

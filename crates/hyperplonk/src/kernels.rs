@@ -97,9 +97,13 @@ pub fn fix_first_variable<F: Field>(table: &mut Vec<F>, r: F) {
     let half = table.len() / 2;
     let (lo, hi) = table.split_at_mut(half);
     #[cfg(feature = "parallel")]
-    lo.par_iter_mut().zip(hi.par_iter()).for_each(|(l, h)| *l += r * (*h - *l));
+    lo.par_iter_mut()
+        .zip(hi.par_iter())
+        .for_each(|(l, h)| *l += r * (*h - *l));
     #[cfg(not(feature = "parallel"))]
-    lo.iter_mut().zip(hi.iter()).for_each(|(l, h)| *l += r * (*h - *l));
+    lo.iter_mut()
+        .zip(hi.iter())
+        .for_each(|(l, h)| *l += r * (*h - *l));
     table.truncate(half);
 }
 
@@ -146,7 +150,9 @@ mod tests {
     #[test]
     fn round_sums_to_the_total_and_fix_matches_evaluation() {
         let mut rng = ChaCha20Rng::seed_from_u64(1);
-        let t: Vec<Vec<Fr>> = (0..2).map(|_| (0..1 << 9).map(|_| Fr::rand(&mut rng)).collect()).collect();
+        let t: Vec<Vec<Fr>> = (0..2)
+            .map(|_| (0..1 << 9).map(|_| Fr::rand(&mut rng)).collect())
+            .collect();
         let g = |v: &[Fr]| v[0] * v[1];
         let msg = sumcheck_round(&t, 2, &g);
         let total: Fr = (0..1 << 9).map(|i| t[0][i] * t[1][i]).sum();
@@ -159,7 +165,10 @@ mod tests {
         let mut point = vec![r];
         point.extend(&rest);
         let folded = testudo::MultilinearPoly::new(8, a).unwrap();
-        assert_eq!(folded.evaluate(&rest).unwrap(), poly.evaluate(&point).unwrap());
+        assert_eq!(
+            folded.evaluate(&rest).unwrap(),
+            poly.evaluate(&point).unwrap()
+        );
         assert_eq!(
             evaluate_many(&[t[0].as_slice()], &point),
             vec![poly.evaluate(&point).unwrap()]

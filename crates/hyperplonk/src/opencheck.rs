@@ -26,7 +26,13 @@ pub const NUM_POINTS: usize = 4;
 /// The claims `(i_k, t_k)` in order; their values are `evals_rho ‖ evals_shifted ‖ product`.
 pub fn claims() -> Vec<(usize, usize)> {
     let mut c: Vec<(usize, usize)> = (0..polys::COUNT).map(|i| (i, 0)).collect();
-    c.extend([(polys::PHI, 1), (polys::PHI, 2), (polys::PI, 1), (polys::PI, 2), (polys::PI, 3)]);
+    c.extend([
+        (polys::PHI, 1),
+        (polys::PHI, 2),
+        (polys::PI, 1),
+        (polys::PI, 2),
+        (polys::PI, 3),
+    ]);
     c
 }
 
@@ -42,7 +48,9 @@ pub fn points<F: PrimeField>(rho: &[F]) -> [Vec<F>; NUM_POINTS] {
 
 /// `η^0, η^1, …` (`n` of them).
 pub fn powers<F: PrimeField>(x: F, n: usize) -> Vec<F> {
-    std::iter::successors(Some(F::one()), |p| Some(*p * x)).take(n).collect()
+    std::iter::successors(Some(F::one()), |p| Some(*p * x))
+        .take(n)
+        .collect()
 }
 
 /// The weights `c_{t,i}` with `g_t = Σ_i c_{t,i} f_i` (`Σ` of `η^k` over the claims of `f_i`

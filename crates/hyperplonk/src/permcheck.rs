@@ -34,7 +34,10 @@ pub fn numerators_denominators<F: PrimeField>(
     gamma: F,
 ) -> ([Vec<F>; 3], [Vec<F>; 3]) {
     let lin = |w: &Vec<F>, s: &Vec<F>| -> Vec<F> {
-        w.iter().zip(s).map(|(w, s)| *w + beta * s + gamma).collect()
+        w.iter()
+            .zip(s)
+            .map(|(w, s)| *w + beta * s + gamma)
+            .collect()
     };
     (
         std::array::from_fn(|j| lin(&w[j], &id[j])),
@@ -48,12 +51,16 @@ pub fn fraction<F: PrimeField>(n: &[Vec<F>; 3], d: &[Vec<F>; 3]) -> Result<Vec<F
     let len = n[0].len();
     for (j, dj) in d.iter().enumerate() {
         if let Some(i) = dj.iter().position(|v| v.is_zero()) {
-            return Err(Error::ZeroDenominator { position: j * len + i });
+            return Err(Error::ZeroDenominator {
+                position: j * len + i,
+            });
         }
     }
     let mut den: Vec<F> = (0..len).map(|i| d[0][i] * d[1][i] * d[2][i]).collect();
     kernels::batch_invert(&mut den).map_err(|i| Error::ZeroDenominator { position: i })?;
-    Ok((0..len).map(|i| n[0][i] * n[1][i] * n[2][i] * den[i]).collect())
+    Ok((0..len)
+        .map(|i| n[0][i] * n[1][i] * n[2][i] * den[i])
+        .collect())
 }
 
 /// The product MLE `π` of `φ` (module doc).
@@ -71,7 +78,10 @@ pub fn product_tree<F: PrimeField>(phi: &[F]) -> Vec<F> {
 pub fn shifted<F: PrimeField>(phi: &[F], pi: &[F]) -> (Vec<F>, Vec<F>) {
     let n = phi.len();
     let at = |k: usize| if k < n { phi[k] } else { pi[k - n] };
-    ((0..n).map(|i| at(2 * i)).collect(), (0..n).map(|i| at(2 * i + 1)).collect())
+    (
+        (0..n).map(|i| at(2 * i)).collect(),
+        (0..n).map(|i| at(2 * i + 1)).collect(),
+    )
 }
 
 /// The points `(ρ_1, …, ρ_{μ−1}, c)` at which `φ` and `π` are opened to give `p_c(ρ)`.
@@ -115,7 +125,12 @@ mod tests {
         }
         // The shifted MLEs are what the verifier computes from φ and π's evaluations.
         let rho: Vec<Fr> = (0..mu).map(|_| Fr::rand(&mut rng)).collect();
-        let f = |t: &Vec<Fr>, z: &[Fr]| MultilinearPoly::new(mu, t.clone()).unwrap().evaluate(z).unwrap();
+        let f = |t: &Vec<Fr>, z: &[Fr]| {
+            MultilinearPoly::new(mu, t.clone())
+                .unwrap()
+                .evaluate(z)
+                .unwrap()
+        };
         for (c, p) in [(false, &p1), (true, &p2)] {
             let z = shifted_point(&rho, c);
             assert_eq!(f(p, &rho), shifted_eval(rho[0], f(&phi, &z), f(&pi, &z)));

@@ -124,7 +124,12 @@ where
     tables.extend(n);
     tables.extend(d);
     tables.extend([phi.clone(), pi.clone(), p1, p2]);
-    let zc = sumcheck::prove(tables, zerocheck::DEGREE, |row: &[E::ScalarField]| zerocheck::combine(row, alpha), &mut t);
+    let zc = sumcheck::prove(
+        tables,
+        zerocheck::DEGREE,
+        |row: &[E::ScalarField]| zerocheck::combine(row, alpha),
+        &mut t,
+    );
     let rho = zc.point;
 
     // 5. Evaluations at ρ, the shifted points and the root.
@@ -153,7 +158,8 @@ where
 
     // 6. OpenCheck.
     let weights = opencheck::weights(eta);
-    let mut tables: Vec<Vec<E::ScalarField>> = points.iter().map(|z| kernels::eq_table(z)).collect();
+    let mut tables: Vec<Vec<E::ScalarField>> =
+        points.iter().map(|z| kernels::eq_table(z)).collect();
     for wt in &weights {
         tables.push(linear_combination(&refs, wt));
     }

@@ -66,9 +66,13 @@ where
     F: PrimeField,
     Q: PrimeField + Absorb,
 {
-    testudo::sumcheck::verify(name, claim, num_rounds, degree, proof, transcript).map_err(|e| match e {
-        testudo::Error::SumcheckRound { sumcheck, round } => Error::SumcheckRound { sumcheck, round },
-        testudo::Error::Malformed { field, reason } => Error::Malformed { field, reason },
-        other => Error::Component(other),
+    testudo::sumcheck::verify(name, claim, num_rounds, degree, proof, transcript).map_err(|e| {
+        match e {
+            testudo::Error::SumcheckRound { sumcheck, round } => {
+                Error::SumcheckRound { sumcheck, round }
+            }
+            testudo::Error::Malformed { field, reason } => Error::Malformed { field, reason },
+            other => Error::Component(other),
+        }
     })
 }

@@ -26,7 +26,13 @@ fn fixture(mu: usize, num_public: usize, seed: u64) -> Fixture {
     let (circuit, public, witness) = random::satisfiable(mu, num_public, &mut rng).unwrap();
     circuit.check(&public, &witness).unwrap();
     let (pk, vk) = preprocess(&srs, &circuit).unwrap();
-    Fixture { pk, vk, circuit, public, witness }
+    Fixture {
+        pk,
+        vk,
+        circuit,
+        public,
+        witness,
+    }
 }
 
 #[test]
@@ -34,7 +40,8 @@ fn complete_from_2_4_to_2_10_gates_under_one_setup() {
     let srs = setup_insecure_from_seed::<E>(10, 7).unwrap();
     let mut rng = ChaCha20Rng::seed_from_u64(8);
     for (mu, num_public) in [(4, 1), (5, 0), (6, 3), (7, 8), (8, 5), (9, 2), (10, 17)] {
-        let (circuit, public, witness) = random::satisfiable::<Fr, _>(mu, num_public, &mut rng).unwrap();
+        let (circuit, public, witness) =
+            random::satisfiable::<Fr, _>(mu, num_public, &mut rng).unwrap();
         let (pk, vk) = preprocess(&srs, &circuit).unwrap();
         let proof = prove(&pk, &public, &witness).unwrap();
         verify(&vk, &public, &proof).unwrap_or_else(|e| panic!("μ = {mu}: {e}"));
@@ -52,9 +59,15 @@ fn srs_keys_and_proofs_round_trip_and_damage_is_refused() {
     let vk = files::vk_from_bytes::<E>(&vkb).unwrap();
     verify(&vk, &f.public, &back).unwrap();
     let srs = setup_insecure_from_seed::<E>(3, 2).unwrap();
-    assert_eq!(files::srs_from_bytes::<E>(&files::srs_to_bytes(&srs)).unwrap(), srs);
+    assert_eq!(
+        files::srs_from_bytes::<E>(&files::srs_to_bytes(&srs)).unwrap(),
+        srs
+    );
 
-    assert!(matches!(files::vk_from_bytes::<E>(&pb), Err(Error::Malformed { .. })));
+    assert!(matches!(
+        files::vk_from_bytes::<E>(&pb),
+        Err(Error::Malformed { .. })
+    ));
     let mut long = pb.clone();
     long.push(0);
     assert!(files::proof_from_bytes::<E>(&long).is_err());
@@ -67,7 +80,10 @@ fn srs_keys_and_proofs_round_trip_and_damage_is_refused() {
     // A decodable proof of the wrong shape is refused before any algebra.
     let mut short = proof.clone();
     short.evals_s.pop();
-    assert!(matches!(verify(&f.vk, &f.public, &short), Err(Error::Malformed { .. })));
+    assert!(matches!(
+        verify(&f.vk, &f.public, &short),
+        Err(Error::Malformed { .. })
+    ));
 }
 
 /// A gate whose output nobody copies (so only the gate breaks).
@@ -84,11 +100,17 @@ fn an_unsatisfied_gate_is_rejected_by_zerocheck() {
     let mut w = f.witness.clone();
     let g = uncopied_output_gate(&f.circuit);
     w.columns[2][g] += Fr::one();
-    assert_eq!(prove(&f.pk, &f.public, &w).unwrap_err(), Error::GateUnsatisfied { gate: g });
+    assert_eq!(
+        prove(&f.pk, &f.public, &w).unwrap_err(),
+        Error::GateUnsatisfied { gate: g }
+    );
     let proof = prove_with(&f.pk, &f.public, &w, Cheat::SkipWitnessCheck).unwrap();
     assert_eq!(
         verify(&f.vk, &f.public, &proof),
-        Err(Error::SumcheckRound { sumcheck: "ZeroCheck", round: 0 })
+        Err(Error::SumcheckRound {
+            sumcheck: "ZeroCheck",
+            round: 0
+        })
     );
 }
 
@@ -121,7 +143,10 @@ fn tampered_round_polynomials_are_rejected() {
     bad.zerocheck.rounds[2][0] += Fr::one();
     assert_eq!(
         verify(&f.vk, &f.public, &bad),
-        Err(Error::SumcheckRound { sumcheck: "ZeroCheck", round: 2 })
+        Err(Error::SumcheckRound {
+            sumcheck: "ZeroCheck",
+            round: 2
+        })
     );
     // The last round's value at 2: the round still sums, the final claim moves.
     let mut bad = proof.clone();
@@ -131,7 +156,10 @@ fn tampered_round_polynomials_are_rejected() {
     bad.opencheck.rounds[1][1] += Fr::one();
     assert_eq!(
         verify(&f.vk, &f.public, &bad),
-        Err(Error::SumcheckRound { sumcheck: "OpenCheck", round: 1 })
+        Err(Error::SumcheckRound {
+            sumcheck: "OpenCheck",
+            round: 1
+        })
     );
     let mut bad = proof;
     bad.opencheck.rounds[4][2] += Fr::one();
@@ -187,15 +215,27 @@ fn another_public_input_is_rejected() {
     // The transcript absorbs x: every challenge moves, and round 1's claim with them.
     assert_eq!(
         verify(&f.vk, &other, &proof),
-        Err(Error::SumcheckRound { sumcheck: "ZeroCheck", round: 1 })
+        Err(Error::SumcheckRound {
+            sumcheck: "ZeroCheck",
+            round: 1
+        })
     );
-    assert!(matches!(verify(&f.vk, &f.public[..2], &proof), Err(Error::Length { .. })));
+    assert!(matches!(
+        verify(&f.vk, &f.public[..2], &proof),
+        Err(Error::Length { .. })
+    ));
     // A prover that claims another public input for the same witness.
-    assert_eq!(prove(&f.pk, &other, &f.witness).unwrap_err(), Error::GateUnsatisfied { gate: 1 });
+    assert_eq!(
+        prove(&f.pk, &other, &f.witness).unwrap_err(),
+        Error::GateUnsatisfied { gate: 1 }
+    );
     let lie = prove_with(&f.pk, &other, &f.witness, Cheat::SkipWitnessCheck).unwrap();
     assert_eq!(
         verify(&f.vk, &other, &lie),
-        Err(Error::SumcheckRound { sumcheck: "ZeroCheck", round: 0 })
+        Err(Error::SumcheckRound {
+            sumcheck: "ZeroCheck",
+            round: 0
+        })
     );
 }
 
@@ -207,7 +247,10 @@ fn another_circuits_key_is_rejected() {
     verify(&f.vk, &f.public, &proof).unwrap();
     assert_ne!(f.vk.circuit_digest, g.vk.circuit_digest);
     // The transcript absorbs the key's digest: every challenge moves.
-    let moved = Err(Error::SumcheckRound { sumcheck: "ZeroCheck", round: 1 });
+    let moved = Err(Error::SumcheckRound {
+        sumcheck: "ZeroCheck",
+        round: 1,
+    });
     assert_eq!(verify(&g.vk, &f.public, &proof), moved);
     // The same circuit's key with one index commitment swapped for the other circuit's.
     let mut mixed = f.vk.clone();
@@ -215,7 +258,10 @@ fn another_circuits_key_is_rejected() {
     assert_eq!(verify(&mixed, &f.public, &proof), moved);
     // A key for another size.
     let h = fixture(4, 1, 20);
-    assert!(matches!(verify(&h.vk, &f.public, &proof), Err(Error::Malformed { .. })));
+    assert!(matches!(
+        verify(&h.vk, &f.public, &proof),
+        Err(Error::Malformed { .. })
+    ));
 }
 
 fn polys_sigma0() -> usize {
@@ -229,6 +275,9 @@ fn the_setup_must_cover_the_circuit() {
     let (c, _, _) = random::satisfiable::<Fr, _>(4, 1, &mut rng).unwrap();
     assert_eq!(
         preprocess(&srs, &c).unwrap_err(),
-        Error::SetupTooSmall { supported: 3, needed: 4 }
+        Error::SetupTooSmall {
+            supported: 3,
+            needed: 4
+        }
     );
 }

@@ -58,7 +58,13 @@ where
     let [phi_0, phi_1, pi_0, pi_1] = [0, 1, 2, 3].map(|k| proof.evals_shifted[k]);
     let w: [E::ScalarField; 3] = std::array::from_fn(|j| e[polys::W[j]]);
     let values = Values {
-        q: [e[polys::Q_L], e[polys::Q_R], e[polys::Q_M], e[polys::Q_O], e[polys::Q_C]],
+        q: [
+            e[polys::Q_L],
+            e[polys::Q_R],
+            e[polys::Q_M],
+            e[polys::Q_O],
+            e[polys::Q_C],
+        ],
         w,
         public: public_eval(public, &rho),
         n: std::array::from_fn(|j| w[j] + beta * identity_eval(j, &rho) + gamma),
