@@ -49,6 +49,20 @@ fn complete_from_2_4_to_2_10_gates_under_one_setup() {
 }
 
 #[test]
+fn tiny_circuits_are_complete_too() {
+    // μ = 1 is the edge of the shifted points (ρ' is empty) and of the product tree.
+    let srs = setup_insecure_from_seed::<E>(3, 9).unwrap();
+    let mut rng = ChaCha20Rng::seed_from_u64(10);
+    for (mu, num_public) in [(1, 1), (1, 2), (2, 0), (3, 4)] {
+        let (circuit, public, witness) =
+            random::satisfiable::<Fr, _>(mu, num_public, &mut rng).unwrap();
+        let (pk, vk) = preprocess(&srs, &circuit).unwrap();
+        let proof = prove(&pk, &public, &witness).unwrap();
+        verify(&vk, &public, &proof).unwrap_or_else(|e| panic!("μ = {mu}: {e}"));
+    }
+}
+
+#[test]
 fn srs_keys_and_proofs_round_trip_and_damage_is_refused() {
     let f = fixture(5, 2, 3);
     let proof = prove(&f.pk, &f.public, &f.witness).unwrap();
