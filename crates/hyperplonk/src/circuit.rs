@@ -1,4 +1,4 @@
-//! Vanilla Plonk circuits over the boolean hypercube (HyperPlonk §3, "vanilla Plonk gates").
+//! Vanilla Plonk circuits over the boolean hypercube (zkSpeed §3.1, Eq. 1: vanilla Plonk gates).
 //!
 //! A circuit has `n = 2^μ` gates. Gate `i` (the hypercube point whose big-endian bits are
 //! `i`, see [`testudo::poly`]) reads three wires `w_1[i], w_2[i], w_3[i]` and holds five

@@ -36,6 +36,22 @@
 //! commitments, `6μ + 3μ` sumcheck values, `13 + 4 + 1 + 13` evaluations and `μ` G1
 //! quotients.
 //!
+//! # Where this differs from HyperPlonk as published
+//!
+//! - The gate identity's ZeroCheck and PermCheck's prod-check ZeroCheck are **one** sumcheck
+//!   (batched by `α`, degree 5) instead of two; batching adds `2/|F|` to the soundness error
+//!   (`h` is a polynomial of degree 2 in `α`).
+//! - `φ` and `π` are two `μ`-variable MLEs with two commitments (as zkSpeed describes), not
+//!   one `μ + 1`-variable table; `p_1, p_2` are read from them at `(ρ', 0)` and `(ρ', 1)`.
+//! - Not zero-knowledge: no masking of the witness or of the sumcheck messages.
+//! - The setup is a plain trusted PST setup ([`testudo::pst::setup`]), and the transcript is
+//!   `testudo`'s Poseidon sponge over `F_q`, not a hash over bytes.
+//!
+//! # What the verifier trusts
+//!
+//! The verifying key (made by [`index::preprocess`] from a circuit it can recompute the
+//! digest of), the SRS's secret having been destroyed, and Fiat–Shamir over Poseidon.
+//!
 //! # Built on `testudo`
 //!
 //! PST ([`testudo::pst`]), the sumcheck verifier and proof type, dense MLEs and `eq`, and the

@@ -1,4 +1,4 @@
-//! Batch evaluation and OpenCheck (HyperPlonk §3.7, zkSpeed §3.3.4–3.3.5): every claimed
+//! Batch evaluation and OpenCheck (zkSpeed §3.3.4–3.3.5): every claimed
 //! evaluation of the protocol reduced to **one** PST opening.
 //!
 //! The claims are `f_{i_k}(z_{t_k}) = v_k`, `k = 0 … 17`: the thirteen MLEs at `ρ`

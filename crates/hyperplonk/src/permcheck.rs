@@ -1,4 +1,4 @@
-//! PermCheck's tables (HyperPlonk §3.5, the wiring identity; zkSpeed's "Construct N&D",
+//! PermCheck's tables (zkSpeed §3.3.3, the wiring identity; zkSpeed's "Construct N&D",
 //! FracMLE and ProdMLE units).
 //!
 //! With challenges `β, γ`: `N_j = w_j + β·id_j + γ` and `D_j = w_j + β·σ_j + γ`

@@ -1,4 +1,4 @@
-//! The one ZeroCheck of the protocol (HyperPlonk §3.2–3.5): the gate identity and the
+//! The one ZeroCheck of the protocol (zkSpeed §3.3.2–3.3.3): the gate identity and the
 //! prod-check identity batched with a challenge `α` into
 //!
 //! `h = [q_L w_1 + q_R w_2 + q_M w_1 w_2 − q_O w_3 + q_C − p] + α·(π − p_1·p_2)
