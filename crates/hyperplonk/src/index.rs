@@ -2,7 +2,7 @@
 //! one circuit under the universal [`Srs`].
 //!
 //! The index commits with PST to the eight preprocessed MLEs, in the crate's order
-//! `q_L, q_R, q_M, q_O, q_C, σ_1, σ_2, σ_3` ([`crate::polys`]). The [`VerifyingKey`] holds
+//! `q_L, q_R, q_M, q_O, q_C, σ_1, σ_2, σ_3` ([`crate::proof::polys`]). The [`VerifyingKey`] holds
 //! those commitments, `μ`, `ℓ`, the circuit's digest and the trimmed PST verifier key; its
 //! own digest ([`VerifyingKey::digest`]) is the first thing the transcript absorbs, so a
 //! proof is bound to one circuit, one index and one setup.

@@ -29,9 +29,9 @@
 //!
 //! # The protocol
 //!
-//! Universal [`setup`] (PST keys for up to `2^μ_max` gates) → per-circuit [`index`]
-//! (commitments to the selectors and `σ_j`) → [`prover`] / [`verifier`], the transcript's
-//! layout in [`prover`]'s doc. One ZeroCheck of degree 5 (gate and PermCheck identities
+//! Universal [`mod@setup`] (PST keys for up to `2^μ_max` gates) → per-circuit [`index`]
+//! (commitments to the selectors and `σ_j`) → [`mod@prover`] / [`mod@verifier`], the transcript's
+//! layout in [`mod@prover`]'s doc. One ZeroCheck of degree 5 (gate and PermCheck identities
 //! together), one OpenCheck of degree 2, **one** PST opening. The proof ([`proof`]) is 5 G1
 //! commitments, `6μ + 3μ` sumcheck values, `13 + 4 + 1 + 13` evaluations and `μ` G1
 //! quotients.
@@ -61,9 +61,9 @@
 //! # Modules
 //!
 //! - [`circuit`]: circuits, witnesses, the copy constraints' `σ`, the digest.
-//! - [`setup`], [`index`]: the universal SRS and the per-circuit keys.
+//! - [`mod@setup`], [`index`]: the universal SRS and the per-circuit keys.
 //! - [`permcheck`], [`zerocheck`], [`opencheck`], [`sumcheck`]: the PIOP's parts.
-//! - [`prover`], [`verifier`], [`proof`]; [`files`]: byte formats with magic and version.
+//! - [`mod@prover`], [`mod@verifier`], [`proof`]; [`files`]: byte formats with magic and version.
 //! - [`random`]: random satisfiable circuits (tests and benchmarks).
 
 pub mod circuit;

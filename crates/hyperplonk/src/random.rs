@@ -10,13 +10,16 @@ use rand::Rng;
 use crate::circuit::{Circuit, Selectors, Wire, Witness};
 use crate::Error;
 
+/// A circuit, a public input and a witness that satisfies it.
+pub type Satisfiable<F> = (Circuit<F>, Vec<F>, Witness<F>);
+
 /// A random circuit with `2^num_vars` gates and `num_public` public inputs, a public input
 /// and a witness that satisfy it.
 pub fn satisfiable<F: PrimeField, R: Rng>(
     num_vars: usize,
     num_public: usize,
     rng: &mut R,
-) -> Result<(Circuit<F>, Vec<F>, Witness<F>), Error> {
+) -> Result<Satisfiable<F>, Error> {
     let n = 1usize << num_vars;
     let mut s = Selectors::zeros(n);
     let mut w: [Vec<F>; 3] = std::array::from_fn(|_| vec![F::zero(); n]);
