@@ -13,6 +13,8 @@
 //! 7. the thirteen evaluations at `s`; squeeze `λ`;
 //! 8. the PST opening's quotients ([`testudo::pst`]).
 
+use std::time::{Duration, Instant};
+
 use ark_crypto_primitives::sponge::Absorb;
 use ark_ec::pairing::Pairing;
 use ark_ec::{AffineRepr, CurveGroup};
@@ -65,6 +67,39 @@ pub fn prove<E: Pairing>(
 where
     E::BaseField: Absorb,
 {
+    prove_with(pk, public, witness, Cheat::Honest).map(|(proof, _)| proof)
+}
+
+/// Wall-clock time of each prover step (zkSpeed's Fig. 8 steps), for benchmarks.
+#[derive(Clone, Debug, Default)]
+pub struct ProverTimings {
+    /// Checking the witness against the circuit.
+    pub witness_check: Duration,
+    /// Three MSMs: the commitments to `w_1, w_2, w_3`.
+    pub witness_commit: Duration,
+    /// `N, D`, the fraction MLE (batched inversion) and the product tree.
+    pub perm_tables: Duration,
+    /// Two MSMs: the commitments to `φ, π`.
+    pub perm_commit: Duration,
+    /// The ZeroCheck sumcheck (with the `eq` table and the MLE updates).
+    pub zerocheck: Duration,
+    /// The evaluations at `ρ`, the shifted points and the root.
+    pub batch_evals: Duration,
+    /// OpenCheck (the `g_t` combinations and the sumcheck) and the evaluations at `s`.
+    pub opencheck: Duration,
+    /// The combined MLE and its PST opening (`μ` MSMs of halving sizes).
+    pub opening: Duration,
+}
+
+/// [`prove`], also returning how long each step took.
+pub fn prove_timed<E: Pairing>(
+    pk: &ProvingKey<E>,
+    public: &[E::ScalarField],
+    witness: &Witness<E::ScalarField>,
+) -> Result<(Proof<E>, ProverTimings), Error>
+where
+    E::BaseField: Absorb,
+{
     prove_with(pk, public, witness, Cheat::Honest)
 }
 
@@ -73,16 +108,23 @@ pub(crate) fn prove_with<E: Pairing>(
     public: &[E::ScalarField],
     witness: &Witness<E::ScalarField>,
     cheat: Cheat,
-) -> Result<Proof<E>, Error>
+) -> Result<(Proof<E>, ProverTimings), Error>
 where
     E::BaseField: Absorb,
 {
+    let mut timings = ProverTimings::default();
+    let mut clock = Instant::now();
+    let mut lap = |slot: &mut Duration| {
+        *slot = clock.elapsed();
+        clock = Instant::now();
+    };
     let circuit = &pk.circuit;
     if cheat == Cheat::SkipWitnessCheck {
         circuit.public_column(public)?;
     } else {
         circuit.check(public, witness)?;
     }
+    lap(&mut timings.witness_check);
     let mu = circuit.num_vars();
     let mut t = start_transcript::<E>(&pk.vk.digest(), public)?;
 
@@ -95,6 +137,7 @@ where
     if cheat == Cheat::Commitment {
         witness_comms[0].0 = (witness_comms[0].0.into_group() + pk.vk.pst.g).into_affine();
     }
+    lap(&mut timings.witness_commit);
     for c in &witness_comms {
         t.absorb_point(&c.0);
     }
@@ -107,8 +150,10 @@ where
     let phi = permcheck::fraction(&n, &d)?;
     let pi = permcheck::product_tree(&phi);
     let (p1, p2) = permcheck::shifted(&phi, &pi);
+    lap(&mut timings.perm_tables);
     let phi_comm = kernels::commit::<E>(&pk.ck, &phi)?;
     let pi_comm = kernels::commit::<E>(&pk.ck, &pi)?;
+    lap(&mut timings.perm_commit);
     t.absorb_point(&phi_comm.0);
     t.absorb_point(&pi_comm.0);
     let alpha = t.challenge();
@@ -132,6 +177,7 @@ where
     );
     let rho = zc.point;
 
+    lap(&mut timings.zerocheck);
     // 5. Evaluations at ρ, the shifted points and the root.
     let refs: Vec<&[E::ScalarField]> = s
         .columns()
@@ -151,6 +197,7 @@ where
     let at_1 = kernels::evaluate_many(&phi_pi, &points[2]);
     let evals_shifted = vec![at_0[0], at_1[0], at_0[1], at_1[1]];
     let product = refs[polys::PI][(1 << mu) - 2];
+    lap(&mut timings.batch_evals);
     t.absorb_slice(&evals_rho);
     t.absorb_slice(&evals_shifted);
     t.absorb(&product);
@@ -168,6 +215,7 @@ where
 
     // 7. Evaluations at s, λ.
     let evals_s = kernels::evaluate_many(&refs, &s_point);
+    lap(&mut timings.opencheck);
     t.absorb_slice(&evals_s);
     let lambda = t.challenge();
 
@@ -176,7 +224,8 @@ where
     let combined = MultilinearPoly::new(mu, linear_combination(&refs, &lambdas))?;
     let opening = Pst::<E>::open(&pk.ck, &combined, &(), &s_point, &mut t)?;
 
-    Ok(Proof {
+    lap(&mut timings.opening);
+    let proof = Proof {
         witness_comms,
         phi_comm,
         pi_comm,
@@ -187,7 +236,8 @@ where
         opencheck: oc.proof,
         evals_s,
         opening,
-    })
+    };
+    Ok((proof, timings))
 }
 
 /// `Σ_i c_i·f_i` over tables of one length.

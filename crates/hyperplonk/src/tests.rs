@@ -118,7 +118,9 @@ fn an_unsatisfied_gate_is_rejected_by_zerocheck() {
         prove(&f.pk, &f.public, &w).unwrap_err(),
         Error::GateUnsatisfied { gate: g }
     );
-    let proof = prove_with(&f.pk, &f.public, &w, Cheat::SkipWitnessCheck).unwrap();
+    let proof = prove_with(&f.pk, &f.public, &w, Cheat::SkipWitnessCheck)
+        .unwrap()
+        .0;
     assert_eq!(
         verify(&f.vk, &f.public, &proof),
         Err(Error::SumcheckRound {
@@ -145,7 +147,9 @@ fn a_broken_copy_constraint_is_rejected_by_the_grand_product() {
         prove(&pk, &f.public, &f.witness),
         Err(Error::CopyUnsatisfied { .. })
     ));
-    let proof = prove_with(&pk, &f.public, &f.witness, Cheat::SkipWitnessCheck).unwrap();
+    let proof = prove_with(&pk, &f.public, &f.witness, Cheat::SkipWitnessCheck)
+        .unwrap()
+        .0;
     assert_eq!(verify(&vk, &f.public, &proof), Err(Error::ProductNotOne));
 }
 
@@ -184,7 +188,9 @@ fn tampered_round_polynomials_are_rejected() {
 fn tampered_evaluations_are_rejected() {
     let f = fixture(5, 1, 14);
     // The prover claims w_1(ρ) + 1 and carries on honestly from there.
-    let proof = prove_with(&f.pk, &f.public, &f.witness, Cheat::Evaluation).unwrap();
+    let proof = prove_with(&f.pk, &f.public, &f.witness, Cheat::Evaluation)
+        .unwrap()
+        .0;
     assert_eq!(verify(&f.vk, &f.public, &proof), Err(Error::ZeroCheckFinal));
     let proof = prove(&f.pk, &f.public, &f.witness).unwrap();
     let mut bad = proof.clone();
@@ -204,7 +210,9 @@ fn tampered_commitments_are_rejected() {
     let f = fixture(5, 1, 15);
     // A commitment to w_1 + "1 at the secret", with every later message computed honestly:
     // only the opening can notice.
-    let proof = prove_with(&f.pk, &f.public, &f.witness, Cheat::Commitment).unwrap();
+    let proof = prove_with(&f.pk, &f.public, &f.witness, Cheat::Commitment)
+        .unwrap()
+        .0;
     assert_eq!(verify(&f.vk, &f.public, &proof), Err(Error::Opening));
     // Changed after the fact: the transcript moves and the rounds no longer fit.
     let mut bad = prove(&f.pk, &f.public, &f.witness).unwrap();
@@ -243,7 +251,9 @@ fn another_public_input_is_rejected() {
         prove(&f.pk, &other, &f.witness).unwrap_err(),
         Error::GateUnsatisfied { gate: 1 }
     );
-    let lie = prove_with(&f.pk, &other, &f.witness, Cheat::SkipWitnessCheck).unwrap();
+    let lie = prove_with(&f.pk, &other, &f.witness, Cheat::SkipWitnessCheck)
+        .unwrap()
+        .0;
     assert_eq!(
         verify(&f.vk, &other, &lie),
         Err(Error::SumcheckRound {
