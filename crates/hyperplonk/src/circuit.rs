@@ -19,7 +19,9 @@
 //! selectors and `σ`) names the circuit; the index and the transcript bind it.
 
 use ark_ff::PrimeField;
-use ark_serialize::{CanonicalDeserialize, CanonicalSerialize};
+use ark_serialize::{
+    CanonicalDeserialize, CanonicalSerialize, Compress, Read, SerializationError, Valid, Validate,
+};
 use blake2::{Blake2s256, Digest};
 
 use crate::Error;
@@ -86,7 +88,8 @@ pub struct Witness<F: PrimeField> {
 pub struct CircuitDigest(pub [u8; 32]);
 
 /// A checked circuit: `2^μ` gates, `ℓ` public inputs, selectors and the wiring `σ`.
-#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize, CanonicalDeserialize)]
+/// Decoding one runs the same checks as [`Circuit::from_sigma`].
+#[derive(Clone, Debug, PartialEq, Eq, CanonicalSerialize)]
 pub struct Circuit<F: PrimeField> {
     num_vars: usize,
     num_public: usize,
@@ -312,6 +315,29 @@ impl<F: PrimeField> Circuit<F> {
     }
 }
 
+impl<F: PrimeField> Valid for Circuit<F> {
+    /// A `Circuit` is checked when it is made (and when it is decoded).
+    fn check(&self) -> Result<(), SerializationError> {
+        Ok(())
+    }
+}
+
+impl<F: PrimeField> CanonicalDeserialize for Circuit<F> {
+    fn deserialize_with_mode<R: Read>(
+        mut reader: R,
+        compress: Compress,
+        validate: Validate,
+    ) -> Result<Self, SerializationError> {
+        // The derived encoding's field order: μ, ℓ, selectors, σ.
+        let num_vars = usize::deserialize_with_mode(&mut reader, compress, validate)?;
+        let num_public = usize::deserialize_with_mode(&mut reader, compress, validate)?;
+        let selectors = Selectors::deserialize_with_mode(&mut reader, compress, validate)?;
+        let sigma = Vec::<u64>::deserialize_with_mode(&mut reader, compress, validate)?;
+        Self::from_sigma(num_vars, num_public, selectors, sigma)
+            .map_err(|_| SerializationError::InvalidData)
+    }
+}
+
 /// `q_L·w_1 + q_R·w_2 + q_M·w_1·w_2 − q_O·w_3 + q_C − p`: zero iff the gate is satisfied.
 /// The same formula is the gate part of ZeroCheck's polynomial, at any point.
 pub fn gate_identity<F: PrimeField>(q: [F; 5], w: [F; 3], p: F) -> F {
@@ -392,5 +418,17 @@ mod tests {
         assert!(Circuit::<Fr>::from_sigma(2, 0, Selectors::zeros(4), vec![0; 12]).is_err());
         assert!(Circuit::<Fr>::new(2, 5, Selectors::zeros(4), &[]).is_err());
         assert!(Circuit::<Fr>::new(2, 0, Selectors::zeros(3), &[]).is_err());
+        // Decoding checks σ like `from_sigma` does.
+        let mut bytes = Vec::new();
+        c.serialize_compressed(&mut bytes).unwrap();
+        assert_eq!(
+            Circuit::<Fr>::deserialize_compressed(&bytes[..]).unwrap(),
+            c
+        );
+        let mut bad = c.clone();
+        bad.sigma[0] = 1;
+        let mut bytes = Vec::new();
+        bad.serialize_compressed(&mut bytes).unwrap();
+        assert!(Circuit::<Fr>::deserialize_compressed(&bytes[..]).is_err());
     }
 }

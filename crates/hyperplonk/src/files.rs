@@ -1,4 +1,4 @@
-//! Byte formats: the SRS, the verifying key and the proof. Each is a 5-byte magic (4 letters
+//! Byte formats: the SRS, the proving key, the verifying key and the proof. Each is a 5-byte magic (4 letters
 //! and a version byte) and the value's compressed arkworks encoding; reading checks every
 //! group element (on the curve, in its subgroup), refuses trailing bytes and checks the
 //! shapes the verifier relies on, so bytes from anyone decode to a well-formed value or to
@@ -7,7 +7,7 @@
 use ark_ec::pairing::Pairing;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize, Compress, Validate};
 
-use crate::index::VerifyingKey;
+use crate::index::{ProvingKey, VerifyingKey};
 use crate::proof::Proof;
 use crate::setup::Srs;
 use crate::Error;
@@ -15,6 +15,7 @@ use crate::Error;
 const SRS_MAGIC: &[u8; 5] = b"HPSR\x01";
 const VK_MAGIC: &[u8; 5] = b"HPVK\x01";
 const PROOF_MAGIC: &[u8; 5] = b"HPPF\x01";
+const PK_MAGIC: &[u8; 5] = b"HPPK\x01";
 
 fn encode<T: CanonicalSerialize>(magic: &[u8; 5], value: &T) -> Vec<u8> {
     let mut out = magic.to_vec();
@@ -74,6 +75,37 @@ pub fn vk_from_bytes<E: Pairing>(bytes: &[u8]) -> Result<VerifyingKey<E>, Error>
     let vk: VerifyingKey<E> = decode(VK_MAGIC, "verifying key", bytes)?;
     vk.check_shape()?;
     Ok(vk)
+}
+
+/// `HPPK` 1: a proving key (the circuit, checked as it decodes, the trimmed committer key
+/// and the verifying key, which must name this circuit).
+pub fn pk_to_bytes<E: Pairing>(pk: &ProvingKey<E>) -> Vec<u8> {
+    encode(PK_MAGIC, pk)
+}
+
+pub fn pk_from_bytes<E: Pairing>(bytes: &[u8]) -> Result<ProvingKey<E>, Error> {
+    let pk: ProvingKey<E> = decode(PK_MAGIC, "proving key", bytes)?;
+    pk.vk.check_shape()?;
+    let mu = pk.circuit.num_vars();
+    let levels_ok = pk.ck.num_vars == mu
+        && pk.ck.levels.len() == mu + 1
+        && pk
+            .ck
+            .levels
+            .iter()
+            .enumerate()
+            .all(|(k, l)| l.len() == 1 << (mu - k));
+    if !levels_ok
+        || pk.vk.num_vars != mu
+        || pk.vk.num_public != pk.circuit.num_public()
+        || pk.vk.circuit_digest != pk.circuit.digest()
+    {
+        return Err(Error::Malformed {
+            field: "proving key",
+            reason: "the keys do not match the circuit".into(),
+        });
+    }
+    Ok(pk)
 }
 
 /// `HPPF` 1: a proof. (Its shape against a key is checked by the verifier.)
