@@ -1,8 +1,8 @@
-//! Byte formats: the SRS, the proving key, the verifying key and the proof. Each is a 5-byte magic (4 letters
-//! and a version byte) and the value's compressed arkworks encoding; reading checks every
-//! group element (on the curve, in its subgroup), refuses trailing bytes and checks the
-//! shapes the verifier relies on, so bytes from anyone decode to a well-formed value or to
-//! [`Error::Malformed`] naming the kind of file.
+//! Byte formats: the SRS, the proving key, the verifying key and the proof. Each is a 5-byte
+//! magic (4 letters and a version byte) and the value's compressed arkworks encoding; reading
+//! checks every group element (on the curve, in its subgroup), refuses trailing bytes and
+//! checks the shapes the verifier relies on, so bytes from anyone decode to a well-formed
+//! value or to [`Error::Malformed`] naming the kind of file.
 
 use ark_ec::pairing::Pairing;
 use ark_serialize::{CanonicalDeserialize, CanonicalSerialize, Compress, Validate};
