@@ -99,6 +99,7 @@ pub mod batch;
 pub mod circuits;
 mod codec;
 pub mod hash;
+pub mod keccak;
 pub mod node;
 mod pinned;
 pub mod stored;
