@@ -18,20 +18,23 @@
 //! element constrained to `{0, 1}`; bit `z` of a lane is its `2^z` bit, and byte `k` of a
 //! message or digest is bits `8k … 8k + 7`, least significant first (Keccak's own order, so
 //! lane `i` is bytes `8i … 8i + 7` read little-endian). With bits, ρ and π are free (a
-//! rotation is a renaming of wires) and every remaining step is a three-input Boolean function:
+//! rotation is a renaming of wires) and the rest is a few Boolean functions per bit, each one
+//! slot of a custom gate ([`gate::KeccakGate`], routed wires only, one constraint per output):
 //!
-//! * θ: `C[x] = ⊕_y A[x, y]` is two three-input XORs per bit, and
-//!   `A[x, y][z] ⊕= C[x−1][z] ⊕ C[x+1][z−1]` is one;
-//! * χ: `A[x, y] = B[x, y] ⊕ (¬B[x+1, y] ∧ B[x+2, y])` is one operation per bit;
+//! * θ: `C[x] = ⊕_y A[x, y]` is one five-input XOR per bit (13 to a row), and
+//!   `D[x][z] = C[x−1][z] ⊕ C[x+1][z−1]` one three-input XOR (20 to a row);
+//! * the end of θ, `A'[x, y] = A[x, y] ⊕ D[x]`, and χ, `A[x, y] = B[x, y] ⊕ (¬B[x+1, y] ∧
+//!   B[x+2, y])` with `B` the state after ρ and π, are fused: one operation takes the five
+//!   `(A, D)` pairs that ρ and π bring to one row of `B` and outputs that row after χ (5 to a
+//!   row, degree 6), so the 1,600 bits of `A'` are never wires;
 //! * ι flips the bits of lane 0 where the round constant has a one (one XOR each).
 //!
-//! Each such operation is one slot of a custom gate ([`gate::KeccakBitGate`]): four routed
-//! wires and a degree-3 constraint, 20 to a row. Bits known when the circuit is built (the
-//! zero initial state, the padding) are folded away rather than wired. The alternative lowering
-//! [`KeccakGates::Arithmetic`] uses only plonky2's `ArithmeticGate` (`c0·x·y + c1·z`, 20 to a
-//! row) and is kept to measure the difference: 4 operations per three-input XOR, 3 per χ.
-//! Measured (test `keccak_f1600_matches_reference`): 4,613 rows per permutation with the custom
-//! gate, 16,522 with `ArithmeticGate` alone.
+//! Bits known when the circuit is built (the zero initial state, the padding) are folded away
+//! rather than wired. Two other lowerings are kept to measure the difference
+//! ([`KeccakGates`]): three-input operations only, and plonky2's `ArithmeticGate` alone
+//! (`c0·x·y + c1·z`: 4 operations per three-input XOR, 3 per χ). Rows per permutation and node
+//! proving times are in the table printed by the ignored test `keccak_bench_table`
+//! (`cargo test -p reckle --release keccak_bench_table -- --ignored --nocapture`).
 //!
 //! Digests cross the circuit boundary as eight 32-bit words, word `i` being digest bytes
 //! `4i … 4i + 3` read little-endian ([`digest_to_words`]); words that enter a circuit are
@@ -46,7 +49,7 @@ use plonky2::plonk::circuit_builder::CircuitBuilder;
 use plonky2::plonk::circuit_data::{CircuitConfig, CircuitData};
 use plonky2::plonk::proof::ProofWithPublicInputs;
 
-use self::gate::{BitOp, KeccakBitGate};
+use self::gate::{KeccakGate, KeccakOp};
 use crate::{Error, C, D, F};
 
 /// Number of rounds of Keccak-f\[1600\].
@@ -66,9 +69,13 @@ pub type DigestWords = [Target; 8];
 /// How the gadget lowers its Boolean operations to gates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KeccakGates {
-    /// The custom [`gate::KeccakBitGate`]: one slot per three-input XOR or χ.
-    Custom,
-    /// Only plonky2's `ArithmeticGate`: kept for comparison (about 2.9× the rows).
+    /// The custom [`gate::KeccakGate`] with θ's parity as one five-input XOR and the end of θ
+    /// fused into χ, five bits at a time ([`gate::KeccakOp::ThetaChi`]): the default.
+    Fused,
+    /// The custom gate with three-input operations only: two XORs per column parity bit, one
+    /// XOR per bit for the end of θ, one χ per bit.
+    ThreeInput,
+    /// Only plonky2's `ArithmeticGate`: kept for comparison.
     Arithmetic,
 }
 
@@ -100,7 +107,7 @@ pub trait CircuitBuilderKeccak {
 
 impl CircuitBuilderKeccak for CircuitBuilder<F, D> {
     fn keccak_f1600(&mut self, state: &KeccakState) -> KeccakState {
-        self.keccak_f1600_with(state, KeccakGates::Custom)
+        self.keccak_f1600_with(state, KeccakGates::Fused)
     }
 
     fn keccak_f1600_with(&mut self, state: &KeccakState, gates: KeccakGates) -> KeccakState {
@@ -111,7 +118,7 @@ impl CircuitBuilderKeccak for CircuitBuilder<F, D> {
     }
 
     fn keccak256(&mut self, input: &[BoolTarget]) -> DigestTarget {
-        self.keccak256_with(input, KeccakGates::Custom)
+        self.keccak256_with(input, KeccakGates::Fused)
     }
 
     fn keccak256_with(&mut self, input: &[BoolTarget], gates: KeccakGates) -> DigestTarget {
@@ -145,14 +152,11 @@ enum Bit {
 struct Bits<'a> {
     b: &'a mut CircuitBuilder<F, D>,
     gates: KeccakGates,
-    xor3: KeccakBitGate,
-    chi: KeccakBitGate,
 }
 
 impl<'a> Bits<'a> {
     fn new(b: &'a mut CircuitBuilder<F, D>, gates: KeccakGates) -> Self {
-        let config = b.config.clone();
-        Self { b, gates, xor3: KeccakBitGate::new(BitOp::Xor3, &config), chi: KeccakBitGate::new(BitOp::Chi, &config) }
+        Self { b, gates }
     }
 
     fn target(&mut self, bit: Bit) -> BoolTarget {
@@ -162,41 +166,72 @@ impl<'a> Bits<'a> {
         }
     }
 
-    /// One gate operation on three wires.
-    fn op(&mut self, op: BitOp, a: BoolTarget, b: BoolTarget, c: BoolTarget) -> Bit {
-        let out = match self.gates {
-            KeccakGates::Custom => {
-                let gate = match op {
-                    BitOp::Xor3 => self.xor3.clone(),
-                    BitOp::Chi => self.chi.clone(),
-                };
-                let (row, i) = self.b.find_slot(gate, &[], &[]);
-                let [wa, wb, wc, wout] = KeccakBitGate::wires(i);
-                for (t, w) in [(a, wa), (b, wb), (c, wc)] {
-                    self.b.connect(t.target, Target::wire(row, w));
-                }
-                Target::wire(row, wout)
+    /// One operation of the custom gate on wires.
+    fn gate_op(&mut self, op: KeccakOp, inputs: &[BoolTarget]) -> Vec<Bit> {
+        let gate = KeccakGate::new(op, &self.b.config);
+        let (row, i) = self.b.find_slot(gate.clone(), &[], &[]);
+        for (t, w) in inputs.iter().zip(gate.inputs(i)) {
+            self.b.connect(t.target, Target::wire(row, w));
+        }
+        gate.outputs(i).map(|w| Bit::Wire(BoolTarget::new_unsafe(Target::wire(row, w)))).collect()
+    }
+
+    /// One three-input operation on wires.
+    fn op(&mut self, op: KeccakOp, a: BoolTarget, b: BoolTarget, c: BoolTarget) -> Bit {
+        if self.gates != KeccakGates::Arithmetic {
+            return self.gate_op(op, &[a, b, c])[0];
+        }
+        let xor = |b: &mut CircuitBuilder<F, D>, x: Target, y: Target| {
+            let s = b.add(x, y);
+            b.arithmetic(-F::TWO, F::ONE, x, y, s)
+        };
+        let out = match op {
+            KeccakOp::Xor3 => {
+                let ab = xor(self.b, a.target, b.target);
+                xor(self.b, ab, c.target)
             }
-            KeccakGates::Arithmetic => {
-                let two_neg = -F::TWO;
-                let xor = |b: &mut CircuitBuilder<F, D>, x: Target, y: Target| {
-                    let s = b.add(x, y);
-                    b.arithmetic(two_neg, F::ONE, x, y, s)
-                };
-                match op {
-                    BitOp::Xor3 => {
-                        let ab = xor(self.b, a.target, b.target);
-                        xor(self.b, ab, c.target)
-                    }
-                    BitOp::Chi => {
-                        // t = c − bc = ¬b ∧ c
-                        let t = self.b.arithmetic(F::NEG_ONE, F::ONE, b.target, c.target, c.target);
-                        xor(self.b, a.target, t)
-                    }
-                }
+            KeccakOp::Chi => {
+                // t = c − bc = ¬b ∧ c
+                let t = self.b.arithmetic(F::NEG_ONE, F::ONE, b.target, c.target, c.target);
+                xor(self.b, a.target, t)
             }
+            _ => unreachable!("three-input operations only"),
         };
         Bit::Wire(BoolTarget::new_unsafe(out))
+    }
+
+    /// `⊕` of any number of bits: known bits folded, then one five-input XOR where the lowering
+    /// has it, else three-input XORs.
+    fn xor_many(&mut self, bits: &[Bit]) -> Bit {
+        let mut k = false;
+        let mut wires: Vec<Bit> = Vec::with_capacity(bits.len());
+        for &x in bits {
+            match x {
+                Bit::Const(v) => k ^= v,
+                w => wires.push(w),
+            }
+        }
+        if self.gates == KeccakGates::Fused && wires.len() >= 4 {
+            while wires.len() > 5 {
+                let t = self.xor_many(&wires[..5]);
+                wires.splice(..5, [t]);
+            }
+            let mut ins: Vec<BoolTarget> = wires.iter().map(|&w| self.target(w)).collect();
+            if ins.len() == 4 {
+                ins.push(self.b.constant_bool(k));
+            } else if k {
+                let t = self.gate_op(KeccakOp::Xor5, &ins)[0];
+                return self.xor3(t, Bit::Const(true), Bit::Const(false));
+            }
+            return self.gate_op(KeccakOp::Xor5, &ins)[0];
+        }
+        while wires.len() > 3 {
+            let t = self.xor3(wires[0], wires[1], wires[2]);
+            wires.splice(..3, [t]);
+        }
+        wires.resize(3, Bit::Const(false));
+        wires[2] = self.xor3(wires[2], Bit::Const(k), Bit::Const(false));
+        self.xor3(wires[0], wires[1], wires[2])
     }
 
     /// `a ⊕ b ⊕ c`.
@@ -214,13 +249,13 @@ impl<'a> Bits<'a> {
             ([w], false) => Bit::Wire(*w),
             ([w], true) => {
                 let (one, zero) = (self.b._true(), self.b._false());
-                self.op(BitOp::Xor3, *w, one, zero)
+                self.op(KeccakOp::Xor3, *w, one, zero)
             }
             ([w1, w2], _) => {
                 let k = self.b.constant_bool(k);
-                self.op(BitOp::Xor3, *w1, *w2, k)
+                self.op(KeccakOp::Xor3, *w1, *w2, k)
             }
-            ([w1, w2, w3], _) => self.op(BitOp::Xor3, *w1, *w2, *w3),
+            ([w1, w2, w3], _) => self.op(KeccakOp::Xor3, *w1, *w2, *w3),
             _ => unreachable!("three inputs"),
         }
     }
@@ -233,46 +268,69 @@ impl<'a> Bits<'a> {
             (b, Bit::Const(true)) => self.xor3(a, b, Bit::Const(true)),
             (Bit::Wire(b), Bit::Wire(c)) => {
                 let a = self.target(a);
-                self.op(BitOp::Chi, a, b, c)
+                self.op(KeccakOp::Chi, a, b, c)
             }
         }
     }
 
     fn round(&mut self, a: [[Bit; 64]; LANES], rc: u64) -> [[Bit; 64]; LANES] {
         let rho = rho_offsets();
-        // θ
+        // θ: C[x] = ⊕_y A[x, y], D[x][z] = C[x−1][z] ⊕ C[x+1][z−1].
         let mut c = [[Bit::Const(false); 64]; 5];
-        for x in 0..5 {
-            for z in 0..64 {
-                let col = |y: usize| a[x + 5 * y][z];
-                let t = self.xor3(col(0), col(1), col(2));
-                c[x][z] = self.xor3(t, col(3), col(4));
+        for (x, cx) in c.iter_mut().enumerate() {
+            for (z, cxz) in cx.iter_mut().enumerate() {
+                let col: [Bit; 5] = std::array::from_fn(|y| a[x + 5 * y][z]);
+                *cxz = self.xor_many(&col);
             }
         }
-        let mut t = a;
-        for x in 0..5 {
-            for y in 0..5 {
-                for z in 0..64 {
-                    t[x + 5 * y][z] = self.xor3(a[x + 5 * y][z], c[(x + 4) % 5][z], c[(x + 1) % 5][(z + 63) % 64]);
+        let fused = self.gates == KeccakGates::Fused;
+        let mut d = [[Bit::Const(false); 64]; 5];
+        if fused {
+            for (x, dx) in d.iter_mut().enumerate() {
+                for (z, dxz) in dx.iter_mut().enumerate() {
+                    *dxz = self.xor3(c[(x + 4) % 5][z], c[(x + 1) % 5][(z + 63) % 64], Bit::Const(false));
                 }
             }
         }
-        // ρ and π: B[y, 2x + 3y] = rot(A[x, y], r[x, y]); renaming only.
-        let mut bb = [[Bit::Const(false); 64]; LANES];
+        // ρ and π move bit z of lane (x, y) to bit z + r[x, y] of lane (y, 2x + 3y); for each
+        // destination bit, `src` is the lane and bit it comes from.
+        let mut src = [[(0usize, 0usize); 64]; LANES];
         for x in 0..5 {
             for y in 0..5 {
                 let r = rho[x + 5 * y] as usize;
                 for z in 0..64 {
-                    bb[y + 5 * ((2 * x + 3 * y) % 5)][z] = t[x + 5 * y][(z + 64 - r) % 64];
+                    src[y + 5 * ((2 * x + 3 * y) % 5)][(z + r) % 64] = (x + 5 * y, z);
                 }
             }
         }
-        // χ
-        let mut out = bb;
-        for x in 0..5 {
-            for y in 0..5 {
-                for z in 0..64 {
-                    out[x + 5 * y][z] = self.chi(bb[x + 5 * y][z], bb[(x + 1) % 5 + 5 * y][z], bb[(x + 2) % 5 + 5 * y][z]);
+        // The end of θ, A'[x, y][z] = A[x, y][z] ⊕ D[x][z], then χ along each row of five.
+        let mut out = [[Bit::Const(false); 64]; LANES];
+        for y in 0..5 {
+            for z in 0..64 {
+                let ins: [(Bit, Bit); 5] = std::array::from_fn(|x| {
+                    let (lane, bit) = src[x + 5 * y][z];
+                    (a[lane][bit], d[lane % 5][bit])
+                });
+                let all_wires = ins.iter().all(|(p, q)| matches!((p, q), (Bit::Wire(_), Bit::Wire(_))));
+                let row: Vec<Bit> = if fused && all_wires {
+                    let ws: Vec<BoolTarget> = ins.iter().flat_map(|&(p, q)| [self.target(p), self.target(q)]).collect();
+                    self.gate_op(KeccakOp::ThetaChi, &ws)
+                } else {
+                    let b: Vec<Bit> = (0..5)
+                        .map(|x| {
+                            let (lane, bit) = src[x + 5 * y][z];
+                            if fused {
+                                self.xor3(ins[x].0, ins[x].1, Bit::Const(false))
+                            } else {
+                                let x_ = lane % 5;
+                                self.xor3(a[lane][bit], c[(x_ + 4) % 5][bit], c[(x_ + 1) % 5][(bit + 63) % 64])
+                            }
+                        })
+                        .collect();
+                    (0..5).map(|x| self.chi(b[x], b[(x + 1) % 5], b[(x + 2) % 5])).collect()
+                };
+                for (x, bit) in row.into_iter().enumerate() {
+                    out[x + 5 * y][z] = bit;
                 }
             }
         }
@@ -379,7 +437,7 @@ impl KeccakNodeCircuit {
     /// Builds the circuit with the custom gate (the standard recursion configuration, so its
     /// proofs can be verified inside the crate's other circuits).
     pub fn build() -> Self {
-        Self::build_with(KeccakGates::Custom)
+        Self::build_with(KeccakGates::Fused)
     }
 
     /// Builds the circuit with a chosen lowering (for measurements).

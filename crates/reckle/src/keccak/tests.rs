@@ -69,7 +69,7 @@ fn keccak_f1600_matches_reference() {
     let mut expected = lanes;
     tiny_keccak::keccakf(&mut expected);
 
-    for gates in [KeccakGates::Custom, KeccakGates::Arithmetic] {
+    for gates in [KeccakGates::Fused, KeccakGates::ThreeInput, KeccakGates::Arithmetic] {
         let mut b = CircuitBuilder::<F, D>::new(CircuitConfig::standard_recursion_config());
         let input: KeccakState = std::array::from_fn(|_| std::array::from_fn(|_| b.add_virtual_bool_target_unsafe()));
         let before = b.num_gates();
@@ -197,7 +197,7 @@ fn keccak_bench_table() {
     let mut rng = rng();
     eprintln!("| lowering | rows / permutation | node circuit gates | degree bits | build s | prove s | verify ms | proof KiB |");
     eprintln!("|---|---|---|---|---|---|---|---|");
-    for gates in [KeccakGates::Custom, KeccakGates::Arithmetic] {
+    for gates in [KeccakGates::Fused, KeccakGates::ThreeInput, KeccakGates::Arithmetic] {
         let mut b = CircuitBuilder::<F, D>::new(CircuitConfig::standard_recursion_config());
         let input: KeccakState = std::array::from_fn(|_| std::array::from_fn(|_| b.add_virtual_bool_target_unsafe()));
         let before = b.num_gates();
