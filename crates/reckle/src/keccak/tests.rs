@@ -164,6 +164,14 @@ fn keccak_node_proves_and_rejects_wrong_digests() {
     assert_eq!(KeccakNodeCircuit::parent(&proof).unwrap(), parent);
     circuit.verify(&proof, &left, &right, &parent).unwrap();
 
+    // The verifier key survives serialization (with the serializer that knows the custom gate).
+    let vd = circuit.data().verifier_data();
+    let bytes = vd.to_bytes(&KeccakGateSerializer).unwrap();
+    assert!(vd.to_bytes(&plonky2::util::serialization::DefaultGateSerializer).is_err());
+    let vd2 = plonky2::plonk::circuit_data::VerifierCircuitData::<F, C, D>::from_bytes(bytes, &KeccakGateSerializer).unwrap();
+    assert_eq!(vd2.common, vd.common);
+    vd2.verify(proof.clone()).unwrap();
+
     // The verifier expects another parent.
     let mut wrong = parent;
     wrong[31] ^= 1;
@@ -186,6 +194,30 @@ fn keccak_node_proves_and_rejects_wrong_digests() {
         pw.set_target(t, F::from_canonical_u32(w)).unwrap();
     }
     assert!(circuit.data().prove(pw).is_err());
+}
+
+/// A node proof verifies inside another circuit, as the digest-translation circuits will need
+/// (the custom gate's recursive constraints, beside `keccak_gate_low_degree_and_recursive_eval`).
+#[test]
+fn keccak_node_proof_verifies_recursively() {
+    let circuit = KeccakNodeCircuit::build();
+    let (left, right) = ([0x11u8; 32], [0x22u8; 32]);
+    let proof = circuit.prove(&left, &right).unwrap();
+
+    let inner = circuit.data();
+    let mut b = CircuitBuilder::<F, D>::new(CircuitConfig::standard_recursion_config());
+    let pt = b.add_virtual_proof_with_pis(&inner.common);
+    let vk = b.constant_verifier_data(&inner.verifier_only);
+    b.verify_proof::<C>(&pt, &vk, &inner.common);
+    b.register_public_inputs(&pt.public_inputs);
+    let outer = b.build::<C>();
+
+    let mut pw = PartialWitness::new();
+    pw.set_proof_with_pis_target(&pt, &proof).unwrap();
+    let outer_proof = outer.prove(pw).unwrap();
+    assert_eq!(outer_proof.public_inputs, proof.public_inputs);
+    assert_eq!(KeccakNodeCircuit::parent(&outer_proof).unwrap(), reference(&[left, right].concat()));
+    outer.verify(outer_proof).unwrap();
 }
 
 /// Gate counts and timings of both lowerings (one permutation, and the node circuit built,
