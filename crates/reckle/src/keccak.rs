@@ -544,6 +544,21 @@ impl KeccakNodeCircuit {
         self.data.prove(pw).map_err(|e| Error::Proving(format!("Keccak node: {e}")))
     }
 
+    /// Like [`KeccakNodeCircuit::prove`], with the expected parent also put into the witness:
+    /// proving fails ([`Error::Proving`]) unless `parent = Keccak-256(left ‖ right)`.
+    pub fn prove_expecting(
+        &self,
+        left: &[u8; 32],
+        right: &[u8; 32],
+        parent: &[u8; 32],
+    ) -> Result<ProofWithPublicInputs<F, C, D>, Error> {
+        let mut pw = self.witness(left, right)?;
+        for (&t, w) in self.parent.iter().zip(digest_to_words(parent)) {
+            pw.set_target(t, F::from_canonical_u32(w)).map_err(|e| Error::Proving(e.to_string()))?;
+        }
+        self.data.prove(pw).map_err(|e| Error::Proving(format!("Keccak node (expected parent {}): {e}", hex::encode(parent))))
+    }
+
     /// `(K_L, K_R, K_v)` from a proof's public inputs (unverified).
     pub fn statement(proof: &ProofWithPublicInputs<F, C, D>) -> Result<[[u8; 32]; 3], Error> {
         if proof.public_inputs.len() != NODE_PUBLIC_INPUTS {

@@ -160,7 +160,7 @@ fn keccak_node_proves_and_rejects_wrong_digests() {
     let right: [u8; 32] = rng.gen();
     let parent = reference(&[left, right].concat());
 
-    let proof = circuit.prove(&left, &right).unwrap();
+    let proof = circuit.prove_expecting(&left, &right, &parent).unwrap();
     assert_eq!(KeccakNodeCircuit::parent(&proof).unwrap(), parent);
     circuit.verify(&proof, &left, &right, &parent).unwrap();
 
@@ -188,12 +188,11 @@ fn keccak_node_proves_and_rejects_wrong_digests() {
     tampered.public_inputs[0] += F::ONE;
     assert!(circuit.data().verify(tampered).is_err());
 
-    // A prover that sets the parent to a wrong value cannot make a proof.
-    let mut pw = circuit.witness(&left, &right).unwrap();
-    for (&t, w) in circuit.parent.iter().zip(digest_to_words(&wrong)) {
-        pw.set_target(t, F::from_canonical_u32(w)).unwrap();
+    // A prover that puts a wrong parent into the witness cannot make a proof.
+    match circuit.prove_expecting(&left, &right, &wrong) {
+        Err(Error::Proving(_)) => {}
+        other => panic!("proving a wrong parent: {:?}", other.map(|p| p.public_inputs)),
     }
-    assert!(circuit.data().prove(pw).is_err());
 }
 
 /// A node proof verifies inside another circuit, as the digest-translation circuits will need
