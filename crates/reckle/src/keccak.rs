@@ -362,9 +362,9 @@ impl<'a> Bits<'a> {
             }
         }
         // ι
-        for z in 0..64 {
+        for (z, bit) in out[0].iter_mut().enumerate() {
             if (rc >> z) & 1 == 1 {
-                out[0][z] = self.xor3(out[0][z], Bit::Const(true), Bit::Const(false));
+                *bit = self.xor3(*bit, Bit::Const(true), Bit::Const(false));
             }
         }
         out
@@ -378,7 +378,7 @@ impl<'a> Bits<'a> {
     }
 
     fn sponge(&mut self, input: &[BoolTarget]) -> DigestTarget {
-        assert!(input.len() % 8 == 0, "Keccak-256 input must be whole bytes, got {} bits", input.len());
+        assert!(input.len().is_multiple_of(8), "Keccak-256 input must be whole bytes, got {} bits", input.len());
         let len = input.len() / 8;
         // pad10*1 on bytes: 0x01 right after the message, 0x80 in the block's last byte.
         let padded = (len / RATE_BYTES + 1) * RATE_BYTES;
