@@ -34,14 +34,22 @@
 //! ([`KeccakGates`]): three-input operations only, and plonky2's `ArithmeticGate` alone
 //! (`c0·x·y + c1·z`: 4 operations per three-input XOR, 3 per χ). The ignored test
 //! `keccak_bench_table` prints rows and times
-//! (`cargo test -p reckle --release keccak_bench_table -- --ignored --nocapture`); on a shared
-//! 2-core machine with another build running, standard recursion configuration:
+//! (`cargo test -p reckle --release keccak_bench_table -- --ignored --nocapture`). Standard
+//! recursion configuration; times are the best of three proofs, on a shared 2-core machine with
+//! other builds running, and moved by up to 2× between runs (the ranges are over three runs):
 //!
 //! | lowering | rows per Keccak-f\[1600\] | node circuit rows (padded) | node proof |
 //! |---|---|---|---|
-//! | [`KeccakGates::Fused`] | 2,516 | 2,567 (2^12) | 2.4 s |
-//! | [`KeccakGates::ThreeInput`] | 4,613 | 4,614 (2^13) | 5.9 s |
-//! | [`KeccakGates::Arithmetic`] | 16,522 | 16,252 (2^14) | 11.6 s |
+//! | [`KeccakGates::Fused`] | 2,516 | 2,567 (2^12) | 1.4–2.7 s |
+//! | [`KeccakGates::ThreeInput`] | 4,613 | 4,614 (2^13) | 3.1–5.9 s |
+//! | [`KeccakGates::Arithmetic`] | 16,522 | 16,252 (2^14) | 7.2–11.6 s |
+//!
+//! A lookup-based representation (lanes as sixteen 4-bit limbs, XOR and `¬a ∧ b` as lookups
+//! of `a + 16·b` in 256-entry tables) was measured on its basic step only: 1.20 rows per
+//! two-input operation on a 64-bit lane (one packing operation and one lookup per limb). A round
+//! needs at least 100 such operations (θ 50, χ 50) before the rotations of θ and ρ, which split
+//! limbs with more lookups: at least 120 rows per round against 105 for the fused bit gate, so
+//! it was not built.
 //!
 //! Digests cross the circuit boundary as eight 32-bit words, word `i` being digest bytes
 //! `4i … 4i + 3` read little-endian ([`digest_to_words`]); words that enter a circuit are

@@ -219,8 +219,28 @@ fn keccak_node_proof_verifies_recursively() {
     outer.verify(outer_proof).unwrap();
 }
 
-/// Gate counts and timings of both lowerings (one permutation, and the node circuit built,
-/// proved and verified). Run with
+/// Rows of the lookup alternative's basic step, for the comparison in `keccak_bench_table`:
+/// `n` two-input operations (XOR, or ¬a ∧ b) on 64-bit lanes held as sixteen 4-bit limbs, each
+/// limb one `ArithmeticGate` operation to pack `a + 16·b` and one lookup in a 256-entry table.
+/// Counts the rows plonky2 adds for the lookups and the table at build time (the builder is
+/// dropped unbuilt).
+fn lookup_lane_op_rows(n: usize) -> usize {
+    let mut b = CircuitBuilder::<F, D>::new(CircuitConfig::standard_recursion_config());
+    let table: Vec<(u16, u16)> = (0..256u16).map(|i| (i, (i & 15) ^ (i >> 4))).collect();
+    let lut = b.add_lookup_table_from_pairs(std::sync::Arc::new(table));
+    let sixteen = F::from_canonical_u32(16);
+    let before = b.num_gates();
+    for _ in 0..n * 16 {
+        let (lo, hi) = (b.add_virtual_target(), b.add_virtual_target());
+        let packed = b.mul_const_add(sixteen, hi, lo);
+        b.add_lookup_from_index(packed, lut);
+    }
+    b.add_all_lookups();
+    b.num_gates() - before
+}
+
+/// Gate counts and timings of the three lowerings (one permutation, and the node circuit built,
+/// proved and verified), and the lookup alternative's lower bound. Run with
 /// `cargo test -p reckle --release keccak_bench_table -- --ignored --nocapture`.
 #[test]
 #[ignore]
@@ -228,12 +248,16 @@ fn keccak_bench_table() {
     let mut rng = rng();
     eprintln!("| lowering | rows / permutation | node circuit gates | degree bits | build s | prove s | verify ms | proof KiB |");
     eprintln!("|---|---|---|---|---|---|---|---|");
+    let mut fused_rows = 0;
     for gates in [KeccakGates::Fused, KeccakGates::ThreeInput, KeccakGates::Arithmetic] {
         let mut b = CircuitBuilder::<F, D>::new(CircuitConfig::standard_recursion_config());
         let input: KeccakState = std::array::from_fn(|_| std::array::from_fn(|_| b.add_virtual_bool_target_unsafe()));
         let before = b.num_gates();
         b.keccak_f1600_with(&input, gates);
         let rows = b.num_gates() - before;
+        if gates == KeccakGates::Fused {
+            fused_rows = rows;
+        }
 
         let t = Instant::now();
         let circuit = KeccakNodeCircuit::build_with(gates);
@@ -259,4 +283,17 @@ fn keccak_bench_table() {
             circuit.degree_bits()
         );
     }
+    // A round has at least 100 two-input lane operations with limbs and lookups (θ: 20 for the
+    // column parities, 5 for D, 25 to apply it; χ: 25 ¬∧ and 25 ⊕), before the rotations of θ
+    // and ρ, which split limbs and cost more lookups.
+    let (r100, r200) = (lookup_lane_op_rows(100), lookup_lane_op_rows(200));
+    let per_op = (r200 - r100) as f64 / 100.0;
+    eprintln!(
+        "lookup on 4-bit limbs: {per_op:.2} rows per 64-bit two-input operation (+{:.0} for the table), so at \
+         least {:.0} rows per round and {:.0} per permutation before rotations (Fused: {:.0} per round)",
+        r100 as f64 - 100.0 * per_op,
+        100.0 * per_op,
+        2400.0 * per_op,
+        fused_rows as f64 / 24.0
+    );
 }
