@@ -17,6 +17,11 @@
 //!   `H(d_L ‖ d_R)` if `d_L · d_R ≠ 0`, otherwise `d_L + d_R`. The canonical digest of the
 //!   batch is `d = d_root`. "0" is the all-zero digest.
 //! * Levels are heights above the leaves: leaves are level 0, the root is level `ℓ`.
+//! * **Digest translation** (§5): `K_v` is node `v`'s hash in a Merkle tree built with
+//!   Ethereum's Keccak-256, `K_v = Keccak-256(K_L ‖ K_R)` over the two 32-byte children; the
+//!   application proves that a Keccak root `C_K` and a Poseidon root `C_P` are over the same
+//!   leaves. The Keccak gadget and its node circuit are in [`keccak`] (the translation circuits
+//!   themselves are not built yet).
 //! * **Bucketing** (§3.7): one monolithic circuit, `B_0` here, covers a bucket of `2^q` leaves
 //!   (`q` = [`Params::log_bucket`]) and proves the bucket root's `(C_v, d_v)` without
 //!   recursion. Buckets are the nodes of level `q`.
@@ -91,6 +96,8 @@
 //! * [`node`]: proving one node as a pure function ([`prove_bucket`], [`prove_node`]) and
 //!   [`NodeProof`] with its stable serialization.
 //! * [`batch`]: `Λ_I` — aggregate, verify, update; the planning helper [`plan_batch`].
+//! * [`keccak`]: Keccak-f\[1600\], Keccak-256 and the Keccak node hash as plonky2 gadgets
+//!   (a custom gate on bits), and [`keccak::KeccakNodeCircuit`].
 //!
 //! The crate does no I/O and keeps no global state: every step takes serializable inputs and
 //! returns serializable outputs, so a worker anywhere can run any node.
@@ -99,6 +106,7 @@ pub mod batch;
 pub mod circuits;
 mod codec;
 pub mod hash;
+pub mod keccak;
 pub mod node;
 mod pinned;
 pub mod stored;
