@@ -90,7 +90,7 @@ pub use circuit::{Circuit, CircuitDigest, Selectors, Wire, Witness};
 pub use error::Error;
 pub use index::{preprocess, ProvingKey, VerifyingKey};
 pub use proof::Proof;
-pub use r1cs::R1csCircuit;
 pub use prover::{prove, prove_timed, prove_timed_with, ProverTimings, WitnessMsm};
+pub use r1cs::R1csCircuit;
 pub use setup::{setup, setup_insecure_from_seed, Srs};
 pub use verifier::verify;

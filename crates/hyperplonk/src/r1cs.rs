@@ -12,7 +12,8 @@
 //!   into its selectors: `(α a + k_A)(β b + k_B) − (γ c + k_C) = 0` is
 //!   `q_M = αβ, q_L = α k_B, q_R = β k_A, q_O = γ, q_C = k_A k_B − k_C`.
 //!
-//! So a constraint costs `1 + Σ_{A,B,C} max(m − 1, 0)` gates. Gates `0 … ℓ` come first and
+//! So a constraint costs at most `1 + Σ_{A,B,C} max(m − 1, 0)` gates: a combination reduced
+//! once (in `A` and `B` of a square, say, or in two constraints) is reused, not rebuilt. Gates `0 … ℓ` come first and
 //! expose the public signals (`q_L = 1`, `w_1 = x_i`); circom's public signals are wires
 //! `1 … ℓ`, the outputs and then the public inputs, and `x` is them in that order. Every use of
 //! a wire `z_t` in any gate is tied by a copy constraint to its first use (for a public signal,
@@ -66,6 +67,8 @@ struct Builder<F> {
     slots: Vec<[Slot; 3]>,
     copies: Vec<(Wire, Wire)>,
     first_use: HashMap<u32, Wire>,
+    /// The output of each multi-term combination already reduced (its terms sorted by wire).
+    reduced: HashMap<Vec<(u32, F)>, usize>,
     num_wires: u32,
 }
 
@@ -103,7 +106,15 @@ impl<F: PrimeField> Builder<F> {
     fn reduce(&mut self, lc: &[(u32, F)]) -> Result<Reduced<F>, Error> {
         let (zero, one) = (F::zero(), F::one());
         let constant: F = lc.iter().filter(|(t, _)| *t == 0).map(|(_, c)| *c).sum();
-        let terms: Vec<(u32, F)> = lc.iter().filter(|(t, _)| *t != 0).copied().collect();
+        let mut terms: Vec<(u32, F)> = lc.iter().filter(|(t, _)| *t != 0).copied().collect();
+        terms.sort_by_key(|(t, _)| *t);
+        if let Some(&out) = self.reduced.get(&terms) {
+            return Ok(Reduced {
+                coefficient: one,
+                operand: Slot::Output(out),
+                constant,
+            });
+        }
         let reduced = match terms.as_slice() {
             [] => Reduced {
                 coefficient: zero,
@@ -126,6 +137,7 @@ impl<F: PrimeField> Builder<F> {
                         [Slot::Output(out), Slot::Signal(*t), Slot::Sum],
                     )?;
                 }
+                self.reduced.insert(terms.clone(), out);
                 Reduced {
                     coefficient: one,
                     operand: Slot::Output(out),
@@ -153,12 +165,17 @@ impl<F: PrimeField> R1csCircuit<F> {
             slots: Vec::new(),
             copies: Vec::new(),
             first_use: HashMap::new(),
+            reduced: HashMap::new(),
             num_wires: r1cs.num_wires,
         };
         for i in 0..num_public {
             // Wire i + 1 ≤ num_public < num_wires fits in u32.
-            let t = u32::try_from(i + 1).map_err(|_| Error::InvalidCircuit("too many public signals".into()))?;
-            b.gate([one, zero, zero, zero, zero], [Slot::Signal(t), Slot::Zero, Slot::Zero])?;
+            let t = u32::try_from(i + 1)
+                .map_err(|_| Error::InvalidCircuit("too many public signals".into()))?;
+            b.gate(
+                [one, zero, zero, zero, zero],
+                [Slot::Signal(t), Slot::Zero, Slot::Zero],
+            )?;
         }
         for k in &r1cs.constraints {
             let a = b.reduce(&k.a)?;
@@ -181,7 +198,12 @@ impl<F: PrimeField> R1csCircuit<F> {
         for (i, s) in b.selectors.into_iter().enumerate() {
             selectors.set(i, s);
         }
-        let circuit = Circuit::new(n.trailing_zeros() as usize, num_public, selectors, &b.copies)?;
+        let circuit = Circuit::new(
+            n.trailing_zeros() as usize,
+            num_public,
+            selectors,
+            &b.copies,
+        )?;
         Ok(Self {
             circuit,
             slots: b.slots,
@@ -192,7 +214,8 @@ impl<F: PrimeField> R1csCircuit<F> {
 
     /// Decodes a `.r1cs` file over `F` and converts it.
     pub fn from_r1cs_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        let r1cs = circom::R1cs::<F>::from_bytes(bytes).map_err(|e| Error::Circom(e.to_string()))?;
+        let r1cs =
+            circom::R1cs::<F>::from_bytes(bytes).map_err(|e| Error::Circom(e.to_string()))?;
         Self::new(&r1cs)
     }
 
@@ -223,7 +246,10 @@ impl<F: PrimeField> R1csCircuit<F> {
             });
         }
         if !z[0].is_one() {
-            return Err(Error::Circom(format!("witness wire 0 must be 1, it is {}", z[0])));
+            return Err(Error::Circom(format!(
+                "witness wire 0 must be 1, it is {}",
+                z[0]
+            )));
         }
         let n = self.circuit.num_gates();
         let mut w: [Vec<F>; 3] = std::array::from_fn(|_| vec![F::zero(); n]);
@@ -284,7 +310,11 @@ mod tests {
         );
         let (pk, vk) = keys(&c);
         let mut proofs = Vec::new();
-        for w in ["example-bls12381.wtns", "example-bls12381-w1.wtns", "example-bls12381-w2.wtns"] {
+        for w in [
+            "example-bls12381.wtns",
+            "example-bls12381-w1.wtns",
+            "example-bls12381-w2.wtns",
+        ] {
             let (x, witness) = c.witness_from_wtns_bytes(&fixture(w)).unwrap();
             // Outputs c, h, then the public input b.
             assert_eq!(x.len(), 3);
@@ -298,7 +328,11 @@ mod tests {
         // Another public input: each proof's, the others', and one value changed.
         for (i, (_, proof)) in proofs.iter().enumerate() {
             for (j, (x, _)) in proofs.iter().enumerate() {
-                assert_eq!(verify(&vk, x, proof).is_ok(), i == j, "proof {i}, input {j}");
+                assert_eq!(
+                    verify(&vk, x, proof).is_ok(),
+                    i == j,
+                    "proof {i}, input {j}"
+                );
             }
             let mut x = proofs[i].0.clone();
             x[1] += Fr::from(1u64);
@@ -316,7 +350,10 @@ mod tests {
             let (x, witness) = c.witness(&bad).unwrap();
             let refused = prove(&pk, &x, &witness).unwrap_err();
             assert!(
-                matches!(refused, Error::GateUnsatisfied { .. } | Error::CopyUnsatisfied { .. }),
+                matches!(
+                    refused,
+                    Error::GateUnsatisfied { .. } | Error::CopyUnsatisfied { .. }
+                ),
                 "wire {wire}: {refused}"
             );
             let (lie, _) = prove_with(&pk, &x, &witness, Cheat::SkipWitnessCheck).unwrap();
@@ -334,8 +371,8 @@ mod tests {
         ));
     }
 
-    /// `(x + 2y + 3)·(y − 1) = z + 5` and `y·y = y` (y boolean), with `x` public: constants,
-    /// coefficients, multi-term combinations and an empty `C`.
+    /// `(x + 2y + 3)·(y − 1) = z + 5`, `y·y = y` (y boolean) and `(2y + x)² = u`, with `x`
+    /// public: constants, coefficients, multi-term combinations (one reused), an empty `C`.
     #[test]
     fn constants_and_long_combinations_are_reduced() {
         let f = |v: i64| {
@@ -345,9 +382,9 @@ mod tests {
                 Fr::from(v as u64)
             }
         };
-        // Wires: 0 = 1, 1 = x (public input), 2 = y, 3 = z.
+        // Wires: 0 = 1, 1 = x (public input), 2 = y, 3 = z, 4 = u.
         let r1cs = R1cs {
-            num_wires: 4,
+            num_wires: 5,
             num_pub_out: 0,
             num_pub_in: 1,
             num_prv_in: 1,
@@ -363,15 +400,21 @@ mod tests {
                     b: vec![(2, f(1)), (0, f(-1))],
                     c: vec![],
                 },
+                Constraint {
+                    a: vec![(2, f(2)), (1, f(1))],
+                    b: vec![(1, f(1)), (2, f(2))],
+                    c: vec![(4, f(1))],
+                },
             ],
             wire_labels: None,
         };
         let c = R1csCircuit::new(&r1cs).unwrap();
-        // 1 public gate, 1 addition + 1 multiplication, 1 multiplication.
-        assert_eq!(c.gates_used(), 4);
+        // 1 public gate, 1 addition + 1 multiplication, 1 multiplication, 1 multiplication
+        // (x + 2y is reduced once).
+        assert_eq!(c.gates_used(), 5);
         let (pk, vk) = keys(&c);
         // x = 4, y = 1: (4 + 2 + 3)·0 = 0 = z + 5, z = −5.
-        let z = vec![f(1), f(4), f(1), f(-5)];
+        let z = vec![f(1), f(4), f(1), f(-5), f(36)];
         r1cs.check_witness(&z).unwrap();
         let (x, witness) = c.witness(&z).unwrap();
         assert_eq!(x, vec![f(4)]);
@@ -379,11 +422,14 @@ mod tests {
         verify(&vk, &x, &proof).unwrap();
         assert!(verify(&vk, &[f(5)], &proof).is_err());
         // y = 2 breaks both constraints.
-        let (x, witness) = c.witness(&[f(1), f(4), f(2), f(-5)]).unwrap();
+        let (x, witness) = c.witness(&[f(1), f(4), f(2), f(-5), f(36)]).unwrap();
         assert!(prove(&pk, &x, &witness).is_err());
         // A wire outside the R1CS's wires is refused.
         let mut bad = r1cs.clone();
         bad.constraints[1].a = vec![(9, f(1))];
-        assert!(matches!(R1csCircuit::new(&bad), Err(Error::InvalidCircuit(_))));
+        assert!(matches!(
+            R1csCircuit::new(&bad),
+            Err(Error::InvalidCircuit(_))
+        ));
     }
 }
