@@ -56,7 +56,8 @@
 //!
 //! PST ([`testudo::pst`]), the sumcheck verifier and proof type, dense MLEs and `eq`, and the
 //! Poseidon transcript are `testudo`'s. This crate's prover-side kernels (MSM, sumcheck
-//! round, MLE update, batched inversion) are behind one boundary, [`kernels`].
+//! round, MLE update, batched inversion; a sparse-scalar MSM for the witness) are behind one
+//! boundary, [`kernels`].
 //!
 //! # Modules
 //!
