@@ -65,6 +65,10 @@ pub enum Error {
     #[error("the batched PST opening is rejected")]
     Opening,
 
+    /// A circom file or witness that cannot be read or used ([`crate::r1cs`]).
+    #[error("circom: {0}")]
+    Circom(String),
+
     /// An error from the `testudo` components this crate is built on (PST, the transcript).
     #[error("testudo: {0}")]
     Component(#[from] testudo::Error),

@@ -4,6 +4,10 @@
 //!
 //! - [`msm`] / [`commit`]: a multi-scalar multiplication, and a PST commitment (one MSM
 //!   against the key's Lagrange level for the polynomial's size).
+//! - [`msm_sparse`] / [`commit_sparse`]: the same for a table whose scalars are mostly 0 or 1
+//!   (the witness columns; zkSpeed §3.3.1, "Sparse MSMs"): zeros are skipped, the bases of
+//!   ones are summed with plain point additions, and only the remaining scalars go to the
+//!   bucket (Pippenger) MSM.
 //! - [`sumcheck_round`]: one round's message `p(t) = Σ_i G(f(t, i))`, `t = 0 … d`.
 //! - [`fix_first_variable`]: the MLE update `t'[i] = t[i] + r·(t[i + h] − t[i])` after a round.
 //! - [`batch_invert`]: Montgomery's batched inversion (the fraction MLE's `1/D`).
@@ -15,7 +19,7 @@
 
 use ark_ec::pairing::Pairing;
 use ark_ec::{CurveGroup, VariableBaseMSM};
-use ark_ff::{Field, PrimeField};
+use ark_ff::{Field, PrimeField, Zero};
 use testudo::pst::{PstCommitment, PstCommitterKey};
 
 use crate::Error;
@@ -29,20 +33,56 @@ pub fn msm<E: Pairing>(bases: &[E::G1Affine], scalars: &[E::ScalarField]) -> E::
     E::G1::msm_unchecked(bases, scalars)
 }
 
+/// [`msm`] for scalars that are mostly 0 or 1: `Σ_{s_i = 1} B_i + MSM((B_i, s_i))_{s_i ∉ {0,1}}`.
+/// One pass classifies the scalars; the bases of the ones are summed by `msm_u1` (plain
+/// additions into one bucket per thread, no scalar decomposition), and the bucket MSM sees
+/// only the other scalars, gathered with their bases.
+///
+/// (arkworks 0.6's [`VariableBaseMSM::msm_unchecked`] already sorts its scalars by size and
+/// adds the 0/±1 ones directly, so against [`msm`] this kernel saves only that sorting and the
+/// conversion of every scalar out of Montgomery form: the `sparse_msm` example measures it.)
+pub fn msm_sparse<E: Pairing>(bases: &[E::G1Affine], scalars: &[E::ScalarField]) -> E::G1 {
+    debug_assert_eq!(bases.len(), scalars.len());
+    let len = bases.len().min(scalars.len());
+    let one = E::ScalarField::ONE;
+    let is_one: Vec<bool> = scalars[..len].iter().map(|s| *s == one).collect();
+    let (dense_bases, dense_scalars): (Vec<E::G1Affine>, Vec<E::ScalarField>) = bases[..len]
+        .iter()
+        .zip(&scalars[..len])
+        .filter(|(_, s)| !s.is_zero() && **s != one)
+        .map(|(b, s)| (*b, *s))
+        .unzip();
+    E::G1::msm_u1(&bases[..len], &is_one) + msm::<E>(&dense_bases, &dense_scalars)
+}
+
 /// The PST commitment `g^{f(t)}` of the table `evals` (`2^μ` values, `μ ≤ ck.num_vars`).
 pub fn commit<E: Pairing>(
     ck: &PstCommitterKey<E>,
     evals: &[E::ScalarField],
 ) -> Result<PstCommitment<E>, Error> {
-    let level = ck
-        .levels
+    let level = level_for(ck, evals.len())?;
+    Ok(PstCommitment(msm::<E>(level, evals).into_affine()))
+}
+
+/// [`commit`] with [`msm_sparse`]: the same commitment, faster when most of `evals` are 0 or 1.
+pub fn commit_sparse<E: Pairing>(
+    ck: &PstCommitterKey<E>,
+    evals: &[E::ScalarField],
+) -> Result<PstCommitment<E>, Error> {
+    let level = level_for(ck, evals.len())?;
+    Ok(PstCommitment(msm_sparse::<E>(level, evals).into_affine()))
+}
+
+/// The key's Lagrange level for tables of `len` values.
+fn level_for<E: Pairing>(ck: &PstCommitterKey<E>, len: usize) -> Result<&[E::G1Affine], Error> {
+    ck.levels
         .iter()
-        .find(|l| l.len() == evals.len())
+        .find(|l| l.len() == len)
+        .map(Vec::as_slice)
         .ok_or(Error::SetupTooSmall {
             supported: ck.num_vars,
-            needed: evals.len().trailing_zeros() as usize,
-        })?;
-    Ok(PstCommitment(msm::<E>(level, evals).into_affine()))
+            needed: len.trailing_zeros() as usize,
+        })
 }
 
 /// The sumcheck round message for `Σ_{i<h} G(f_1(X, i), …, f_k(X, i))` at `X = 0 … degree`,
@@ -175,5 +215,50 @@ mod tests {
         );
         let mut v = vec![Fr::from(2u64), Fr::from(0u64)];
         assert_eq!(batch_invert(&mut v), Err(1));
+    }
+
+    #[test]
+    fn sparse_msm_equals_the_dense_msm() {
+        use ark_bls12_381::{Bls12_381, G1Projective};
+        use ark_ec::PrimeGroup;
+        use rand::Rng;
+        let mut rng = ChaCha20Rng::seed_from_u64(2);
+        // Random bases from random multiples of the generator (normalized in one batch).
+        let n = 3000;
+        let g = G1Projective::generator();
+        let bases = G1Projective::normalize_batch(
+            &(0..n).map(|_| g * Fr::rand(&mut rng)).collect::<Vec<_>>(),
+        );
+        let (zero, one) = (Fr::from(0u64), Fr::from(1u64));
+        let mixes: Vec<(&str, Vec<Fr>)> = vec![
+            ("all zero", vec![zero; n]),
+            ("all one", vec![one; n]),
+            ("random", (0..n).map(|_| Fr::rand(&mut rng)).collect()),
+            (
+                "90% in {0, 1}",
+                (0..n)
+                    .map(|_| match rng.gen_range(0..20) {
+                        0..=8 => zero,
+                        9..=17 => one,
+                        _ => Fr::rand(&mut rng),
+                    })
+                    .collect(),
+            ),
+            ("empty", Vec::new()),
+        ];
+        for (name, scalars) in mixes {
+            let b = &bases[..scalars.len()];
+            assert_eq!(
+                msm_sparse::<Bls12_381>(b, &scalars),
+                msm::<Bls12_381>(b, &scalars),
+                "{name}"
+            );
+        }
+        // Short tables (one chunk) too.
+        let s = [one, zero, Fr::from(5u64)];
+        assert_eq!(
+            msm_sparse::<Bls12_381>(&bases[..3], &s),
+            msm::<Bls12_381>(&bases[..3], &s)
+        );
     }
 }

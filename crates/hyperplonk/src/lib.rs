@@ -56,7 +56,8 @@
 //!
 //! PST ([`testudo::pst`]), the sumcheck verifier and proof type, dense MLEs and `eq`, and the
 //! Poseidon transcript are `testudo`'s. This crate's prover-side kernels (MSM, sumcheck
-//! round, MLE update, batched inversion) are behind one boundary, [`kernels`].
+//! round, MLE update, batched inversion; a sparse-scalar MSM for the witness) are behind one
+//! boundary, [`kernels`].
 //!
 //! # Modules
 //!
@@ -64,6 +65,7 @@
 //! - [`mod@setup`], [`index`]: the universal SRS and the per-circuit keys.
 //! - [`permcheck`], [`zerocheck`], [`opencheck`], [`sumcheck`]: the PIOP's parts.
 //! - [`mod@prover`], [`mod@verifier`], [`proof`]; [`files`]: byte formats with magic and version.
+//! - [`r1cs`]: circom's `.r1cs` and `.wtns` as a circuit, a witness and a public input.
 //! - [`random`]: random satisfiable circuits (tests and benchmarks).
 
 pub mod circuit;
@@ -75,6 +77,7 @@ pub mod opencheck;
 pub mod permcheck;
 pub mod proof;
 pub mod prover;
+pub mod r1cs;
 pub mod random;
 pub mod setup;
 pub mod sumcheck;
@@ -88,6 +91,7 @@ pub use circuit::{Circuit, CircuitDigest, Selectors, Wire, Witness};
 pub use error::Error;
 pub use index::{preprocess, ProvingKey, VerifyingKey};
 pub use proof::Proof;
-pub use prover::{prove, prove_timed, ProverTimings};
+pub use prover::{prove, prove_timed, prove_timed_with, ProverTimings, WitnessMsm};
+pub use r1cs::R1csCircuit;
 pub use setup::{setup, setup_insecure_from_seed, Srs};
 pub use verifier::verify;

@@ -75,7 +75,7 @@ where
 pub struct ProverTimings {
     /// Checking the witness against the circuit.
     pub witness_check: Duration,
-    /// Three MSMs: the commitments to `w_1, w_2, w_3`.
+    /// Three MSMs (sparse ones unless [`WitnessMsm::Dense`]): the commitments to `w_1, w_2, w_3`.
     pub witness_commit: Duration,
     /// `N, D`, the fraction MLE (batched inversion) and the product tree.
     pub perm_tables: Duration,
@@ -103,11 +103,47 @@ where
     prove_with(pk, public, witness, Cheat::Honest)
 }
 
+/// Which MSM kernel commits to the witness columns. The proof is the same either way;
+/// [`prove`] uses `Sparse`, `Dense` is there to measure what the sparse kernel saves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WitnessMsm {
+    /// [`kernels::commit`]: one bucket MSM over every scalar.
+    Dense,
+    /// [`kernels::commit_sparse`]: zeros skipped, ones added, the rest bucketed.
+    Sparse,
+}
+
+/// [`prove_timed`] with the witness commitments' kernel chosen (benchmarks).
+pub fn prove_timed_with<E: Pairing>(
+    pk: &ProvingKey<E>,
+    public: &[E::ScalarField],
+    witness: &Witness<E::ScalarField>,
+    msm: WitnessMsm,
+) -> Result<(Proof<E>, ProverTimings), Error>
+where
+    E::BaseField: Absorb,
+{
+    prove_inner(pk, public, witness, Cheat::Honest, msm)
+}
+
 pub(crate) fn prove_with<E: Pairing>(
     pk: &ProvingKey<E>,
     public: &[E::ScalarField],
     witness: &Witness<E::ScalarField>,
     cheat: Cheat,
+) -> Result<(Proof<E>, ProverTimings), Error>
+where
+    E::BaseField: Absorb,
+{
+    prove_inner(pk, public, witness, cheat, WitnessMsm::Sparse)
+}
+
+fn prove_inner<E: Pairing>(
+    pk: &ProvingKey<E>,
+    public: &[E::ScalarField],
+    witness: &Witness<E::ScalarField>,
+    cheat: Cheat,
+    msm: WitnessMsm,
 ) -> Result<(Proof<E>, ProverTimings), Error>
 where
     E::BaseField: Absorb,
@@ -128,11 +164,14 @@ where
     let mu = circuit.num_vars();
     let mut t = start_transcript::<E>(&pk.vk.digest(), public)?;
 
-    // 2. Witness commitments, β, γ.
+    // 2. Witness commitments (mostly 0/1 scalars: the sparse kernel), β, γ.
     let w = &witness.columns;
     let mut witness_comms = w
         .iter()
-        .map(|c| kernels::commit::<E>(&pk.ck, c))
+        .map(|c| match msm {
+            WitnessMsm::Dense => kernels::commit::<E>(&pk.ck, c),
+            WitnessMsm::Sparse => kernels::commit_sparse::<E>(&pk.ck, c),
+        })
         .collect::<Result<Vec<_>, _>>()?;
     if cheat == Cheat::Commitment {
         witness_comms[0].0 = (witness_comms[0].0.into_group() + pk.vk.pst.g).into_affine();

@@ -305,3 +305,21 @@ fn the_setup_must_cover_the_circuit() {
         }
     );
 }
+
+#[test]
+fn sparse_witnesses_are_mostly_0_or_1_and_prove() {
+    let srs = setup_insecure_from_seed::<E>(8, 11).unwrap();
+    let mut rng = ChaCha20Rng::seed_from_u64(12);
+    let (circuit, public, witness) =
+        random::sparse_satisfiable::<Fr, _>(8, 4, 0.1, &mut rng).unwrap();
+    let all = witness.columns.iter().flatten();
+    let sparse = all.clone().filter(|v| v.is_zero() || v.is_one()).count();
+    let frac = sparse as f64 / all.count() as f64;
+    assert!((0.85..0.95).contains(&frac), "{frac}");
+    let (pk, vk) = preprocess(&srs, &circuit).unwrap();
+    let (dense, _) = prove_timed_with(&pk, &public, &witness, WitnessMsm::Dense).unwrap();
+    let proof = prove(&pk, &public, &witness).unwrap();
+    assert_eq!(proof, dense);
+    verify(&vk, &public, &proof).unwrap();
+    assert!(random::sparse_satisfiable::<Fr, _>(3, 0, 1.5, &mut rng).is_err());
+}
