@@ -67,10 +67,17 @@ struct RunArgs {
     log_format: String,
 }
 
+/// Text logs carry ANSI colour only on a terminal with `NO_COLOR` unset (as the services':
+/// `platform::service::colour_logs`, which this binary does not link).
+fn colour_logs() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
 fn init_logging(format: &str) {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(platform::service::colour_logs());
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(colour_logs());
     let _ = if format == "json" { builder.json().try_init() } else { builder.try_init() };
 }
 
