@@ -1,5 +1,8 @@
 //! The wrap: a Reckle root proof becomes one Pari proof on BN254 (issue 29).
 //!
+//! (Past 700 lines with its tests: about 220 of them, which share one fixture of a real shrink
+//! proof and exercise the circuit above; the code itself is one concept.)
+//!
 //! ```text
 //! root proof (ℓ, q) ──N_{ℓ,q}──▶ normalize proof ──S──▶ shrink proof (Poseidon-BN254)
 //!                                                        │  WrapCircuit: R1CS over Fr
