@@ -35,6 +35,10 @@ pub enum PlatformError {
     /// when it sees the flag ([`crate::work::Cancel`]). Nobody waits for it any more.
     #[error("the task was abandoned (deadline, lost lease or drain)")]
     Abandoned,
+    /// Bad input a task found (see `kinds::contract::reject`): the job ends failed with this
+    /// reason, as it is.
+    #[error("{0}")]
+    Rejected(String),
     /// A setting the process cannot run with (the only error that stops a role loop).
     #[error("configuration: {0}")]
     Config(String),
@@ -53,6 +57,7 @@ impl PlatformError {
             | PlatformError::Quota(_)
             | PlatformError::Proof(_)
             | PlatformError::Corrupt(_)
+            | PlatformError::Rejected(_)
             | PlatformError::Config(_) => true,
         }
     }

@@ -272,3 +272,37 @@ fn hex_32(s: &str) -> [u8; 32] {
     }
     out
 }
+
+/// Fair share holds for Testudo as for every kind that fans out (issue 57): with a job window
+/// of 1, the setup's report releases one prove task of three, not all of them, and each report
+/// releases the next, so the job still ends with every proof made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn testudo_prove_tasks_are_held_to_the_job_window() {
+    let cfg = QueueConfig { visibility_timeout: Duration::from_secs(5), ..QueueConfig::default() };
+    let Some((q, blobs, jobs, _dir)) = common::backends(false, cfg).await else { return };
+    let p = Platform::with_config(q, blobs, jobs, platform::PlatformConfig { job_window: 1, ..Default::default() });
+    let (tenant, id, stop) = registered(&p, &["testudo.setup"]).await;
+    let mut witnesses = Vec::new();
+    for i in 0..3 {
+        witnesses.push(upload(&p, &tenant, &format!("w{i}.wtns"), fixture("example-bls12381.wtns")).await);
+    }
+    let (job, _) = p.submit_as(&tenant, request(&TestudoSpec { circuit_id: id, witnesses, compress: false }), None).await.unwrap();
+    // The event: the executor has applied the setup's report (its report task is gone and a
+    // prove task is queued; nothing claims prove tasks yet).
+    loop {
+        let rec = p.job_store().get(&job).await.unwrap().unwrap();
+        let setup_done = rec.tasks.get("testudo.setup").is_some_and(|c| c.done == 1);
+        let reports = p.queue().job_tasks("testudo.done", &job).await.unwrap();
+        let proves = p.queue().job_tasks(PROVE.name, &job).await.unwrap();
+        if setup_done && reports == 0 && proves > 0 {
+            break;
+        }
+        assert!(!rec.state.is_terminal(), "the job ended: {}", rec.message);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(p.queue().job_tasks(PROVE.name, &job).await.unwrap(), 1, "prove tasks queued beyond the job window of 1");
+    let (stop2, rx) = watch::channel(false);
+    tokio::spawn(p.clone().run_worker_for("prover".into(), &[PROVE.name], rx));
+    assert_eq!(wait(&p, &job).await, JobOutcome::Done);
+    let _ = (stop.send(true), stop2.send(true));
+}

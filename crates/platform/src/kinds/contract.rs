@@ -51,11 +51,22 @@ pub trait Step: Copy + Eq + std::fmt::Debug + Send + Sync + 'static {
     }
 }
 
-/// What the executor does next, as [`Kind::plan`] and [`Kind::on_done`] decide it.
+/// What the executor does next, as [`Kind::plan`] and [`Kind::on_done`] decide it. Every
+/// effect is idempotent: saying it again (a report delivered twice) changes nothing more.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Effect<S> {
     /// Dispatch the tasks `indices` of `step` (each at most once, however often this is said).
     Dispatch(S, Range<u64>),
+    /// Release the tasks `0..n` of `step` in index order, fair share (see [`super::Window`]):
+    /// at most the job's share of them beyond the `freed` whose work is over. The adaptor keeps
+    /// the step's release mark; say it when the step starts and again on each report that
+    /// frees a place (`freed` counts the tasks whose end frees one: the step's own done tasks,
+    /// or a later step's when each of its tasks follows one of these).
+    Release { step: S, n: u64, freed: u64 },
+    /// Dispatch task `index` of `step` once every task `after` of step `of` is done (a bundle
+    /// after its prove range, a parent after its children). Said on each report of `of`; the
+    /// adaptor checks the range's done set.
+    Join { step: S, index: u64, of: S, after: Range<u64> },
     /// The job's outputs are published: it ends `done`.
     Done,
     /// The job ends `failed` with this reason.
@@ -100,12 +111,32 @@ pub struct Report<S> {
 pub struct Job<K: Kind> {
     pub record: JobRecord,
     pub spec: K::Spec,
+    /// The job's window (`--job-window` when it was submitted; `None`: every task at once),
+    /// recorded with the spec so that every executor slides the same one.
+    pub window: Option<u64>,
 }
 
 impl<K: Kind> Job<K> {
     pub fn id(&self) -> &str {
         &self.record.id
     }
+}
+
+/// A spec as the job records it: the kind's fields and, beside them, what the platform adds
+/// (the window). Specs recorded without a window decode with none (every task at once), as
+/// they were released.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Recorded<S> {
+    #[serde(flatten)]
+    spec: S,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    window: Option<u64>,
+}
+
+/// Bad input a task found (a witness that breaks a constraint, a proof that does not verify):
+/// the adaptor ends the job failed with `reason`, as it is; kind code never ends a job itself.
+pub fn reject(reason: impl Into<String>) -> PlatformError {
+    PlatformError::Rejected(reason.into())
 }
 
 /// What [`Kind::validate`] accepts: tasks planned per step, and the objects to store.
@@ -222,8 +253,8 @@ impl<K: Kind> Typed<K> {
             p.delete_ended_objects(&record).await?;
             return Ok(None);
         }
-        let spec = decode::<K>(&record)?;
-        Ok(Some(Job { record, spec }))
+        let Recorded { spec, window } = decode::<K>(&record)?;
+        Ok(Some(Job { record, spec, window }))
     }
 
     fn step_index(task: TaskKind, lease: &Lease) -> Result<(K::Step, u64), PlatformError> {
@@ -233,26 +264,51 @@ impl<K: Kind> Typed<K> {
     }
 
     /// Carries out effects for `job`.
-    async fn apply(p: &Platform, job: &str, spec: &K::Spec, effects: Vec<Effect<K::Step>>) -> Result<(), PlatformError> {
-        /// Tasks enqueued per round trip.
-        const CHUNK: u64 = 500;
+    async fn apply(p: &Platform, job: &Job<K>, effects: Vec<Effect<K::Step>>) -> Result<(), PlatformError> {
+        let id = job.id();
         for e in effects {
             match e {
-                Effect::Dispatch(step, range) => {
-                    let mut next = range.start;
-                    while next < range.end {
-                        let end = (next + CHUNK).min(range.end);
-                        p.dispatch_many(job, step.task(), (next..end).map(|i| (i.to_string(), K::payload(spec, step, i)))).await?;
-                        next = end;
+                Effect::Dispatch(step, range) => Self::dispatch(p, job, step, range).await?,
+                Effect::Release { step, n, freed } => {
+                    let window = super::Window { step: step.task().name, n, cap: job.window };
+                    let due = window.due(p, &job.record, freed).await?;
+                    if !due.is_empty() {
+                        Self::dispatch(p, job, step, due.clone()).await?;
+                        window.released(p, id, due.end).await?;
+                    }
+                }
+                Effect::Join { step, index, of, after } => {
+                    let mut ready = true;
+                    for i in after {
+                        if !p.job_store().is_done(id, &report_id(of.task(), i)).await? {
+                            ready = false;
+                            break;
+                        }
+                    }
+                    if ready {
+                        Self::dispatch(p, job, step, index..index + 1).await?;
                     }
                 }
                 Effect::Done => {
-                    p.end(job, Ending::Done).await?;
+                    p.end(id, Ending::Done).await?;
                 }
                 Effect::Fail(reason) => {
-                    p.end(job, Ending::Failed(&reason)).await?;
+                    p.end(id, Ending::Failed(&reason)).await?;
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Dispatches the tasks `range` of `step` (each at most once).
+    async fn dispatch(p: &Platform, job: &Job<K>, step: K::Step, range: Range<u64>) -> Result<(), PlatformError> {
+        /// Tasks enqueued per round trip.
+        const CHUNK: u64 = 500;
+        let mut next = range.start;
+        while next < range.end {
+            let end = (next + CHUNK).min(range.end);
+            p.dispatch_many(job.id(), step.task(), (next..end).map(|i| (i.to_string(), K::payload(&job.spec, step, i)))).await?;
+            next = end;
         }
         Ok(())
     }
@@ -260,7 +316,15 @@ impl<K: Kind> Typed<K> {
     async fn run_step(&self, p: &Platform, task: TaskKind, lease: &Lease, aggregator: bool) -> Result<(), PlatformError> {
         let (step, index) = Self::step_index(task, lease)?;
         let Some(job) = Self::live(p, &lease.task.job_id).await? else { return Ok(()) };
-        let payload = if aggregator { self.kind.finish(p, &job, step, index, lease).await? } else { self.kind.work(p, &job, step, index, lease).await? };
+        let done = if aggregator { self.kind.finish(p, &job, step, index, lease).await } else { self.kind.work(p, &job, step, index, lease).await };
+        let payload = match done {
+            Ok(payload) => payload,
+            Err(PlatformError::Rejected(reason)) => {
+                p.end(job.id(), Ending::Failed(&reason)).await?;
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        };
         let m = ReportMessage { step: task.name.to_string(), index, payload };
         // The report's message id names the step as well as the index (the reports of every
         // step share one queue; step indices alone repeat).
@@ -278,7 +342,7 @@ fn report_id(task: TaskKind, index: u64) -> String {
 }
 
 /// A recorded spec, decoded.
-fn decode<K: Kind>(rec: &JobRecord) -> Result<K::Spec, PlatformError> {
+fn decode<K: Kind>(rec: &JobRecord) -> Result<Recorded<K::Spec>, PlatformError> {
     serde_json::from_str(&rec.spec).map_err(|e| corrupt(format!("job {} spec: {e}", rec.id)))
 }
 
@@ -305,9 +369,10 @@ impl<K: Kind> JobKind for Typed<K> {
         }
         let spec: K::Spec = serde_json::from_str(&json).map_err(|e| PlatformError::Config(format!("{}: spec: {e}", K::NAME)))?;
         let planned = self.kind.validate(p, tenant, &spec).await?;
+        let recorded = Recorded { spec, window: Some(p.config().job_window.max(1)) };
         Ok(Validated {
             // Recorded as the kind serialises it (so the record is what the tasks decode).
-            spec: serde_json::to_string(&spec).map_err(corrupt)?,
+            spec: serde_json::to_string(&recorded).map_err(corrupt)?,
             inputs: planned.inputs,
             tasks: planned.tasks.into_iter().map(|(s, n)| (s.task().name, n)).collect(),
             secrets: planned.secrets,
@@ -316,8 +381,9 @@ impl<K: Kind> JobKind for Typed<K> {
     }
 
     async fn plan(&self, p: &Platform, job: &JobRecord) -> Result<(), PlatformError> {
-        let spec = decode::<K>(job)?;
-        Self::apply(p, &job.id, &spec, K::plan(&spec)).await
+        let Recorded { spec, window } = decode::<K>(job)?;
+        let effects = K::plan(&spec);
+        Self::apply(p, &Job { record: job.clone(), spec, window }, effects).await
     }
 
     async fn work(&self, p: &Platform, task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
@@ -349,12 +415,12 @@ impl<K: Kind> JobKind for Typed<K> {
         let report = Report { step, index: m.index, payload: m.payload };
         K::observe(&report);
         let effects = K::on_done(&live.spec, &progress, &report);
-        Self::apply(p, job, &live.spec, effects).await
+        Self::apply(p, &live, effects).await
     }
 
     async fn verify_outputs(&self, p: &Platform, job: &JobRecord, pins: Pins<'_>) -> Result<Result<String, String>, PlatformError> {
-        let spec = decode::<K>(job)?;
-        self.kind.verify_outputs(p, &Job { record: job.clone(), spec }, pins).await
+        let Recorded { spec, window } = decode::<K>(job)?;
+        self.kind.verify_outputs(p, &Job { record: job.clone(), spec, window }, pins).await
     }
 
     fn scratch_prefixes(&self, job: &str) -> Vec<String> {

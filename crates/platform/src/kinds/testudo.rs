@@ -367,15 +367,20 @@ impl Kind for Testudo {
         }
     }
 
+    /// Prove tasks are released in the job's window. A compressed job's compress task follows
+    /// each proof, so a place is freed when a witness's compression ends: the job holds at most
+    /// its share of prove and compress tasks together.
     fn on_done(spec: &TestudoSpec, progress: &Progress<Step>, report: &Report<Step>) -> Vec<Effect<Step>> {
         let n = spec.n();
-        let publish = || vec![Effect::Dispatch(Step::Publish, 0..1)];
+        let freed = progress.done(if spec.compress { Step::Compress } else { Step::Prove });
+        let release = Effect::Release { step: Step::Prove, n, freed };
+        let publish = Effect::Dispatch(Step::Publish, 0..1);
         match report.step {
-            Step::Setup => vec![Effect::Dispatch(Step::Prove, 0..n)],
+            Step::Setup => vec![release],
             Step::Prove if spec.compress => vec![Effect::Dispatch(Step::Compress, report.index..report.index + 1)],
-            Step::Prove if progress.complete(Step::Prove) => publish(),
-            Step::Compress if progress.complete(Step::Compress) => publish(),
-            Step::Prove | Step::Compress => Vec::new(),
+            Step::Prove if progress.complete(Step::Prove) => vec![release, publish],
+            Step::Compress if progress.complete(Step::Compress) => vec![release, publish],
+            Step::Prove | Step::Compress => vec![release],
             Step::Publish => vec![Effect::Done],
         }
     }
@@ -507,7 +512,7 @@ async fn prove(p: &Platform, job: &Job<Testudo>, i: u64) -> Result<String, Platf
             ::metrics::counter!("prover_proofs_total", "kind" => "testudo.inner").increment(1);
             p.blobs().put(&inner_scratch(id, i), Bytes::from(bytes)).await?;
         }
-        Err(reason) => p.fail_job(id, &reason).await?,
+        Err(reason) => return Err(contract::reject(reason)),
     }
     Ok(String::new())
 }
@@ -699,12 +704,12 @@ async fn publish(p: &Platform, job: &Job<Testudo>) -> Result<(), PlatformError> 
     let id = job.id();
     let keys = recorded_keys(p, id).await?;
     if job.spec.compress != keys.final_key_digest.is_some() {
-        return p.fail_job(id, "keys.json does not match the job's compress setting").await;
+        return Err(contract::reject("keys.json does not match the job's compress setting"));
     }
     let outputs = Outputs { tc: keys.tc_vk_digest.clone(), final_key: keys.final_key_digest.clone() };
     let checked = match check_read(p, job, &outputs, Source::Scratch).await? {
         Ok(c) => c,
-        Err(why) => return p.fail_job(id, &why).await,
+        Err(why) => return Err(contract::reject(why)),
     };
     let put = |name: String, bytes: Bytes| {
         let key = layout::proof_file(id, &name);
@@ -768,16 +773,24 @@ mod tests {
         Report { step, index, payload: String::new() }
     }
 
+    fn release(n: u64, freed: u64) -> Effect<Step> {
+        Effect::Release { step: Step::Prove, n, freed }
+    }
+
     #[test]
     fn an_inner_only_job_publishes_after_its_last_proof() {
         let s = spec(2, false);
         assert_eq!(Testudo::plan(&s), vec![Effect::Dispatch(Step::Setup, 0..1)]);
         let p = progress(&[(Step::Setup, 1, 1), (Step::Prove, 0, 2)]);
-        assert_eq!(Testudo::on_done(&s, &p, &report(Step::Setup, 0)), vec![Effect::Dispatch(Step::Prove, 0..2)]);
+        // The prove tasks go out in the job's window, not all at once.
+        assert_eq!(Testudo::on_done(&s, &p, &report(Step::Setup, 0)), vec![release(2, 0)]);
         let p = progress(&[(Step::Prove, 1, 2)]);
-        assert_eq!(Testudo::on_done(&s, &p, &report(Step::Prove, 1)), vec![]);
+        assert_eq!(Testudo::on_done(&s, &p, &report(Step::Prove, 1)), vec![release(2, 1)]);
         let p = progress(&[(Step::Prove, 2, 2)]);
-        assert_eq!(Testudo::on_done(&s, &p, &report(Step::Prove, 0)), vec![Effect::Dispatch(Step::Publish, 0..1)]);
+        let publish = Effect::Dispatch(Step::Publish, 0..1);
+        assert_eq!(Testudo::on_done(&s, &p, &report(Step::Prove, 0)), vec![release(2, 2), publish.clone()]);
+        // The last report delivered again says the same (each effect is idempotent).
+        assert_eq!(Testudo::on_done(&s, &p, &report(Step::Prove, 0)), vec![release(2, 2), publish]);
         assert_eq!(Testudo::on_done(&s, &p, &report(Step::Publish, 0)), vec![Effect::Done]);
     }
 
@@ -785,12 +798,14 @@ mod tests {
     fn a_compressed_job_compresses_each_proof_and_publishes_after_the_last() {
         let s = spec(2, true);
         let p = progress(&[(Step::Prove, 2, 2), (Step::Compress, 0, 2)]);
-        // Each proof's compression follows it, even the last: no publish before compressions.
+        // Each proof's compression follows it, even the last: no publish before compressions,
+        // and no place freed (the witness is still in flight).
         assert_eq!(Testudo::on_done(&s, &p, &report(Step::Prove, 1)), vec![Effect::Dispatch(Step::Compress, 1..2)]);
         let p = progress(&[(Step::Prove, 2, 2), (Step::Compress, 1, 2)]);
-        assert_eq!(Testudo::on_done(&s, &p, &report(Step::Compress, 1)), vec![]);
+        // A compression that ends frees its witness's place in the window.
+        assert_eq!(Testudo::on_done(&s, &p, &report(Step::Compress, 1)), vec![release(2, 1)]);
         let p = progress(&[(Step::Prove, 2, 2), (Step::Compress, 2, 2)]);
-        assert_eq!(Testudo::on_done(&s, &p, &report(Step::Compress, 0)), vec![Effect::Dispatch(Step::Publish, 0..1)]);
+        assert_eq!(Testudo::on_done(&s, &p, &report(Step::Compress, 0)), vec![release(2, 2), Effect::Dispatch(Step::Publish, 0..1)]);
     }
 
     #[test]
