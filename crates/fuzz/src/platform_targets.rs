@@ -3,6 +3,8 @@
 //! job with a reason, never take down the process that reads it). A decoded spec is planned,
 //! as the executor would.
 
+use platform::kinds::contract::Kind;
+use platform::kinds::pari::PariBatch;
 use platform::{HekatonJobSpec, PariJobSpec, ReckleJobSpec};
 
 use crate::engine::Target;
@@ -10,7 +12,7 @@ use crate::engine::Target;
 /// The job-spec targets, with seeds from honest specs.
 pub fn targets() -> Vec<Target> {
     let reckle = ReckleJobSpec { log_n: 6, log_bucket: 2, batch: vec![1, 5, 17, 63], update: None, window: Some(2), wrap_vk_digest: None };
-    let pari = PariJobSpec::new(pari::circuits::CircuitFamily::Chain { steps: 64 }, 3, 100, 16, 64).expect("spec");
+    let pari = PariJobSpec::new(pari::circuits::CircuitFamily::Chain { steps: 64 }, 3, 100, 16, 64);
     let hekaton = HekatonJobSpec::new(hekaton::spec::CircuitSpec::MerkleUpdate { depth: 8, updates: 2, parts: 4 }, 9).expect("spec");
     vec![
         Target {
@@ -32,7 +34,8 @@ pub fn targets() -> Vec<Target> {
         Target {
             name: "platform.pari_spec",
             seeds: vec![serde_json::to_vec(&pari).expect("json")],
-            run: Box::new(|b| serde_json::from_slice::<PariJobSpec>(b).is_ok_and(|s| s.prove_tasks() > 0 && s.bundles() > 0)),
+            // Decoded as the typed contract's adaptor decodes a record: the kind's check first.
+            run: Box::new(|b| serde_json::from_slice::<PariJobSpec>(b).is_ok_and(|s| PariBatch::check(&s).is_ok() && s.prove_tasks() > 0 && s.bundles() > 0)),
             short_run: None,
         },
     ]

@@ -88,7 +88,7 @@ async fn main() {
     let mut jobs = Vec::new();
     for j in 0..jobs_n {
         let witnesses = (0..per_job).map(|i| keys[(j * per_job + i) % keys.len()].clone()).collect();
-        let req = JobRequest::PariCircom { tenant: tenant.into(), circuit_id: id.clone(), witnesses, per_task: 0, bundle_size: 0 };
+        let req = platform::kinds::circom::request(&id, witnesses, 0, 0);
         jobs.push(p.submit_as(tenant, req, None).await.unwrap().0);
     }
     for j in &jobs {

@@ -241,7 +241,7 @@ pub fn job_to_pb(r: &JobRecord) -> pb::Job {
     }
 }
 
-fn request_from_pb(registry: &crate::Registry, tenant: &str, req: pb::SubmitJobRequest) -> Result<JobRequest, Status> {
+fn request_from_pb(registry: &crate::Registry, req: pb::SubmitJobRequest) -> Result<JobRequest, Status> {
     use pb::submit_job_request::Params;
     let Some(params) = req.params else {
         return Err(Status::invalid_argument("invalid params: one of reckle_batch, reckle_update, pari_batch, pari_circom, hekaton, noop, testudo is required"));
@@ -261,29 +261,6 @@ fn request_from_pb(registry: &crate::Registry, tenant: &str, req: pb::SubmitJobR
             };
             Ok(JobRequest::Hekaton { circuit, seed: p.seed, final_proof: p.final_proof })
         }
-        Params::PariBatch(p) => {
-            use pari::circuits::CircuitFamily;
-            let size = usize::try_from(p.size).map_err(|_| Status::invalid_argument("invalid size: too large"))?;
-            let circuit = match p.circuit.as_str() {
-                "chain" => CircuitFamily::Chain { steps: size },
-                "poseidon" => CircuitFamily::Poseidon { inputs: size },
-                other => return Err(Status::invalid_argument(format!("invalid circuit: {other:?}; use chain or poseidon"))),
-            };
-            Ok(JobRequest::PariBatch {
-                circuit,
-                seed_start: p.seed_start,
-                count: p.count,
-                per_task: if p.proofs_per_task == 0 { 16 } else { p.proofs_per_task },
-                bundle_size: if p.bundle_size == 0 { 1024 } else { p.bundle_size },
-            })
-        }
-        Params::PariCircom(p) => Ok(JobRequest::PariCircom {
-            tenant: tenant.to_string(),
-            circuit_id: p.circuit_id,
-            witnesses: p.witness_object_keys,
-            per_task: p.proofs_per_task,
-            bundle_size: p.bundle_size,
-        }),
         Params::ReckleBatch(p) => {
             let leaves = match p.leaves {
                 Some(pb::reckle_batch_params::Leaves::Inline(v)) => Leaves::Inline(v.values),
@@ -305,6 +282,8 @@ fn request_from_pb(registry: &crate::Registry, tenant: &str, req: pb::SubmitJobR
             }
             Ok(JobRequest::ReckleUpdate { base_job: p.base_job_id, changes, final_proof: p.final_proof })
         }
+        Params::PariBatch(_) => Err(Status::unimplemented("job kind pari.batch is not served here")),
+        Params::PariCircom(_) => Err(Status::unimplemented("job kind pari.circom is not served here")),
         Params::Noop(_) => Err(Status::unimplemented("job kind noop is not served here")),
         Params::Testudo(_) => Err(Status::unimplemented("job kind testudo is not served here")),
     }
@@ -452,7 +431,7 @@ impl JobService for JobServiceImpl {
         let tenant = self.tenant(&request).await?;
         let req = request.into_inner();
         let key = (!req.idempotency_key.is_empty()).then(|| req.idempotency_key.clone());
-        let job_request = request_from_pb(self.platform.registry(), &tenant, req)?;
+        let job_request = request_from_pb(self.platform.registry(), req)?;
         // (An object key must lie under the caller's upload prefix, with or without tenants:
         // each kind's `validate` checks its own.)
         if !tenant.is_empty() {

@@ -97,12 +97,6 @@ pub fn pari_prefix(job: &str) -> String {
     format!("{}pari/", job_prefix(job))
 }
 
-/// Pari: `pk.bin`, `vk.bin` of a job whose tasks name no key (set up before keys were
-/// stored by digest; read only, for jobs in flight across an upgrade).
-pub fn pari_key(job: &str, name: &str) -> String {
-    format!("{}pari/{name}", job_prefix(job))
-}
-
 /// Pari: `pk.bin`, `vk.bin` of the key pair with verifying-key digest `digest` (hex), made by
 /// one delivery of the job's setup task.
 pub fn pari_key_at(job: &str, digest: &str, name: &str) -> String {

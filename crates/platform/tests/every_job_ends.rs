@@ -251,7 +251,7 @@ async fn an_abandoned_prover_stops_and_the_worker_runs_no_more_than_its_loops() 
     let w = Platform::with_config(q, blobs, store, config);
     // A small circuit, so that reading its key takes well under the deadline and every attempt
     // reaches its prover; many proofs, so that the list takes well over it.
-    let request = JobRequest::PariBatch { circuit: pari::circuits::CircuitFamily::Chain { steps: 256 }, seed_start: 1, count: 1024, per_task: 1024, bundle_size: 1024 };
+    let request = platform::kinds::pari::request(pari::circuits::CircuitFamily::Chain { steps: 256 }, 1, 1024, 1024, 1024);
     let (job, _) = p.submit(request, None).await.unwrap();
     let (stop, rx) = watch::channel(false);
     tokio::spawn(p.clone().run_executor("executor".into(), rx.clone()));

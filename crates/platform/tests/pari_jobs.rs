@@ -18,7 +18,7 @@ async fn platform(real: bool) -> Option<(Arc<Platform>, Option<tempfile::TempDir
 }
 
 fn request(count: u64) -> JobRequest {
-    JobRequest::PariBatch { circuit: CircuitFamily::Chain { steps: 8 }, seed_start: 100, count, per_task: 3, bundle_size: 6 }
+    platform::kinds::pari::request(CircuitFamily::Chain { steps: 8 }, 100, count, 3, 6)
 }
 
 async fn run(real: bool) {
@@ -26,9 +26,9 @@ async fn run(real: bool) {
     // Bad requests name the field.
     for (req, field) in [
         (request(0), "count"),
-        (JobRequest::PariBatch { circuit: CircuitFamily::Chain { steps: 0 }, seed_start: 0, count: 1, per_task: 1, bundle_size: 1 }, "circuit"),
-        (JobRequest::PariBatch { circuit: CircuitFamily::Chain { steps: 2 }, seed_start: 0, count: 1, per_task: 0, bundle_size: 1 }, "proofs_per_task"),
-        (JobRequest::PariBatch { circuit: CircuitFamily::Chain { steps: 2 }, seed_start: u64::MAX, count: 2, per_task: 1, bundle_size: 1 }, "seed_start"),
+        (platform::kinds::pari::request(CircuitFamily::Chain { steps: 0 }, 0, 1, 1, 1), "circuit"),
+        (platform::kinds::pari::request(CircuitFamily::Chain { steps: 2 }, 0, 1, 0, 1), "proofs_per_task"),
+        (platform::kinds::pari::request(CircuitFamily::Chain { steps: 2 }, u64::MAX, 2, 1, 1), "seed_start"),
     ] {
         match p.submit(req, None).await {
             Err(PlatformError::InvalidJob { field: f, .. }) => assert_eq!(f, field),
@@ -128,7 +128,7 @@ async fn a_small_job_is_not_starved_behind_a_large_one() {
         let (q, blobs, store, _dir) = common::backends(false, QueueConfig::default()).await.unwrap();
         let log = Arc::new(common::claims::ClaimLog::new(q));
         let p = Platform::with_config(log.clone(), blobs, store.clone(), platform::PlatformConfig { job_window: window, ..Default::default() });
-        let req = |count: u64| JobRequest::PariBatch { circuit: CircuitFamily::Chain { steps: 512 }, seed_start: 7, count, per_task: 1, bundle_size: 24 };
+        let req = |count: u64| platform::kinds::pari::request(CircuitFamily::Chain { steps: 512 }, 7, count, 1, 24);
         let (large, _) = p.submit(req(24), None).await.unwrap();
         let (tx, rx) = watch::channel(false);
         tokio::spawn(p.clone().run_executor("fair-executor".into(), rx.clone()));
@@ -136,7 +136,7 @@ async fn a_small_job_is_not_starved_behind_a_large_one() {
         tokio::spawn(p.clone().run_worker("fair-worker".into(), rx.clone()));
         // The event the comparison needs: the large job's first prove tasks are dispatched.
         let released = window.min(24);
-        while store.release_mark(&large, "prove").await.unwrap() < released {
+        while store.release_mark(&large, platform::kinds::pari::PROVE.name).await.unwrap() < released {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         let (small, _) = p.submit(req(1), None).await.unwrap();
@@ -181,7 +181,7 @@ async fn tenants_share_the_queue_whatever_their_number_of_jobs() {
         let (big_tenant, small_tenant) = (format!("big-{}", &run[..8]), format!("small-{}", &run[..8]));
         let config = platform::PlatformConfig { job_window: 4, tenant_window, ..Default::default() };
         let p = Platform::with_config(log.clone(), blobs, store.clone(), config);
-        let req = |count: u64| JobRequest::PariBatch { circuit: CircuitFamily::Chain { steps: 512 }, seed_start: 7, count, per_task: 1, bundle_size: count };
+        let req = |count: u64| platform::kinds::pari::request(CircuitFamily::Chain { steps: 512 }, 7, count, 1, count);
         let mut big = Vec::new();
         for _ in 0..4 {
             big.push(p.submit_as(&big_tenant, req(16), None).await.unwrap().0);

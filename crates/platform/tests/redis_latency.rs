@@ -75,7 +75,7 @@ fn free_port() -> u16 {
 }
 
 fn request(seed_start: u64) -> JobRequest {
-    JobRequest::PariBatch { circuit: CircuitFamily::Chain { steps: 8 }, seed_start, count: 6, per_task: 3, bundle_size: 6 }
+    platform::kinds::pari::request(CircuitFamily::Chain { steps: 8 }, seed_start, 6, 3, 6)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -216,8 +216,8 @@ async fn redis_s3_tenants_are_isolated() {
 /// so is a job over the tenant's hourly budget (which an ended job does not give back).
 async fn quotas_are_enforced(real: bool) {
     let Some((q, blobs, jobs, _dir)) = common::backends_in_db(real, QueueConfig::default(), 2).await else { return };
-    // Each small Pari job plans 3 tasks (setup, prove, bundle): 3 jobs an hour.
-    let quotas = platform::Quotas { max_active_jobs: Some(2), max_job_tasks: Some(4), max_tasks_per_hour: Some(9), ..platform::Quotas::NONE };
+    // Each small Pari job plans 4 tasks (setup, prove, bundle, publish): 3 jobs an hour.
+    let quotas = platform::Quotas { max_active_jobs: Some(2), max_job_tasks: Some(4), max_tasks_per_hour: Some(12), ..platform::Quotas::NONE };
     let platform = Platform::with_config(q, blobs, jobs, platform::PlatformConfig { quotas, ..Default::default() });
     let store = tokens(real).await;
     let run = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
@@ -236,7 +236,7 @@ async fn quotas_are_enforced(real: bool) {
     c.submit_job(req(pari(""), kb)).await.expect("another tenant has its own quota");
     c.cancel_job(req(pb::CancelJobRequest { job_id: j1 }, ka)).await.unwrap();
     c.submit_job(req(pari(""), ka)).await.expect("a cancelled job frees its place");
-    // Tenant a has planned 9 tasks this hour (the refused job charged nothing): a fourth job is
+    // Tenant a has planned 12 tasks this hour (the refused job charged nothing): a fourth job is
     // over the hourly budget even with a place free.
     let jobs = c.list_jobs(req(pb::ListJobsRequest::default(), ka)).await.unwrap().into_inner().jobs;
     let running = jobs.iter().find(|j| j.state != pb::JobState::Cancelled as i32).unwrap().job_id.clone();

@@ -12,10 +12,12 @@
 //!   are copied into the job's inputs at submission (format and wire count checked there); a
 //!   prove task (`circom.prove`) checks each of its witnesses against every constraint and fails
 //!   the job naming the witness and the first constraint it breaks. Then, as for built-in
-//!   families ([`super::pari::Steps`]), `circom.bundle` tasks batch-verify the proofs and
+//!   families ([`super::pari`]), `circom.bundle` tasks batch-verify the proofs and
 //!   publish `jobs/<id>/proof/{circuit.json, vk.bin, bundle-<k>.bin, public-<k>.json}`:
 //!   `public-<k>.json` lists each proof's public signals (decimal, circom's order: outputs, then
-//!   public inputs), the bundle itself carries them as the proofs' instances.
+//!   public inputs), the bundle itself carries them as the proofs' instances; `circom.publish`
+//!   writes the manifest once every bundle is published. On the typed contract
+//!   ([`super::contract`]); circuit registration is still on the older `JobKind`.
 //!
 //! Trust: the job's spec records the verifying key's digest at submission and the aggregator
 //! refuses a `vk.bin` with another digest, so a key file replaced in the store cannot put a job's
@@ -25,6 +27,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use api::v1 as pb;
 use ark_ec::pairing::Pairing;
 use ark_ff::PrimeField;
 use async_trait::async_trait;
@@ -35,7 +38,8 @@ use ::pari::{KeyDigest, ProvingKey, VerifyingKey};
 use queue::Lease;
 use rand::SeedableRng;
 
-use super::pari::{dispatch, pari_err, read_proofs, task_id, task_of, Steps};
+use super::contract::{self, Effect, Job, Kind, Planned, Progress, Report};
+use super::pari::{pari_err, read_proofs};
 use super::{JobKind, JobRequest, Served, TaskKind, Validated};
 use crate::error::{corrupt, invalid};
 use crate::{layout, Platform, PlatformError};
@@ -47,8 +51,11 @@ pub const SETUP_DONE: TaskKind = TaskKind::new("circuit.done", Served::Executor,
 pub const PROVE: TaskKind = TaskKind::new("circom.prove", Served::Worker, 1800);
 pub const DONE: TaskKind = TaskKind::new("circom.done", Served::Executor, 300);
 pub const BUNDLE: TaskKind = TaskKind::new("circom.bundle", Served::Aggregator, 1800);
+/// The manifest, once every bundle is published.
+pub const PUBLISH: TaskKind = TaskKind::new("circom.publish", Served::Aggregator, 300);
 const REGISTER_TASKS: &[TaskKind] = &[SETUP, SETUP_DONE];
-const PROVE_TASKS: &[TaskKind] = &[PROVE, DONE, BUNDLE];
+/// The id of a registration's one task, its setup.
+const SETUP_ID: &str = "setup-0";
 
 /// Most witnesses (proofs) in one job.
 pub const MAX_WITNESSES: u64 = 1024;
@@ -307,14 +314,15 @@ impl Platform {
             if rec.state != jobs::JobState::Done {
                 return Err(PlatformError::Precondition(format!("job {job} is {}, not done", rec.state.as_str())));
             }
-            let spec = CircomJobSpec::of(&rec)?;
+            let spec = contract::spec_of::<PariCircom>(&rec)?;
             if spec.circuit_id != circuit_id {
                 return Err(invalid("job_ids", format!("job {job} proves circuit {}, not {circuit_id}", spec.circuit_id)));
             }
+            let k = spec.key()?;
             match &key {
-                None => key = Some((spec.curve, spec.vk_digest.clone())),
-                Some((_, d)) if *d != spec.vk_digest => {
-                    return Err(invalid("job_ids", format!("job {job} is under vk digest {}, the first job under {d}", spec.vk_digest)));
+                None => key = Some((k.curve, k.vk_digest.clone())),
+                Some((_, d)) if *d != k.vk_digest => {
+                    return Err(invalid("job_ids", format!("job {job} is under vk digest {}, the first job under {d}", k.vk_digest)));
                 }
                 Some(_) => {}
             }
@@ -325,14 +333,14 @@ impl Platform {
         if KeyDigest::of_bytes(&vk).to_string() != vk_digest {
             return Err(corrupt(format!("job {}: the published vk.bin does not have the job's vk digest", parts[0].0)));
         }
-        let total: u64 = parts.iter().map(|(_, s)| s.witnesses).sum();
+        let total: u64 = parts.iter().map(|(_, s)| s.n()).sum();
         if total > MAX_BUNDLE_PROOFS as u64 {
             return Err(invalid("job_ids", format!("{total} proofs in all, at most {MAX_BUNDLE_PROOFS}")));
         }
         let mut files = Vec::with_capacity(parts.len());
         for (job, spec) in &parts {
             let mut bundles = Vec::new();
-            for k in 0..spec.prove_tasks().div_ceil(spec.tasks_per_bundle) {
+            for k in 0..spec.bundles() {
                 bundles.push(self.blobs().get(&layout::proof_file(job, &layout::pari_bundle_name(k))).await?);
             }
             files.push((job.clone(), bundles));
@@ -376,85 +384,95 @@ struct RegisterSpec {
 /// A registered circuit's charge besides its `.r1cs` and keys: its `circuit.json`.
 const CIRCUIT_JSON_BYTES: u64 = 4096;
 
-/// The spec of a `pari.circom` job.
+/// The key a `pari.circom` job proves under, resolved at submission from the registered
+/// circuit: its curve and verifying key's digest.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(try_from = "RawCircomSpec")]
+pub struct CircuitKey {
+    pub curve: Curve,
+    pub vk_digest: String,
+}
+
+/// A `pari.circom` job: one proof per witness of `tenant`'s registered circuit `circuit_id`,
+/// `per_task` to a prove task, in bundles of `bundle_size` proofs (rounded up to whole prove
+/// tasks). `key` is resolved when the job is submitted (the job's proofs are under it).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CircomJobSpec {
     pub circuit_id: String,
-    pub curve: Curve,
-    /// The key pair's digest at submission: the job's proofs are under this key.
-    pub vk_digest: String,
-    pub witnesses: u64,
+    /// The uploaded `.wtns` objects as named at submission (copied into the job's inputs).
+    pub witnesses: Vec<String>,
     pub per_task: u64,
-    pub tasks_per_bundle: u64,
-    pub window: u64,
-}
-
-#[derive(serde::Deserialize)]
-struct RawCircomSpec {
-    circuit_id: String,
-    curve: Curve,
-    vk_digest: String,
-    witnesses: u64,
-    per_task: u64,
-    tasks_per_bundle: u64,
-    window: u64,
-}
-
-impl TryFrom<RawCircomSpec> for CircomJobSpec {
-    type Error = PlatformError;
-    fn try_from(r: RawCircomSpec) -> Result<Self, PlatformError> {
-        let spec = CircomJobSpec {
-            circuit_id: r.circuit_id,
-            curve: r.curve,
-            vk_digest: r.vk_digest,
-            witnesses: r.witnesses,
-            per_task: r.per_task,
-            tasks_per_bundle: r.tasks_per_bundle,
-            window: r.window,
-        };
-        spec.check()?;
-        Ok(spec)
-    }
+    pub bundle_size: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<CircuitKey>,
 }
 
 impl CircomJobSpec {
+    /// The request, with the defaults for a zero `per_task` (4) or `bundle_size` (1,024).
+    pub fn request(circuit_id: impl Into<String>, witnesses: Vec<String>, per_task: u64, bundle_size: u64) -> Self {
+        Self {
+            circuit_id: circuit_id.into(),
+            witnesses,
+            per_task: if per_task == 0 { DEFAULT_PER_TASK } else { per_task },
+            bundle_size: if bundle_size == 0 { MAX_WITNESSES } else { bundle_size },
+            key: None,
+        }
+    }
+
     /// The bounds every spec keeps (a spec read back from the shared job store is input too).
     fn check(&self) -> Result<(), PlatformError> {
         check_circuit_id(&self.circuit_id)?;
-        self.vk_digest.parse::<KeyDigest>().map_err(|e| invalid("vk_digest", e.to_string()))?;
-        if self.witnesses == 0 || self.witnesses > MAX_WITNESSES {
-            return Err(invalid("witness_object_keys", format!("give 1 to {MAX_WITNESSES} witnesses, got {}", self.witnesses)));
+        let key = self.key.as_ref().ok_or_else(|| invalid("circuit_id", "the circuit's key was not resolved"))?;
+        key.vk_digest.parse::<KeyDigest>().map_err(|e| invalid("vk_digest", e.to_string()))?;
+        let n = self.witnesses.len() as u64;
+        if n == 0 || n > MAX_WITNESSES {
+            return Err(invalid("witness_object_keys", format!("give 1 to {MAX_WITNESSES} witnesses, got {n}")));
         }
         if self.per_task == 0 || self.per_task > 64 {
             return Err(invalid("proofs_per_task", format!("must be in 1..=64, got {}", self.per_task)));
         }
-        if self.tasks_per_bundle == 0 || self.tasks_per_bundle > MAX_WITNESSES {
-            return Err(invalid("bundle_size", format!("must be in 1..={MAX_WITNESSES}, got {}", self.tasks_per_bundle)));
-        }
-        if self.window == 0 {
-            return Err(invalid("window", "must be at least 1"));
+        if self.bundle_size == 0 || self.bundle_size > MAX_WITNESSES {
+            return Err(invalid("bundle_size", format!("must be in 1..={MAX_WITNESSES}, got {}", self.bundle_size)));
         }
         Ok(())
     }
 
-    pub fn prove_tasks(&self) -> u64 {
-        self.witnesses.div_ceil(self.per_task)
+    /// The resolved key (every checked spec has one).
+    fn key(&self) -> Result<&CircuitKey, PlatformError> {
+        self.key.as_ref().ok_or_else(|| corrupt(format!("circuit {}: the job records no key", self.circuit_id)))
     }
 
-    fn steps(&self) -> Steps {
-        Steps { prove: PROVE, bundle: BUNDLE, prove_tasks: self.prove_tasks(), tasks_per_bundle: self.tasks_per_bundle, window: self.window }
+    fn n(&self) -> u64 {
+        self.witnesses.len() as u64
+    }
+
+    pub fn prove_tasks(&self) -> u64 {
+        self.n().div_ceil(self.per_task)
+    }
+
+    fn tasks_per_bundle(&self) -> u64 {
+        self.bundle_size.div_ceil(self.per_task)
+    }
+
+    fn bundles(&self) -> u64 {
+        self.prove_tasks().div_ceil(self.tasks_per_bundle())
+    }
+
+    /// Prove tasks gathered by bundle `k`.
+    fn bundle_tasks(&self, k: u64) -> std::ops::Range<u64> {
+        let lo = k * self.tasks_per_bundle();
+        lo..(lo + self.tasks_per_bundle()).min(self.prove_tasks())
     }
 
     /// Witnesses proved by prove task `i`.
     fn witnesses_of(&self, i: u64) -> std::ops::Range<u64> {
         let lo = i * self.per_task;
-        lo..(lo + self.per_task).min(self.witnesses)
+        lo..(lo + self.per_task).min(self.n())
     }
+}
 
-    fn of(rec: &JobRecord) -> Result<Self, PlatformError> {
-        serde_json::from_str(&rec.spec).map_err(|e| PlatformError::Corrupt(format!("job {} spec: {e}", rec.id)))
-    }
+/// The in-process request for a `pari.circom` job.
+pub fn request(circuit_id: &str, witnesses: Vec<String>, per_task: u64, bundle_size: u64) -> JobRequest {
+    contract::spec_request::<PariCircom>(&CircomJobSpec::request(circuit_id, witnesses, per_task, bundle_size))
 }
 
 fn witness_input(i: u64) -> String {
@@ -519,7 +537,7 @@ impl JobKind for CircuitRegister {
     }
 
     async fn plan(&self, p: &Platform, job: &JobRecord) -> Result<(), PlatformError> {
-        dispatch(p, &job.id, SETUP, "setup", 0).await.map(|_| ())
+        p.dispatch(&job.id, SETUP, SETUP_ID, String::new()).await.map(|_| ())
     }
 
     /// Worker: the setup, once per circuit.
@@ -578,7 +596,7 @@ impl JobKind for CircuitRegister {
         if !p.live(job).await? {
             return Ok(());
         }
-        p.job_store().task_done(job, SETUP.name, &task_id("setup", 0)).await?;
+        p.job_store().task_done(job, SETUP.name, SETUP_ID).await?;
         let pins = crate::manifest::published_field(p, job, CIRCUIT_JSON, "vk_digest").await?.map(|d| ("vk_digest".to_string(), d)).into_iter().collect();
         crate::manifest::Manifest::publish(p, job, REGISTER_JOB, pins, Vec::new()).await?;
         p.end(job, crate::Ending::Done).await.map(|_| ())
@@ -605,57 +623,60 @@ fn setup<E: Pairing>(curve: Curve, r1cs: &[u8]) -> Result<(Shape, Vec<u8>, Vec<u
     Ok((shape_of(curve, &r), pk.to_bytes(), vk.to_bytes()))
 }
 
+/// The steps of a `pari.circom` job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    Prove,
+    Bundle,
+    Publish,
+}
+
+impl contract::Step for Step {
+    const ALL: &'static [Self] = &[Step::Prove, Step::Bundle, Step::Publish];
+    fn task(self) -> TaskKind {
+        match self {
+            Step::Prove => PROVE,
+            Step::Bundle => BUNDLE,
+            Step::Publish => PUBLISH,
+        }
+    }
+}
+
 /// `pari.circom`.
 pub struct PariCircom;
 
 #[async_trait]
-impl JobKind for PariCircom {
-    fn name(&self) -> &'static str {
-        JOB
-    }
-    fn limits(&self) -> Vec<crate::limits::Limit> {
-        use crate::limits::Limit;
-        vec![
-            Limit::new(JOB, "witness_object_keys", MAX_WITNESSES, "count", "witnesses of the job"),
-            Limit::new(JOB, "bundle_size", MAX_WITNESSES, "count", "proofs of one bundle"),
-        ]
-    }
-    fn task_kinds(&self) -> &'static [TaskKind] {
-        PROVE_TASKS
+impl Kind for PariCircom {
+    const NAME: &'static str = JOB;
+    const REPORT: TaskKind = DONE;
+    type Step = Step;
+    type Spec = CircomJobSpec;
+
+    fn from_pb(params: &pb::submit_job_request::Params) -> Option<Result<CircomJobSpec, PlatformError>> {
+        let pb::submit_job_request::Params::PariCircom(p) = params else { return None };
+        Some(Ok(CircomJobSpec::request(p.circuit_id.clone(), p.witness_object_keys.clone(), p.proofs_per_task, p.bundle_size)))
     }
 
-    async fn validate(&self, p: &Platform, _tenant: &str, request: JobRequest) -> Result<Validated, PlatformError> {
-        let JobRequest::PariCircom { tenant, circuit_id, witnesses, per_task, bundle_size } = request else {
-            return Err(PlatformError::Config("pari.circom: not a circom request".into()));
-        };
-        check_circuit_id(&circuit_id)?;
-        let info = p.registered_circuit(&tenant, &circuit_id).await?.ok_or_else(|| {
-            invalid("circuit_id", format!("no circuit {circuit_id} is registered (RegisterCircuit / prover circuit register), or its registration has not finished"))
+    fn check(spec: &CircomJobSpec) -> Result<(), PlatformError> {
+        spec.check()
+    }
+
+    /// Resolves the circuit's key (recorded with the job) and checks each witness by its head.
+    async fn validate(&self, p: &Platform, tenant: &str, spec: &mut CircomJobSpec) -> Result<Planned<Step>, PlatformError> {
+        check_circuit_id(&spec.circuit_id)?;
+        let info = p.registered_circuit(tenant, &spec.circuit_id).await?.ok_or_else(|| {
+            invalid("circuit_id", format!("no circuit {} is registered (RegisterCircuit / prover circuit register), or its registration has not finished", spec.circuit_id))
         })?;
-        let n = witnesses.len() as u64;
-        let per_task = if per_task == 0 { DEFAULT_PER_TASK } else { per_task };
-        let bundle_size = if bundle_size == 0 { MAX_WITNESSES } else { bundle_size };
-        if bundle_size > MAX_WITNESSES {
-            return Err(invalid("bundle_size", format!("must be in 1..={MAX_WITNESSES}, got {bundle_size}")));
-        }
-        let spec = CircomJobSpec {
-            circuit_id,
-            curve: info.curve,
-            vk_digest: info.vk_digest.clone(),
-            witnesses: n,
-            per_task,
-            tasks_per_bundle: bundle_size.div_ceil(per_task.clamp(1, 64)),
-            window: p.config().job_window.max(1),
-        };
+        spec.key = Some(CircuitKey { curve: info.curve, vk_digest: info.vk_digest.clone() });
         spec.check()?;
         // Each witness: the tenant's, listed once, and a `.wtns` of this circuit's field and
         // wire count, judged by its head and size alone (a ranged read): the object store copies
         // it into the job's inputs, so the planner never holds witnesses, however many a job
         // lists. Its values and constraints are checked by the prove task, which reads it whole.
-        let mut seen = std::collections::HashMap::with_capacity(witnesses.len());
-        let mut copies = Vec::with_capacity(witnesses.len());
-        for (i, key) in witnesses.iter().enumerate() {
-            check_upload("witness_object_keys", &tenant, key)?;
+        let mut seen = std::collections::HashMap::with_capacity(spec.witnesses.len());
+        let mut copies = Vec::with_capacity(spec.witnesses.len());
+        for (i, key) in spec.witnesses.iter().enumerate() {
+            check_upload("witness_object_keys", tenant, key)?;
             if let Some(j) = seen.insert(key.as_str(), i) {
                 return Err(invalid("witness_object_keys", format!("[{i}] {key:?} is listed already as [{j}]: list each witness once")));
             }
@@ -674,73 +695,90 @@ impl JobKind for PariCircom {
             }
             copies.push(super::InputCopy { name: witness_input(i as u64), from: key.clone(), size, field: "witness_object_keys" });
         }
-        Ok(Validated {
-            spec: serde_json::to_string(&spec).map_err(corrupt)?,
-            inputs: Vec::new(),
-            tasks: BTreeMap::from([(PROVE.name, spec.prove_tasks()), (BUNDLE.name, spec.prove_tasks().div_ceil(spec.tasks_per_bundle))]),
-            secrets: Vec::new(),
-            copies,
-        })
+        let tasks = vec![(Step::Prove, spec.prove_tasks()), (Step::Bundle, spec.bundles()), (Step::Publish, 1)];
+        Ok(Planned { copies, ..Planned::tasks(tasks) })
     }
 
-    async fn plan(&self, p: &Platform, job: &JobRecord) -> Result<(), PlatformError> {
-        CircomJobSpec::of(job)?.steps().start(p, job, None).await
+    fn plan(spec: &CircomJobSpec) -> Vec<Effect<Step>> {
+        vec![Effect::Release { step: Step::Prove, n: spec.prove_tasks(), freed: 0 }]
     }
 
-    /// Worker: prove task `i` (its witnesses, one proof each).
-    async fn work(&self, p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
-        let job = &lease.task.job_id;
-        let Some(rec) = live_record(p, job).await? else { return Ok(()) };
-        let spec = CircomJobSpec::of(&rec)?;
-        let t = task_of(lease)?;
-        if t.index >= spec.prove_tasks() {
-            return Err(corrupt(format!("prove task {} out of range", t.index)));
+    /// Prove task `i` (its witnesses, one proof each).
+    async fn work(&self, p: &Platform, job: &Job<Self>, step: Step, index: u64, _lease: &Lease) -> Result<String, PlatformError> {
+        let (id, spec) = (job.id(), &job.spec);
+        if step != Step::Prove {
+            return Err(corrupt(format!("{JOB}: {step:?} is the aggregator's")));
         }
-        let tenant = rec.tenant.as_str();
+        if index >= spec.prove_tasks() {
+            return Err(corrupt(format!("prove task {index} out of range")));
+        }
         let mut wtns = Vec::new();
-        for i in spec.witnesses_of(t.index) {
-            wtns.push((i, p.blobs().get(&layout::input(job, &witness_input(i))).await?));
+        for i in spec.witnesses_of(index) {
+            wtns.push((i, p.blobs().get(&layout::input(id, &witness_input(i))).await?));
         }
-        let outcome = on_curve!(spec.curve, E => {
-            let circuit = prover_circuit::<E>(p, tenant, &spec).await?;
+        let outcome = on_curve!(spec.key()?.curve, E => {
+            let circuit = prover_circuit::<E>(p, &job.record.tenant, spec).await?;
             crate::work::blocking(move |cancel| prove_list::<E>(&circuit, &wtns, cancel)).await??
         });
         match outcome {
             Ok((list, n)) => {
                 ::metrics::counter!("prover_proofs_total", "kind" => "circom.proof").increment(n);
-                p.blobs().put(&layout::pari_proofs(job, t.index), Bytes::from(list)).await?;
-                p.report(lease, DONE).await
+                p.blobs().put(&layout::pari_proofs(id, index), Bytes::from(list)).await?;
+                Ok(String::new())
             }
             // A witness that does not satisfy the circuit: the job cannot succeed.
-            Err(reason) => p.fail_job(job, &reason).await,
+            Err(reason) => Err(contract::reject(reason)),
         }
     }
 
-    async fn on_done(&self, p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
-        let job = &lease.task.job_id;
-        if !p.live(job).await? {
-            return Ok(());
+    /// Prove tasks in the job's window, bundle `k` once its prove range is done, the manifest
+    /// once every bundle is published.
+    fn on_done(spec: &CircomJobSpec, progress: &Progress<Step>, report: &Report<Step>) -> Vec<Effect<Step>> {
+        match report.step {
+            Step::Prove => {
+                let k = report.index / spec.tasks_per_bundle();
+                vec![
+                    Effect::Release { step: Step::Prove, n: spec.prove_tasks(), freed: progress.done(Step::Prove) },
+                    Effect::Join { step: Step::Bundle, index: k, of: Step::Prove, after: spec.bundle_tasks(k) },
+                ]
+            }
+            Step::Bundle if progress.complete(Step::Bundle) => vec![Effect::Dispatch(Step::Publish, 0..1)],
+            Step::Bundle => Vec::new(),
+            Step::Publish => vec![Effect::Done],
         }
-        let spec = CircomJobSpec::of(&p.record(job).await?)?;
-        spec.steps().on_done(p, job, &task_of(lease)?).await
     }
 
-    /// Aggregator: gathers, batch-verifies and publishes bundle `k`.
-    async fn finish(&self, p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
-        let job = &lease.task.job_id;
-        let Some(rec) = live_record(p, job).await? else { return Ok(()) };
-        let spec = CircomJobSpec::of(&rec)?;
-        let t = task_of(lease)?;
-        let vk = p.blobs().get(&layout::circuit_key(&rec.tenant, &spec.circuit_id, &spec.vk_digest, "vk.bin")).await?;
-        on_curve!(spec.curve, E => publish_bundle::<E>(p, &rec, &spec, t.index, vk).await)?;
-        p.report(lease, DONE).await
+    /// `circom.bundle`: gathers, batch-verifies and publishes bundle `k`; `circom.publish`: the
+    /// manifest.
+    async fn finish(&self, p: &Platform, job: &Job<Self>, step: Step, index: u64, _lease: &Lease) -> Result<String, PlatformError> {
+        let spec = &job.spec;
+        if step == Step::Publish {
+            super::pari::publish_manifest(p, job.id(), JOB).await?;
+            return Ok(String::new());
+        }
+        if index >= spec.bundles() {
+            return Err(corrupt(format!("bundle {index} out of range")));
+        }
+        let key = spec.key()?;
+        let vk = p.blobs().get(&layout::circuit_key(&job.record.tenant, &spec.circuit_id, &key.vk_digest, "vk.bin")).await?;
+        on_curve!(key.curve, E => publish_bundle::<E>(p, job.id(), spec, index, vk).await)?;
+        Ok(String::new())
     }
 
-    async fn verify_outputs(&self, p: &Platform, job: &JobRecord, pins: super::Pins<'_>) -> Result<Result<String, String>, PlatformError> {
-        Ok(super::pari::verify_outputs(p, &job.id, super::pari::pinned_key(pins)?.as_ref()).await)
+    async fn verify_outputs(&self, p: &Platform, job: &Job<Self>, pins: super::Pins<'_>) -> Result<Result<String, String>, PlatformError> {
+        Ok(super::pari::verify_outputs(p, job.id(), super::pari::pinned_key(pins)?.as_ref()).await)
     }
-    fn scratch_prefixes(&self, job: &str) -> Vec<String> {
+
+    fn scratch_prefixes(job: &str) -> Vec<String> {
         vec![layout::pari_prefix(job), layout::inputs_prefix(job)]
+    }
+
+    fn limits() -> Vec<crate::limits::Limit> {
+        use crate::limits::Limit;
+        vec![
+            Limit::new(JOB, "witness_object_keys", MAX_WITNESSES, "count", "witnesses of the job"),
+            Limit::new(JOB, "bundle_size", MAX_WITNESSES, "count", "proofs of one bundle"),
+        ]
     }
 }
 
@@ -753,7 +791,7 @@ struct ProverCircuit<E: Pairing> {
 /// The circuit and proving key of a job's key pair, decoded once per process (the cache):
 /// decoding a proving key checks every point, which costs more than proving a small circuit.
 async fn prover_circuit<E: Pairing>(p: &Platform, tenant: &str, spec: &CircomJobSpec) -> Result<Arc<ProverCircuit<E>>, PlatformError> {
-    let pk_key = layout::circuit_key(tenant, &spec.circuit_id, &spec.vk_digest, "pk.bin");
+    let pk_key = layout::circuit_key(tenant, &spec.circuit_id, &spec.key()?.vk_digest, "pk.bin");
     let name = format!("circom/{pk_key}");
     if let Some(c) = p.cache().get::<ProverCircuit<E>>(&name) {
         return Ok(c);
@@ -802,18 +840,18 @@ fn prove_list<E: Pairing>(c: &ProverCircuit<E>, wtns: &[(u64, Bytes)], cancel: &
 /// Batch-verifies bundle `k` of a job under the circuit's key (refusing a key with another
 /// digest than the job's) and publishes it with its public signals, or fails the job naming
 /// the witnesses whose proofs do not verify.
-async fn publish_bundle<E: Pairing>(p: &Platform, rec: &JobRecord, spec: &CircomJobSpec, k: u64, vk_bytes: Bytes) -> Result<(), PlatformError> {
-    let job = &rec.id;
-    let digest: KeyDigest = spec.vk_digest.parse().map_err(corrupt)?;
+async fn publish_bundle<E: Pairing>(p: &Platform, job: &str, spec: &CircomJobSpec, k: u64, vk_bytes: Bytes) -> Result<(), PlatformError> {
+    let key = spec.key()?;
+    let digest: KeyDigest = key.vk_digest.parse().map_err(corrupt)?;
     let vk = VerifyingKey::<E>::from_bytes_pinned(&vk_bytes, &digest).map_err(pari_err)?;
-    let items = read_proofs::<E>(p, job, spec.steps().bundle_tasks(k)).await?;
+    let items = read_proofs::<E>(p, job, spec.bundle_tasks(k)).await?;
     // One batch with the bundles of other jobs under this key that arrive meanwhile.
     let bad = p.batcher().verify(vk.clone(), items.clone()).await?;
     let bundle = Bundle::new(&vk, items);
-    let first = k * spec.tasks_per_bundle * spec.per_task;
+    let first = k * spec.tasks_per_bundle() * spec.per_task;
     if !bad.is_empty() {
         let witnesses: Vec<u64> = bad.iter().map(|i| first + *i as u64).collect();
-        return p.fail_job(job, &format!("bundle {k}: the proofs of witnesses {witnesses:?} do not verify")).await;
+        return Err(contract::reject(format!("bundle {k}: the proofs of witnesses {witnesses:?} do not verify")));
     }
     let public: Vec<serde_json::Value> = bundle
         .items
@@ -824,9 +862,9 @@ async fn publish_bundle<E: Pairing>(p: &Platform, rec: &JobRecord, spec: &Circom
         })
         .collect();
     let circuit = serde_json::json!({
-        "curve": spec.curve.as_str(),
+        "curve": key.curve.as_str(),
         "circuit_id": spec.circuit_id,
-        "vk_digest": spec.vk_digest,
+        "vk_digest": key.vk_digest,
     });
     let put = |name: String, bytes: Vec<u8>| {
         let key = layout::proof_file(job, &name);
@@ -843,34 +881,60 @@ async fn publish_bundle<E: Pairing>(p: &Platform, rec: &JobRecord, spec: &Circom
 mod tests {
     use super::*;
 
+    fn spec() -> CircomJobSpec {
+        let witnesses = (0..5).map(|i| format!("tenants/t/uploads/w{i}.wtns")).collect();
+        CircomJobSpec { key: Some(CircuitKey { curve: Curve::Bn254, vk_digest: "00".repeat(64) }), ..CircomJobSpec::request("ab".repeat(32), witnesses, 2, 4) }
+    }
+
     #[test]
     fn stored_specs_are_checked_when_decoded() {
-        let good = CircomJobSpec {
-            circuit_id: "ab".repeat(32),
-            curve: Curve::Bn254,
-            vk_digest: "00".repeat(64),
-            witnesses: 5,
-            per_task: 2,
-            tasks_per_bundle: 2,
-            window: 4,
-        };
+        let good = spec();
         let json = serde_json::to_value(&good).unwrap();
         assert_eq!(serde_json::from_value::<CircomJobSpec>(json.clone()).unwrap(), good);
+        PariCircom::check(&good).unwrap();
         assert_eq!(good.prove_tasks(), 3);
         assert_eq!(good.witnesses_of(2), 4..5);
         for (field, value, named) in [
             ("per_task", serde_json::json!(0), "proofs_per_task"),
-            ("tasks_per_bundle", serde_json::json!(0), "bundle_size"),
-            ("witnesses", serde_json::json!(0), "witness_object_keys"),
-            ("witnesses", serde_json::json!(MAX_WITNESSES + 1), "witness_object_keys"),
-            ("window", serde_json::json!(0), "window"),
+            ("bundle_size", serde_json::json!(0), "bundle_size"),
+            ("witnesses", serde_json::json!([]), "witness_object_keys"),
             ("circuit_id", serde_json::json!("../x"), "circuit_id"),
-            ("vk_digest", serde_json::json!("zz"), "vk_digest"),
+            ("key", serde_json::json!(null), "circuit_id"),
+            ("key", serde_json::json!({ "curve": "bn254", "vk_digest": "zz" }), "vk_digest"),
         ] {
             let mut bad = json.clone();
             bad[field] = value;
-            let err = serde_json::from_value::<CircomJobSpec>(bad).expect_err(field).to_string();
+            let err = PariCircom::check(&serde_json::from_value::<CircomJobSpec>(bad).unwrap()).expect_err(field).to_string();
             assert!(err.contains(named), "{field}: {err}");
         }
+    }
+
+    fn progress(counts: &[(Step, u64, u64)]) -> Progress<Step> {
+        use contract::Step as _;
+        Progress::new(counts.iter().map(|(s, done, total)| (s.task().name.to_string(), jobs::TaskCounts { total: *total, done: *done })).collect())
+    }
+
+    fn report(step: Step, index: u64) -> Report<Step> {
+        Report { step, index, payload: String::new() }
+    }
+
+    /// The state machine without Redis: 5 witnesses, 2 to a task (3 prove tasks), bundles of
+    /// 4 proofs (2 tasks: bundles {0, 1} and {2}).
+    #[test]
+    fn prove_tasks_go_out_in_the_window_and_each_bundle_follows_its_range() {
+        let s = spec();
+        assert_eq!((s.tasks_per_bundle(), s.bundles()), (2, 2));
+        let release = |freed| Effect::Release { step: Step::Prove, n: 3, freed };
+        assert_eq!(PariCircom::plan(&s), vec![release(0)]);
+        let p = progress(&[(Step::Prove, 1, 3)]);
+        let join1 = Effect::Join { step: Step::Bundle, index: 1, of: Step::Prove, after: 2..3 };
+        assert_eq!(PariCircom::on_done(&s, &p, &report(Step::Prove, 2)), vec![release(1), join1]);
+        let p = progress(&[(Step::Prove, 3, 3), (Step::Bundle, 1, 2)]);
+        let join0 = Effect::Join { step: Step::Bundle, index: 0, of: Step::Prove, after: 0..2 };
+        assert_eq!(PariCircom::on_done(&s, &p, &report(Step::Prove, 1)), vec![release(3), join0]);
+        assert_eq!(PariCircom::on_done(&s, &p, &report(Step::Bundle, 1)), vec![]);
+        let p = progress(&[(Step::Bundle, 2, 2)]);
+        assert_eq!(PariCircom::on_done(&s, &p, &report(Step::Bundle, 0)), vec![Effect::Dispatch(Step::Publish, 0..1)]);
+        assert_eq!(PariCircom::on_done(&s, &p, &report(Step::Publish, 0)), vec![Effect::Done]);
     }
 }

@@ -172,13 +172,26 @@ pub trait Kind: Send + Sync + Sized + 'static {
     /// kind's). Field errors name the proto field.
     fn from_pb(params: &pb::submit_job_request::Params) -> Option<Result<Self::Spec, PlatformError>>;
     /// Checks a spec for `tenant` (nothing is written for a spec refused here) and plans it.
-    async fn validate(&self, p: &Platform, tenant: &str, spec: &Self::Spec) -> Result<Planned<Self::Step>, PlatformError>;
+    /// It may complete the spec with what the request names and the platform resolves now (a
+    /// registered circuit's curve and key digest), which the job then records; [`Kind::check`]
+    /// runs on the completed spec.
+    async fn validate(&self, p: &Platform, tenant: &str, spec: &mut Self::Spec) -> Result<Planned<Self::Step>, PlatformError>;
     /// The tasks dispatched when the job is planned. Pure.
     fn plan(spec: &Self::Spec) -> Vec<Effect<Self::Step>>;
+    /// The bounds every recorded spec keeps, checked after [`Kind::validate`] and again
+    /// whenever a record is decoded (a spec read back from a shared job store is input too: a
+    /// zero divisor in it would otherwise panic an executor; found by `crates/fuzz`). Pure;
+    /// errors name the request field. Default: none.
+    fn check(spec: &Self::Spec) -> Result<(), PlatformError> {
+        let _ = spec;
+        Ok(())
+    }
     /// A dispatched task's payload (default none): what the task needs beyond the spec and its
-    /// index. Called when the task is dispatched.
-    fn payload(spec: &Self::Spec, step: Self::Step, index: u64) -> String {
-        let _ = (spec, step, index);
+    /// index, given the report whose effect dispatches it (`None` when the job is planned).
+    /// What one task finds out travels on this way (Pari's key digest, from its setup's report
+    /// to every task after it) without a shared object to agree on.
+    fn payload(spec: &Self::Spec, step: Self::Step, index: u64, cause: Option<&Report<Self::Step>>) -> String {
+        let _ = (spec, step, index, cause);
         String::new()
     }
     /// A worker's task: step `step`'s task `index` of `job`. Returns the report's payload.
@@ -264,16 +277,16 @@ impl<K: Kind> Typed<K> {
     }
 
     /// Carries out effects for `job`.
-    async fn apply(p: &Platform, job: &Job<K>, effects: Vec<Effect<K::Step>>) -> Result<(), PlatformError> {
+    async fn apply(p: &Platform, job: &Job<K>, cause: Option<&Report<K::Step>>, effects: Vec<Effect<K::Step>>) -> Result<(), PlatformError> {
         let id = job.id();
         for e in effects {
             match e {
-                Effect::Dispatch(step, range) => Self::dispatch(p, job, step, range).await?,
+                Effect::Dispatch(step, range) => Self::dispatch(p, job, step, range, cause).await?,
                 Effect::Release { step, n, freed } => {
                     let window = super::Window { step: step.task().name, n, cap: job.window };
                     let due = window.due(p, &job.record, freed).await?;
                     if !due.is_empty() {
-                        Self::dispatch(p, job, step, due.clone()).await?;
+                        Self::dispatch(p, job, step, due.clone(), cause).await?;
                         window.released(p, id, due.end).await?;
                     }
                 }
@@ -286,7 +299,7 @@ impl<K: Kind> Typed<K> {
                         }
                     }
                     if ready {
-                        Self::dispatch(p, job, step, index..index + 1).await?;
+                        Self::dispatch(p, job, step, index..index + 1, cause).await?;
                     }
                 }
                 Effect::Done => {
@@ -301,13 +314,13 @@ impl<K: Kind> Typed<K> {
     }
 
     /// Dispatches the tasks `range` of `step` (each at most once).
-    async fn dispatch(p: &Platform, job: &Job<K>, step: K::Step, range: Range<u64>) -> Result<(), PlatformError> {
+    async fn dispatch(p: &Platform, job: &Job<K>, step: K::Step, range: Range<u64>, cause: Option<&Report<K::Step>>) -> Result<(), PlatformError> {
         /// Tasks enqueued per round trip.
         const CHUNK: u64 = 500;
         let mut next = range.start;
         while next < range.end {
             let end = (next + CHUNK).min(range.end);
-            p.dispatch_many(job.id(), step.task(), (next..end).map(|i| (i.to_string(), K::payload(&job.spec, step, i)))).await?;
+            p.dispatch_many(job.id(), step.task(), (next..end).map(|i| (i.to_string(), K::payload(&job.spec, step, i, cause)))).await?;
             next = end;
         }
         Ok(())
@@ -341,9 +354,17 @@ fn report_id(task: TaskKind, index: u64) -> String {
     format!("{}:{index}", task.name)
 }
 
+/// The spec a job of kind `K` recorded, decoded and checked (for readers outside its tasks,
+/// e.g. a cross-job bundle reading done jobs).
+pub fn spec_of<K: Kind>(rec: &JobRecord) -> Result<K::Spec, PlatformError> {
+    decode::<K>(rec).map(|r| r.spec)
+}
+
 /// A recorded spec, decoded.
 fn decode<K: Kind>(rec: &JobRecord) -> Result<Recorded<K::Spec>, PlatformError> {
-    serde_json::from_str(&rec.spec).map_err(|e| corrupt(format!("job {} spec: {e}", rec.id)))
+    let r: Recorded<K::Spec> = serde_json::from_str(&rec.spec).map_err(|e| corrupt(format!("job {} spec: {e}", rec.id)))?;
+    K::check(&r.spec).map_err(|e| corrupt(format!("job {} spec: {e}", rec.id)))?;
+    Ok(r)
 }
 
 #[async_trait]
@@ -367,8 +388,9 @@ impl<K: Kind> JobKind for Typed<K> {
         if kind != K::NAME {
             return Err(PlatformError::Config(format!("{}: a request for {kind}", K::NAME)));
         }
-        let spec: K::Spec = serde_json::from_str(&json).map_err(|e| PlatformError::Config(format!("{}: spec: {e}", K::NAME)))?;
-        let planned = self.kind.validate(p, tenant, &spec).await?;
+        let mut spec: K::Spec = serde_json::from_str(&json).map_err(|e| PlatformError::Config(format!("{}: spec: {e}", K::NAME)))?;
+        let planned = self.kind.validate(p, tenant, &mut spec).await?;
+        K::check(&spec)?;
         let recorded = Recorded { spec, window: Some(p.config().job_window.max(1)) };
         Ok(Validated {
             // Recorded as the kind serialises it (so the record is what the tasks decode).
@@ -383,7 +405,7 @@ impl<K: Kind> JobKind for Typed<K> {
     async fn plan(&self, p: &Platform, job: &JobRecord) -> Result<(), PlatformError> {
         let Recorded { spec, window } = decode::<K>(job)?;
         let effects = K::plan(&spec);
-        Self::apply(p, &Job { record: job.clone(), spec, window }, effects).await
+        Self::apply(p, &Job { record: job.clone(), spec, window }, None, effects).await
     }
 
     async fn work(&self, p: &Platform, task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
@@ -415,7 +437,7 @@ impl<K: Kind> JobKind for Typed<K> {
         let report = Report { step, index: m.index, payload: m.payload };
         K::observe(&report);
         let effects = K::on_done(&live.spec, &progress, &report);
-        Self::apply(p, &live, effects).await
+        Self::apply(p, &live, Some(&report), effects).await
     }
 
     async fn verify_outputs(&self, p: &Platform, job: &JobRecord, pins: Pins<'_>) -> Result<Result<String, String>, PlatformError> {

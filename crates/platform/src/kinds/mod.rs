@@ -81,15 +81,9 @@ pub enum JobRequest {
     /// `final_proof`: also the job's final proof (`final.bin`, see [`reckle_final`]).
     ReckleBatch { log_n: u32, log_bucket: u32, batch: Vec<u64>, leaves: Leaves, final_proof: bool },
     ReckleUpdate { base_job: String, changes: Vec<::reckle::Change>, final_proof: bool },
-    /// `count` proofs of a built-in circuit family, instances from seeds `seed_start..`, in
-    /// bundles of `bundle_size` (rounded up to whole prove tasks of `per_task` proofs).
-    PariBatch { circuit: ::pari::circuits::CircuitFamily, seed_start: u64, count: u64, per_task: u64, bundle_size: u64 },
     /// Registers the circom circuit uploaded at `r1cs_object` for `tenant` (the submitter);
     /// `r1cs` is that object's content, read once by [`crate::Platform::register_circuit`].
     CircuitRegister { tenant: String, r1cs_object: String, r1cs: Bytes },
-    /// A Pari proof per uploaded witness (`.wtns` object keys) of `tenant`'s registered circuit
-    /// `circuit_id`, `per_task` to a prove task (0: 4), in bundles of `bundle_size` (0: 1024).
-    PariCircom { tenant: String, circuit_id: String, witnesses: Vec<String>, per_task: u64, bundle_size: u64 },
     /// A Hekaton proof of `circuit` with inputs from `seed`, by `k` workers.
     Hekaton { circuit: ::hekaton::spec::CircuitSpec, seed: u64, final_proof: bool },
     /// A request of a kind on the typed contract ([`contract::Kind`]): its spec, as JSON
@@ -103,9 +97,7 @@ impl JobRequest {
         match self {
             JobRequest::ReckleBatch { .. } => reckle::JOB_BATCH,
             JobRequest::ReckleUpdate { .. } => reckle::JOB_UPDATE,
-            JobRequest::PariBatch { .. } => pari::JOB,
             JobRequest::CircuitRegister { .. } => circom::REGISTER_JOB,
-            JobRequest::PariCircom { .. } => circom::JOB,
             JobRequest::Hekaton { .. } => hekaton::JOB,
             JobRequest::Spec { kind, .. } => kind,
         }
@@ -114,7 +106,7 @@ impl JobRequest {
     /// The tenant a request names itself (it must be the submitter), if any.
     pub fn tenant(&self) -> Option<&str> {
         match self {
-            JobRequest::CircuitRegister { tenant, .. } | JobRequest::PariCircom { tenant, .. } => Some(tenant),
+            JobRequest::CircuitRegister { tenant, .. } => Some(tenant),
             _ => None,
         }
     }
@@ -314,9 +306,9 @@ impl Registry {
         Self::new(vec![
             Arc::new(reckle::ReckleBatch),
             Arc::new(reckle::ReckleUpdate),
-            Arc::new(pari::PariBatch),
+            Arc::new(contract::Typed::new(pari::PariBatch)),
             Arc::new(circom::CircuitRegister),
-            Arc::new(circom::PariCircom),
+            Arc::new(contract::Typed::new(circom::PariCircom)),
             Arc::new(hekaton::Hekaton),
             Arc::new(contract::Typed::new(noop::Noop)),
             Arc::new(contract::Typed::new(testudo::Testudo)),

@@ -89,10 +89,14 @@ impl Kind for Noop {
         }
     }
 
-    async fn validate(&self, _p: &Platform, _tenant: &str, spec: &NoopSpec) -> Result<Planned<Step>, PlatformError> {
+    fn check(spec: &NoopSpec) -> Result<(), PlatformError> {
         if spec.tasks == 0 || spec.tasks > MAX_TASKS {
             return Err(invalid("tasks", format!("must be in 1..={MAX_TASKS}, got {}", spec.tasks)));
         }
+        Ok(())
+    }
+
+    async fn validate(&self, _p: &Platform, _tenant: &str, spec: &mut NoopSpec) -> Result<Planned<Step>, PlatformError> {
         Ok(Planned::tasks(vec![(Step::Task, spec.tasks)]))
     }
 
@@ -101,7 +105,7 @@ impl Kind for Noop {
     }
 
     /// The enqueue time, stamped when the task is sent.
-    fn payload(_spec: &NoopSpec, _step: Step, _index: u64) -> String {
+    fn payload(_spec: &NoopSpec, _step: Step, _index: u64, _cause: Option<&Report<Step>>) -> String {
         now_us().to_string()
     }
 

@@ -1,12 +1,18 @@
 //! Pari batch jobs (`pari.batch`): many proofs of one circuit, emitted in bundles that each
 //! verify with one batch verification.
 //!
-//! DAG: one `pari.setup` task (keys for the circuit) → `pari.prove` tasks (each proves a run of
+//! On the typed contract ([`super::contract`]):
+//!
+//! ```text
+//! pari.setup ─▶ pari.prove × n (in the job's window) ─▶ pari.bundle × b (each after its prove range) ─▶ pari.publish
+//! ```
+//!
+//! One `pari.setup` task (keys for the circuit) → `pari.prove` tasks (each proves a run of
 //! instances and writes a proof list) → `pari.bundle` tasks on the aggregator (each gathers the
 //! proof lists of its range, batch-verifies them under the job's verifying key, locating any bad
-//! proof by bisection, and publishes `proof/bundle-<k>.bin`). Workers report `pari.done`; the
-//! executor releases the prove tasks after the setup, a bundle once its prove tasks are done,
-//! and marks the job done when every bundle is published.
+//! proof by bisection, and publishes `proof/bundle-<k>.bin`) → `pari.publish` (the manifest,
+//! once every bundle is published). Reports go to `pari.done`; the executor releases the prove
+//! tasks after the setup, a bundle once its prove tasks are done.
 //!
 //! Objects: `jobs/<id>/pari/keys/<vk digest>/{pk.bin,vk.bin}`, `jobs/<id>/pari/proofs/<i>.bin`,
 //! and the outputs `jobs/<id>/proof/{circuit.json,vk.bin,bundle-<k>.bin}` (`prover pari
@@ -18,24 +24,24 @@
 //! *another* key pair, so keys are stored under their verifying key's digest, and which pair the
 //! job uses is the one its setup *report* names: that report is enqueued by the same atomic step
 //! that completes the task, once (a delivery that lost its lease cannot complete), and its key
-//! digest then travels in every prove and bundle task's payload. A pair a lost delivery left
+//! digest then travels in every later task's payload and report ([`contract::Kind::payload`]). A pair a lost delivery left
 //! behind is never read and goes with the job's scratch. Proofs draw their randomness from the
 //! operating system too, so no stored object reveals what a proof hides.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use api::v1 as pb;
 use ark_bls12_381::{Bls12_381, Fr};
 use async_trait::async_trait;
 use bytes::Bytes;
-use jobs::JobRecord;
 use ::pari::bundle::{Bundle, ProofList};
 use ::pari::circuits::CircuitFamily;
 use ::pari::{PreparedVerifyingKey, ProvingKey, VerifyingKey};
 use queue::Lease;
 use rand::SeedableRng;
 
-use super::{JobKind, JobRequest, Served, TaskKind, Validated};
+use super::contract::{self, Effect, Job, Kind, Planned, Progress, Report};
+use super::{JobRequest, Served, TaskKind};
 use crate::error::{corrupt, invalid};
 use crate::{layout, Platform, PlatformError};
 
@@ -44,7 +50,8 @@ pub const SETUP: TaskKind = TaskKind::new("pari.setup", Served::Worker, 3600);
 pub const PROVE: TaskKind = TaskKind::new("pari.prove", Served::Worker, 1800);
 pub const DONE: TaskKind = TaskKind::new("pari.done", Served::Executor, 300);
 pub const BUNDLE: TaskKind = TaskKind::new("pari.bundle", Served::Aggregator, 1800);
-const TASKS: &[TaskKind] = &[PROVE, SETUP, DONE, BUNDLE];
+/// The manifest, once every bundle is published.
+pub const PUBLISH: TaskKind = TaskKind::new("pari.publish", Served::Aggregator, 300);
 
 /// Most proofs in one job.
 pub const MAX_PROOFS: u64 = 1 << 16;
@@ -54,107 +61,53 @@ pub const MAX_CHAIN_STEPS: usize = 1 << 20;
 pub const MAX_PER_TASK: u64 = 1024;
 
 /// What a Pari job proves: `count` instances of `circuit` from seeds `seed_start..`, on
-/// BLS12-381. Decoding checks the same bounds as [`PariJobSpec::new`]: a spec read back from a
-/// shared job store is input too (a zero `per_task` would otherwise divide by zero in the
-/// executor; found by `crates/fuzz`).
+/// BLS12-381, `per_task` to a prove task, in bundles of `bundle_size` proofs (rounded up to whole
+/// prove tasks). Its bounds ([`Kind::check`]) are checked at submission and whenever a record is
+/// decoded: a spec read back from a shared job store is input too (a zero `per_task` would
+/// otherwise divide by zero in the executor; found by `crates/fuzz`).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(try_from = "RawPariJobSpec")]
 pub struct PariJobSpec {
     pub circuit: CircuitFamily,
     pub seed_start: u64,
     pub count: u64,
     /// Proofs per prove task.
     pub per_task: u64,
-    /// Prove tasks per bundle.
-    pub tasks_per_bundle: u64,
-    /// Prove tasks queued or running at once, at most (fair share: a large job holds at most
-    /// this many places in the prove queue, so a small job submitted later is not starved;
-    /// fewer when its tenant's window is shared, see [`super::Window`]). Recorded with the
-    /// job, so every executor slides the same window.
-    pub window: u64,
-}
-
-/// [`PariJobSpec`] as decoded, before its bounds are checked.
-#[derive(serde::Deserialize)]
-struct RawPariJobSpec {
-    circuit: CircuitFamily,
-    seed_start: u64,
-    count: u64,
-    per_task: u64,
-    tasks_per_bundle: u64,
-    /// Absent in specs recorded before the window: all tasks at once.
-    #[serde(default = "unbounded")]
-    window: u64,
-}
-
-fn unbounded() -> u64 {
-    u64::MAX
-}
-
-/// Default of [`PariJobSpec::window`] (`--job-window`).
-pub const DEFAULT_WINDOW: u64 = crate::defaults::JOB_WINDOW;
-
-impl TryFrom<RawPariJobSpec> for PariJobSpec {
-    type Error = PlatformError;
-    fn try_from(r: RawPariJobSpec) -> Result<Self, PlatformError> {
-        let spec = PariJobSpec {
-            circuit: r.circuit,
-            seed_start: r.seed_start,
-            count: r.count,
-            per_task: r.per_task,
-            tasks_per_bundle: r.tasks_per_bundle,
-            window: r.window,
-        };
-        spec.check()?;
-        Ok(spec)
-    }
+    /// Proofs per bundle, as asked (a bundle gathers whole prove tasks).
+    pub bundle_size: u64,
 }
 
 impl PariJobSpec {
-    /// The bounds every spec keeps (those of [`PariJobSpec::new`], on the stored fields).
-    fn check(&self) -> Result<(), PlatformError> {
-        Self::check_request(self.circuit, self.seed_start, self.count, self.per_task)?;
-        if self.tasks_per_bundle == 0 || self.tasks_per_bundle > MAX_PROOFS {
-            return Err(invalid("tasks_per_bundle", format!("must be in 1..={MAX_PROOFS}, got {}", self.tasks_per_bundle)));
-        }
-        if self.window == 0 {
-            return Err(invalid("window", "must be at least 1"));
-        }
-        Ok(())
+    /// The request (its bounds are checked when it is submitted).
+    pub fn new(circuit: CircuitFamily, seed_start: u64, count: u64, per_task: u64, bundle_size: u64) -> Self {
+        Self { circuit, seed_start, count, per_task, bundle_size }
     }
 
-    fn check_request(circuit: CircuitFamily, seed_start: u64, count: u64, per_task: u64) -> Result<(), PlatformError> {
-        circuit.validate().map_err(|e| invalid("circuit", e))?;
-        if let CircuitFamily::Chain { steps } = circuit {
+    /// The bounds every spec keeps.
+    fn check(&self) -> Result<(), PlatformError> {
+        self.circuit.validate().map_err(|e| invalid("circuit", e))?;
+        if let CircuitFamily::Chain { steps } = self.circuit {
             if steps > MAX_CHAIN_STEPS {
                 return Err(invalid("circuit", format!("chain: at most {MAX_CHAIN_STEPS} steps on the platform, got {steps}")));
             }
         }
-        if count == 0 || count > MAX_PROOFS {
-            return Err(invalid("count", format!("must be in 1..={MAX_PROOFS}, got {count}")));
+        if self.count == 0 || self.count > MAX_PROOFS {
+            return Err(invalid("count", format!("must be in 1..={MAX_PROOFS}, got {}", self.count)));
         }
-        if seed_start.checked_add(count).is_none() {
+        if self.seed_start.checked_add(self.count).is_none() {
             return Err(invalid("seed_start", "seed_start + count overflows"));
         }
-        if per_task == 0 || per_task > MAX_PER_TASK {
-            return Err(invalid("proofs_per_task", format!("must be in 1..={MAX_PER_TASK}, got {per_task}")));
+        if self.per_task == 0 || self.per_task > MAX_PER_TASK {
+            return Err(invalid("proofs_per_task", format!("must be in 1..={MAX_PER_TASK}, got {}", self.per_task)));
+        }
+        if self.bundle_size == 0 || self.bundle_size > MAX_PROOFS {
+            return Err(invalid("bundle_size", format!("must be in 1..={MAX_PROOFS}, got {}", self.bundle_size)));
         }
         Ok(())
     }
 
-    /// Validates a request: `per_bundle` proofs per bundle is rounded up to whole prove tasks.
-    pub fn new(circuit: CircuitFamily, seed_start: u64, count: u64, per_task: u64, per_bundle: u64) -> Result<Self, PlatformError> {
-        Self::check_request(circuit, seed_start, count, per_task)?;
-        if per_bundle == 0 || per_bundle > MAX_PROOFS {
-            return Err(invalid("bundle_size", format!("must be in 1..={MAX_PROOFS}, got {per_bundle}")));
-        }
-        Ok(Self { circuit, seed_start, count, per_task, tasks_per_bundle: per_bundle.div_ceil(per_task), window: DEFAULT_WINDOW })
-    }
-
-    /// The same spec with prove tasks dispatched `window` at a time (at least 1).
-    pub fn with_window(mut self, window: u64) -> Self {
-        self.window = window.max(1);
-        self
+    /// Prove tasks per bundle.
+    pub fn tasks_per_bundle(&self) -> u64 {
+        self.bundle_size.div_ceil(self.per_task)
     }
 
     pub fn prove_tasks(&self) -> u64 {
@@ -162,7 +115,7 @@ impl PariJobSpec {
     }
 
     pub fn bundles(&self) -> u64 {
-        self.prove_tasks().div_ceil(self.tasks_per_bundle)
+        self.prove_tasks().div_ceil(self.tasks_per_bundle())
     }
 
     /// Seeds proved by prove task `i`.
@@ -174,42 +127,20 @@ impl PariJobSpec {
 
     /// Prove tasks gathered by bundle `k`.
     fn bundle_tasks(&self, k: u64) -> std::ops::Range<u64> {
-        self.steps().bundle_tasks(k)
-    }
-
-    fn steps(&self) -> Steps {
-        Steps { prove: PROVE, bundle: BUNDLE, prove_tasks: self.prove_tasks(), tasks_per_bundle: self.tasks_per_bundle, window: self.window }
-    }
-
-    fn of(rec: &JobRecord) -> Result<Self, PlatformError> {
-        serde_json::from_str(&rec.spec).map_err(|e| PlatformError::Corrupt(format!("job {} spec: {e}", rec.id)))
+        let lo = k * self.tasks_per_bundle();
+        lo..(lo + self.tasks_per_bundle()).min(self.prove_tasks())
     }
 }
 
-/// A task's step and index, which is also its id (`<step>-<index>`), and (for `pari.batch`,
-/// from the setup's report on) the hex digest of the verifying key of the job's key pair.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub(crate) struct PariTask {
-    pub step: String,
-    pub index: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub key: Option<String>,
+/// The in-process request for a Pari batch job (checked when submitted).
+pub fn request(circuit: CircuitFamily, seed_start: u64, count: u64, per_task: u64, bundle_size: u64) -> JobRequest {
+    contract::spec_request::<PariBatch>(&PariJobSpec::new(circuit, seed_start, count, per_task, bundle_size))
 }
 
-pub(crate) fn task_id(step: &str, index: u64) -> String {
-    format!("{step}-{index}")
-}
-
-/// Where a `pari.batch` job's key file `name` is: under the digest its tasks name, or (a task
-/// without one, dispatched before keys were stored by digest) the job's former fixed place.
-fn key_path(job: &str, key: Option<&str>, name: &str) -> Result<String, PlatformError> {
-    match key {
-        Some(d) => {
-            d.parse::<::pari::KeyDigest>().map_err(|e| corrupt(format!("task payload: key {d:?}: {e}")))?;
-            Ok(layout::pari_key_at(job, d, name))
-        }
-        None => Ok(layout::pari_key(job, name)),
-    }
+/// Where a `pari.batch` job's key file `name` is: under the digest its tasks name.
+fn key_path(job: &str, digest: &str, name: &str) -> Result<String, PlatformError> {
+    digest.parse::<::pari::KeyDigest>().map_err(|e| corrupt(format!("task payload: key {digest:?}: {e}")))?;
+    Ok(layout::pari_key_at(job, digest, name))
 }
 
 /// The proofs of one prove task: instances `seeds` of `circuit`, randomness from the operating
@@ -239,84 +170,16 @@ pub(crate) fn pari_err(e: ::pari::Error) -> PlatformError {
     }
 }
 
-pub(crate) fn task_of(lease: &Lease) -> Result<PariTask, PlatformError> {
-    serde_json::from_str(&lease.task.payload).map_err(|e| corrupt(format!("task payload: {e}")))
-}
-
-pub(crate) async fn dispatch(p: &Platform, job: &str, kind: TaskKind, step: &str, index: u64) -> Result<bool, PlatformError> {
-    dispatch_keyed(p, job, kind, step, index, None).await
-}
-
-/// [`dispatch`] of a task that names the job's key pair (its verifying key's digest).
-async fn dispatch_keyed(p: &Platform, job: &str, kind: TaskKind, step: &str, index: u64, key: Option<&str>) -> Result<bool, PlatformError> {
-    let payload = serde_json::to_string(&PariTask { step: step.into(), index, key: key.map(str::to_string) }).map_err(corrupt)?;
-    p.dispatch(job, kind, &task_id(step, index), payload).await
-}
-
-/// The prove and bundle steps every Pari job kind shares (built-in families and registered
-/// circom circuits): prove tasks released in a sliding window, bundle `k` once its prove tasks
-/// are done, the job done when every bundle is published.
-pub(crate) struct Steps {
-    pub prove: TaskKind,
-    pub bundle: TaskKind,
-    pub prove_tasks: u64,
-    pub tasks_per_bundle: u64,
-    pub window: u64,
-}
-
-impl Steps {
-    fn window(&self) -> super::Window<'static> {
-        super::Window { step: "prove", n: self.prove_tasks, cap: Some(self.window) }
+/// The manifest of a Pari job (either kind) whose bundles are all published: the key digest
+/// `circuit.json` names, pinned, and the command that checks the bundles offline.
+pub(crate) async fn publish_manifest(p: &Platform, job: &str, kind: &str) -> Result<(), PlatformError> {
+    let mut pins = std::collections::BTreeMap::new();
+    let mut verify = Vec::new();
+    if let Some(d) = crate::manifest::published_field(p, job, "circuit.json", "vk_digest").await? {
+        verify.push(format!("prover pari verify-bundles {} --vk-digest {d}", crate::manifest::DIR));
+        pins.insert("vk_digest".to_string(), d);
     }
-
-    /// Releases the prove tasks the job's share allows (see [`super::Window`]), naming `key`.
-    async fn release(&self, p: &Platform, rec: &JobRecord, key: Option<&str>) -> Result<(), PlatformError> {
-        let done = rec.tasks.get(self.prove.name).map_or(0, |c| c.done);
-        self.window().slide(p, rec, done, |i| async move { dispatch_keyed(p, &rec.id, self.prove, "prove", i, key).await.map(|_| ()) }).await
-    }
-
-    /// The first window of prove tasks (a rerun dispatches nothing twice), naming the job's key
-    /// pair `key` if its keys are its own (`pari.batch`).
-    pub async fn start(&self, p: &Platform, rec: &JobRecord, key: Option<&str>) -> Result<(), PlatformError> {
-        self.release(p, rec, key).await
-    }
-
-    /// The executor, on the report of a prove or bundle task.
-    pub async fn on_done(&self, p: &Platform, job: &str, t: &PariTask) -> Result<(), PlatformError> {
-        let store = p.job_store();
-        if t.step == "prove" {
-            store.task_done(job, self.prove.name, &task_id("prove", t.index)).await?;
-            self.release(p, &p.record(job).await?, t.key.as_deref()).await?;
-            let k = t.index / self.tasks_per_bundle;
-            for i in self.bundle_tasks(k) {
-                if !store.is_done(job, &task_id("prove", i)).await? {
-                    return Ok(());
-                }
-            }
-            dispatch_keyed(p, job, self.bundle, "bundle", k, t.key.as_deref()).await?;
-        } else {
-            store.task_done(job, self.bundle.name, &task_id("bundle", t.index)).await?;
-            let rec = p.record(job).await?;
-            let b = rec.tasks.get(self.bundle.name).copied().unwrap_or_default();
-            if b.done == b.total {
-                let mut pins = std::collections::BTreeMap::new();
-                let mut verify = Vec::new();
-                if let Some(d) = crate::manifest::published_field(p, job, "circuit.json", "vk_digest").await? {
-                    verify.push(format!("prover pari verify-bundles {} --vk-digest {d}", crate::manifest::DIR));
-                    pins.insert("vk_digest".to_string(), d);
-                }
-                crate::manifest::Manifest::publish(p, job, &rec.kind, pins, verify).await?;
-                p.end(job, crate::Ending::Done).await?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Prove tasks gathered by bundle `k`.
-    pub fn bundle_tasks(&self, k: u64) -> std::ops::Range<u64> {
-        let lo = k * self.tasks_per_bundle;
-        lo..(lo + self.tasks_per_bundle).min(self.prove_tasks)
-    }
+    crate::manifest::Manifest::publish(p, job, kind, pins, verify).await
 }
 
 /// The proofs (with their public inputs) that prove tasks `tasks` of `job` stored, in order.
@@ -351,23 +214,182 @@ pub(crate) async fn gather_bundle<E: ark_ec::pairing::Pairing>(
     .map_err(pari_err)
 }
 
-/// The job's spec, or `None` if it has ended (or no longer exists): its tasks are dropped.
-async fn live_spec(p: &Platform, job: &str) -> Result<Option<PariJobSpec>, PlatformError> {
-    match p.job_store().get(job).await? {
-        Some(r) if !r.state.is_terminal() => Ok(Some(PariJobSpec::of(&r)?)),
-        _ => Ok(None),
+/// The steps of a Pari batch job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    Setup,
+    Prove,
+    Bundle,
+    Publish,
+}
+
+impl contract::Step for Step {
+    const ALL: &'static [Self] = &[Step::Setup, Step::Prove, Step::Bundle, Step::Publish];
+    fn task(self) -> TaskKind {
+        match self {
+            Step::Setup => SETUP,
+            Step::Prove => PROVE,
+            Step::Bundle => BUNDLE,
+            Step::Publish => PUBLISH,
+        }
     }
+}
+
+/// The job's key pair, as a task's payload names it (its verifying key's digest).
+fn key_of(job: &Job<PariBatch>, lease: &Lease, name: &str) -> Result<String, PlatformError> {
+    let d = lease.task.payload.as_str();
+    if d.is_empty() {
+        return Err(corrupt(format!("job {}: a {} task that names no key pair", job.id(), lease.kind)));
+    }
+    key_path(job.id(), d, name)
 }
 
 /// `pari.batch`.
 pub struct PariBatch;
 
 #[async_trait]
-impl JobKind for PariBatch {
-    fn name(&self) -> &'static str {
-        JOB
+impl Kind for PariBatch {
+    const NAME: &'static str = JOB;
+    const REPORT: TaskKind = DONE;
+    type Step = Step;
+    type Spec = PariJobSpec;
+
+    fn from_pb(params: &pb::submit_job_request::Params) -> Option<Result<PariJobSpec, PlatformError>> {
+        let pb::submit_job_request::Params::PariBatch(p) = params else { return None };
+        let circuit = usize::try_from(p.size).map_err(|_| invalid("size", "too large")).and_then(|size| match p.circuit.as_str() {
+            "chain" => Ok(CircuitFamily::Chain { steps: size }),
+            "poseidon" => Ok(CircuitFamily::Poseidon { inputs: size }),
+            other => Err(invalid("circuit", format!("{other:?}; use chain or poseidon"))),
+        });
+        Some(circuit.map(|circuit| {
+            let per_task = if p.proofs_per_task == 0 { 16 } else { p.proofs_per_task };
+            let bundle_size = if p.bundle_size == 0 { 1024 } else { p.bundle_size };
+            PariJobSpec::new(circuit, p.seed_start, p.count, per_task, bundle_size)
+        }))
     }
-    fn limits(&self) -> Vec<crate::limits::Limit> {
+
+    fn check(spec: &PariJobSpec) -> Result<(), PlatformError> {
+        spec.check()
+    }
+
+    async fn validate(&self, _p: &Platform, _tenant: &str, spec: &mut PariJobSpec) -> Result<Planned<Step>, PlatformError> {
+        // The bounds first: the task counts divide by `per_task`.
+        spec.check()?;
+        Ok(Planned::tasks(vec![(Step::Setup, 1), (Step::Prove, spec.prove_tasks()), (Step::Bundle, spec.bundles()), (Step::Publish, 1)]))
+    }
+
+    fn plan(_spec: &PariJobSpec) -> Vec<Effect<Step>> {
+        vec![Effect::Dispatch(Step::Setup, 0..1)]
+    }
+
+    /// The key digest the report names (the setup's, carried on by each later report).
+    fn payload(_spec: &PariJobSpec, _step: Step, _index: u64, cause: Option<&Report<Step>>) -> String {
+        cause.map(|r| r.payload.clone()).unwrap_or_default()
+    }
+
+    /// `pari.setup` (reports its key pair's digest) and `pari.prove` (reports the digest it
+    /// proved under).
+    async fn work(&self, p: &Platform, job: &Job<Self>, step: Step, index: u64, lease: &Lease) -> Result<String, PlatformError> {
+        let (id, spec) = (job.id(), &job.spec);
+        match step {
+            Step::Setup => {
+                // Randomness from the operating system, kept nowhere (see the module doc): this
+                // delivery's key pair, stored under its digest; the report names it.
+                let circuit = spec.circuit;
+                let (pk, vk) = crate::work::blocking(move |_| {
+                    let mut rng = rand_chacha::ChaCha20Rng::from_entropy();
+                    ::pari::setup::<Bls12_381, _, _>(circuit.blank::<Fr>(), &mut rng)
+                })
+                .await?
+                .map_err(pari_err)?;
+                let vk = vk.to_bytes();
+                let digest = ::pari::KeyDigest::of_bytes(&vk).to_string();
+                p.blobs().put(&layout::pari_key_at(id, &digest, "pk.bin"), Bytes::from(pk.to_bytes())).await?;
+                p.blobs().put(&layout::pari_key_at(id, &digest, "vk.bin"), Bytes::from(vk)).await?;
+                Ok(digest)
+            }
+            Step::Prove => {
+                if index >= spec.prove_tasks() {
+                    return Err(corrupt(format!("prove task {index} out of range")));
+                }
+                let pk = ProvingKey::<Bls12_381>::from_bytes(&p.blobs().get(&key_of(job, lease, "pk.bin")?).await?).map_err(pari_err)?;
+                let (circuit, seeds) = (spec.circuit, spec.seeds(index));
+                let list = crate::work::blocking(move |cancel| prove_list(&pk, circuit, seeds, cancel)).await??;
+                ::metrics::counter!("prover_proofs_total", "kind" => "pari.proof").increment(list.items.len() as u64);
+                p.blobs().put(&layout::pari_proofs(id, index), Bytes::from(list.to_bytes())).await?;
+                Ok(lease.task.payload.clone())
+            }
+            Step::Bundle | Step::Publish => Err(corrupt(format!("{JOB}: {step:?} is the aggregator's"))),
+        }
+    }
+
+    /// The prove tasks go out in the job's window; bundle `k` once its prove range is done;
+    /// the manifest once every bundle is published.
+    fn on_done(spec: &PariJobSpec, progress: &Progress<Step>, report: &Report<Step>) -> Vec<Effect<Step>> {
+        let release = Effect::Release { step: Step::Prove, n: spec.prove_tasks(), freed: progress.done(Step::Prove) };
+        match report.step {
+            Step::Setup => vec![release],
+            Step::Prove => {
+                let k = report.index / spec.tasks_per_bundle();
+                vec![release, Effect::Join { step: Step::Bundle, index: k, of: Step::Prove, after: spec.bundle_tasks(k) }]
+            }
+            Step::Bundle if progress.complete(Step::Bundle) => vec![Effect::Dispatch(Step::Publish, 0..1)],
+            Step::Bundle => Vec::new(),
+            Step::Publish => vec![Effect::Done],
+        }
+    }
+
+    /// `pari.bundle`: gathers, batch-verifies and publishes bundle `k`; `pari.publish`: the
+    /// manifest.
+    async fn finish(&self, p: &Platform, job: &Job<Self>, step: Step, index: u64, lease: &Lease) -> Result<String, PlatformError> {
+        let (id, spec) = (job.id(), &job.spec);
+        if step == Step::Publish {
+            publish_manifest(p, id, JOB).await?;
+            return Ok(String::new());
+        }
+        if index >= spec.bundles() {
+            return Err(corrupt(format!("bundle {index} out of range")));
+        }
+        let vk_bytes = p.blobs().get(&key_of(job, lease, "vk.bin")?).await?;
+        // A key file replaced in the store cannot put the bundle under another key: its digest
+        // must be the one the job's setup reported.
+        let d = lease.task.payload.as_str();
+        if ::pari::KeyDigest::of_bytes(&vk_bytes).to_string() != d {
+            return Err(corrupt(format!("vk.bin under {d} has another digest")));
+        }
+        let vk = VerifyingKey::<Bls12_381>::from_bytes(&vk_bytes).map_err(pari_err)?;
+        let (bundle, bad) = gather_bundle(p, id, spec.bundle_tasks(index), vk).await?;
+        if !bad.is_empty() {
+            let first = index * spec.tasks_per_bundle() * spec.per_task;
+            let seeds: Vec<u64> = bad.iter().map(|i| spec.seed_start + first + *i as u64).collect();
+            return Err(contract::reject(format!("bundle {index}: proofs for seeds {seeds:?} do not verify")));
+        }
+        // The digest a verifier pins (`prover pari verify-bundles --vk-digest`): it names the
+        // one key pair this job's setup reported (see the module doc).
+        let circuit = serde_json::json!({
+            "curve": "bls12-381",
+            "circuit": spec.circuit,
+            "vk_digest": d,
+        });
+        let put = |name: &str, bytes: Bytes| {
+            let key = layout::proof_file(id, name);
+            async move { p.blobs().put(&key, bytes).await }
+        };
+        put("circuit.json", Bytes::from(serde_json::to_vec_pretty(&circuit).map_err(corrupt)?)).await?;
+        put("vk.bin", vk_bytes).await?;
+        put(&layout::pari_bundle_name(index), Bytes::from(bundle.to_bytes())).await?;
+        Ok(d.to_string())
+    }
+
+    async fn verify_outputs(&self, p: &Platform, job: &Job<Self>, pins: super::Pins<'_>) -> Result<Result<String, String>, PlatformError> {
+        Ok(verify_outputs(p, job.id(), pinned_key(pins)?.as_ref()).await)
+    }
+
+    fn scratch_prefixes(job: &str) -> Vec<String> {
+        vec![layout::pari_prefix(job), layout::inputs_prefix(job)]
+    }
+
+    fn limits() -> Vec<crate::limits::Limit> {
         use crate::limits::Limit;
         vec![
             Limit::new(JOB, "count", MAX_PROOFS, "count", "proofs of the job"),
@@ -375,131 +397,6 @@ impl JobKind for PariBatch {
             Limit::new(JOB, "bundle_size", MAX_PROOFS, "count", "proofs of one bundle"),
             Limit::new(JOB, "circuit", MAX_CHAIN_STEPS as u64, "steps", "steps of a chain circuit"),
         ]
-    }
-    fn task_kinds(&self) -> &'static [TaskKind] {
-        TASKS
-    }
-
-    async fn validate(&self, p: &Platform, _tenant: &str, request: JobRequest) -> Result<Validated, PlatformError> {
-        let JobRequest::PariBatch { circuit, seed_start, count, per_task, bundle_size } = request else {
-            return Err(PlatformError::Config("pari.batch: not a Pari request".into()));
-        };
-        let spec = PariJobSpec::new(circuit, seed_start, count, per_task, bundle_size)?.with_window(p.config().job_window);
-        Ok(Validated {
-            spec: serde_json::to_string(&spec).map_err(corrupt)?,
-            inputs: Vec::new(),
-            tasks: BTreeMap::from([(SETUP.name, 1), (PROVE.name, spec.prove_tasks()), (BUNDLE.name, spec.bundles())]),
-            secrets: Vec::new(),
-            copies: Vec::new(),
-        })
-    }
-
-    async fn plan(&self, p: &Platform, job: &JobRecord) -> Result<(), PlatformError> {
-        dispatch(p, &job.id, SETUP, "setup", 0).await.map(|_| ())
-    }
-
-    /// Worker: `pari.setup` and `pari.prove`.
-    async fn work(&self, p: &Platform, task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
-        let job = &lease.task.job_id;
-        let Some(spec) = live_spec(p, job).await? else { return Ok(()) };
-        let t = task_of(lease)?;
-        if task == SETUP {
-            // Randomness from the operating system, kept nowhere (see the module doc): this
-            // delivery's key pair, stored under its digest; the report names it.
-            let circuit = spec.circuit;
-            let (pk, vk) = crate::work::blocking(move |_| {
-                let mut rng = rand_chacha::ChaCha20Rng::from_entropy();
-                ::pari::setup::<Bls12_381, _, _>(circuit.blank::<Fr>(), &mut rng)
-            })
-            .await?
-            .map_err(pari_err)?;
-            let vk = vk.to_bytes();
-            let digest = ::pari::KeyDigest::of_bytes(&vk).to_string();
-            p.blobs().put(&layout::pari_key_at(job, &digest, "pk.bin"), Bytes::from(pk.to_bytes())).await?;
-            p.blobs().put(&layout::pari_key_at(job, &digest, "vk.bin"), Bytes::from(vk)).await?;
-            let report = PariTask { step: t.step, index: t.index, key: Some(digest) };
-            return p.report_with(lease, DONE, serde_json::to_string(&report).map_err(corrupt)?).await;
-        } else {
-            if t.index >= spec.prove_tasks() {
-                return Err(PlatformError::Corrupt(format!("prove task {} out of range", t.index)));
-            }
-            let pk = ProvingKey::<Bls12_381>::from_bytes(&p.blobs().get(&key_path(job, t.key.as_deref(), "pk.bin")?).await?).map_err(pari_err)?;
-            let (circuit, seeds) = (spec.circuit, spec.seeds(t.index));
-            let list = crate::work::blocking(move |cancel| prove_list(&pk, circuit, seeds, cancel)).await??;
-            ::metrics::counter!("prover_proofs_total", "kind" => "pari.proof").increment(list.items.len() as u64);
-            p.blobs().put(&layout::pari_proofs(job, t.index), Bytes::from(list.to_bytes())).await?;
-        }
-        p.report(lease, DONE).await
-    }
-
-    /// Executor: a `pari.done` report.
-    async fn on_done(&self, p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
-        let job = &lease.task.job_id;
-        let t = task_of(lease)?;
-        if !p.live(job).await? {
-            return Ok(());
-        }
-        let rec = p.record(job).await?;
-        let spec = PariJobSpec::of(&rec)?;
-        let store = p.job_store();
-        match t.step.as_str() {
-            "setup" => {
-                store.task_done(job, SETUP.name, &task_id("setup", 0)).await?;
-                // The first window of prove tasks; each report releases what the job's share
-                // allows (dispatches are at most once per task id, so a rerun adds nothing).
-                let key = t.key.as_deref().ok_or_else(|| corrupt("the setup's report names no key"))?;
-                spec.steps().start(p, &rec, Some(key)).await?;
-            }
-            "prove" | "bundle" => {
-                spec.steps().on_done(p, job, &t).await?;
-            }
-            other => return Err(PlatformError::Corrupt(format!("unknown pari step {other:?}"))),
-        }
-        Ok(())
-    }
-
-    /// Aggregator: gathers, batch-verifies and publishes bundle `k`.
-    async fn finish(&self, p: &Platform, _task: TaskKind, lease: &Lease) -> Result<(), PlatformError> {
-        let job = &lease.task.job_id;
-        let Some(spec) = live_spec(p, job).await? else { return Ok(()) };
-        let t = task_of(lease)?;
-        let vk_bytes = p.blobs().get(&key_path(job, t.key.as_deref(), "vk.bin")?).await?;
-        // A key file replaced in the store cannot put the bundle under another key: its digest
-        // must be the one the job's setup reported.
-        if let Some(d) = t.key.as_deref() {
-            if ::pari::KeyDigest::of_bytes(&vk_bytes).to_string() != d {
-                return Err(corrupt(format!("vk.bin under {d} has another digest")));
-            }
-        }
-        let vk = VerifyingKey::<Bls12_381>::from_bytes(&vk_bytes).map_err(pari_err)?;
-        let (bundle, bad) = gather_bundle(p, job, spec.bundle_tasks(t.index), vk).await?;
-        if !bad.is_empty() {
-            let first = t.index * spec.tasks_per_bundle * spec.per_task;
-            let seeds: Vec<u64> = bad.iter().map(|i| spec.seed_start + first + *i as u64).collect();
-            return p.fail_job(job, &format!("bundle {}: proofs for seeds {seeds:?} do not verify", t.index)).await;
-        }
-        // The digest a verifier pins (`prover pari verify-bundles --vk-digest`): it names the
-        // one key pair this job's setup reported (see the module doc).
-        let circuit = serde_json::json!({
-            "curve": "bls12-381",
-            "circuit": spec.circuit,
-            "vk_digest": ::pari::KeyDigest::of_bytes(&vk_bytes).to_string(),
-        });
-        let put = |name: &str, bytes: Bytes| {
-            let key = layout::proof_file(job, name);
-            async move { p.blobs().put(&key, bytes).await }
-        };
-        put("circuit.json", Bytes::from(serde_json::to_vec_pretty(&circuit).map_err(corrupt)?)).await?;
-        put("vk.bin", vk_bytes).await?;
-        put(&layout::pari_bundle_name(t.index), Bytes::from(bundle.to_bytes())).await?;
-        p.report(lease, DONE).await
-    }
-
-    async fn verify_outputs(&self, p: &Platform, job: &JobRecord, pins: super::Pins<'_>) -> Result<Result<String, String>, PlatformError> {
-        Ok(verify_outputs(p, &job.id, pinned_key(pins)?.as_ref()).await)
-    }
-    fn scratch_prefixes(&self, job: &str) -> Vec<String> {
-        vec![layout::pari_prefix(job), layout::inputs_prefix(job)]
     }
 }
 
@@ -566,32 +463,66 @@ impl Platform {
 mod tests {
     use super::*;
 
-    /// A stored spec is decoded with the request's bounds: a zero `per_task` or
-    /// `tasks_per_bundle` (which made `prove_tasks`/`bundles` divide by zero) is an error.
+    /// A stored spec is checked with the request's bounds (the adaptor calls `check` on every
+    /// decode): a zero `per_task` or `bundle_size` (which made `prove_tasks`/`bundles` divide by
+    /// zero) is an error naming the field.
     #[test]
     fn stored_specs_are_checked_when_decoded() {
-        let good = PariJobSpec::new(CircuitFamily::Chain { steps: 8 }, 0, 10, 3, 6).unwrap();
+        let good = PariJobSpec::new(CircuitFamily::Chain { steps: 8 }, 0, 10, 3, 6);
+        PariBatch::check(&good).unwrap();
         let json = serde_json::to_value(&good).unwrap();
         assert_eq!(serde_json::from_value::<PariJobSpec>(json.clone()).unwrap(), good);
-        for (field, value) in [("per_task", 0u64), ("tasks_per_bundle", 0), ("count", 0), ("count", MAX_PROOFS + 1), ("seed_start", u64::MAX)] {
+        for (field, value) in [("per_task", 0u64), ("bundle_size", 0), ("count", 0), ("count", MAX_PROOFS + 1), ("seed_start", u64::MAX)] {
             let mut bad = json.clone();
             bad[field] = value.into();
-            let err = serde_json::from_value::<PariJobSpec>(bad).expect_err(field).to_string();
+            let err = PariBatch::check(&serde_json::from_value::<PariJobSpec>(bad).unwrap()).expect_err(field).to_string();
             assert!(err.contains(if field == "per_task" { "proofs_per_task" } else { field }), "{field}: {err}");
         }
     }
 
-    /// Tasks dispatched before keys were stored by digest carry no key and still decode; a
-    /// payload's key must be a digest (it names an object path).
+    fn progress(counts: &[(Step, u64, u64)]) -> Progress<Step> {
+        use contract::Step as _;
+        Progress::new(counts.iter().map(|(s, done, total)| (s.task().name.to_string(), jobs::TaskCounts { total: *total, done: *done })).collect())
+    }
+
+    fn report(step: Step, index: u64) -> Report<Step> {
+        Report { step, index, payload: "digest".into() }
+    }
+
+    /// The state machine without Redis: 10 proofs, 3 to a task (4 prove tasks), bundles of 6
+    /// proofs (2 tasks: bundles {0, 1} and {2, 3}).
+    #[test]
+    fn prove_tasks_go_out_in_the_window_and_each_bundle_follows_its_range() {
+        let s = PariJobSpec::new(CircuitFamily::Chain { steps: 8 }, 0, 10, 3, 6);
+        assert_eq!((s.prove_tasks(), s.tasks_per_bundle(), s.bundles()), (4, 2, 2));
+        assert_eq!(PariBatch::plan(&s), vec![Effect::Dispatch(Step::Setup, 0..1)]);
+        let release = |freed| Effect::Release { step: Step::Prove, n: 4, freed };
+        let p = progress(&[(Step::Setup, 1, 1), (Step::Prove, 0, 4)]);
+        assert_eq!(PariBatch::on_done(&s, &p, &report(Step::Setup, 0)), vec![release(0)]);
+        // Task 3 done first: it asks for bundle 1 once tasks 2 and 3 are done.
+        let p = progress(&[(Step::Prove, 1, 4)]);
+        let join1 = Effect::Join { step: Step::Bundle, index: 1, of: Step::Prove, after: 2..4 };
+        assert_eq!(PariBatch::on_done(&s, &p, &report(Step::Prove, 3)), vec![release(1), join1]);
+        let p = progress(&[(Step::Prove, 2, 4)]);
+        let join0 = Effect::Join { step: Step::Bundle, index: 0, of: Step::Prove, after: 0..2 };
+        assert_eq!(PariBatch::on_done(&s, &p, &report(Step::Prove, 0)), vec![release(2), join0]);
+        // The manifest only after the last bundle; the job done with its report.
+        let p = progress(&[(Step::Bundle, 1, 2)]);
+        assert_eq!(PariBatch::on_done(&s, &p, &report(Step::Bundle, 1)), vec![]);
+        let p = progress(&[(Step::Bundle, 2, 2)]);
+        assert_eq!(PariBatch::on_done(&s, &p, &report(Step::Bundle, 0)), vec![Effect::Dispatch(Step::Publish, 0..1)]);
+        assert_eq!(PariBatch::on_done(&s, &p, &report(Step::Publish, 0)), vec![Effect::Done]);
+        // The setup's key digest travels on from each report to the tasks it dispatches.
+        assert_eq!(PariBatch::payload(&s, Step::Prove, 2, Some(&report(Step::Setup, 0))), "digest");
+        assert_eq!(PariBatch::payload(&s, Step::Setup, 0, None), "");
+    }
+
+    /// A task's key must be a digest (it names an object path).
     #[test]
     fn task_payloads_name_the_key_pair() {
-        let old: PariTask = serde_json::from_str(r#"{"step":"prove","index":3}"#).unwrap();
-        assert!(old.key.is_none());
-        assert_eq!(key_path("j", None, "pk.bin").unwrap(), layout::pari_key("j", "pk.bin"));
         let d = ::pari::KeyDigest([5; 64]).to_string();
-        let t = PariTask { step: "prove".into(), index: 3, key: Some(d.clone()) };
-        let back: PariTask = serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
-        assert_eq!(key_path("j", back.key.as_deref(), "vk.bin").unwrap(), layout::pari_key_at("j", &d, "vk.bin"));
-        assert!(key_path("j", Some("../../other-job"), "pk.bin").is_err(), "a key that is not a digest names another path");
+        assert_eq!(key_path("j", &d, "vk.bin").unwrap(), layout::pari_key_at("j", &d, "vk.bin"));
+        assert!(key_path("j", "../../other-job", "pk.bin").is_err(), "a key that is not a digest names another path");
+        assert!(key_path("j", "", "pk.bin").is_err());
     }
 }

@@ -303,7 +303,7 @@ impl Kind for Testudo {
         }
     }
 
-    async fn validate(&self, p: &Platform, tenant: &str, spec: &TestudoSpec) -> Result<Planned<Step>, PlatformError> {
+    async fn validate(&self, p: &Platform, tenant: &str, spec: &mut TestudoSpec) -> Result<Planned<Step>, PlatformError> {
         check_circuit_id(&spec.circuit_id)?;
         let info = p.registered_circuit(tenant, &spec.circuit_id).await?.ok_or_else(|| {
             invalid("circuit_id", format!("no circuit {} is registered (RegisterCircuit / prover circuit register), or its registration has not finished", spec.circuit_id))
