@@ -244,3 +244,22 @@ fn the_service_contract_lists_the_rpcs() {
     let listed: Vec<String> = text.split('`').skip(1).step_by(2).map(str::to_string).collect();
     assert_eq!(listed, rpcs, "docs/service-contract.md: the JobService RPCs differ from the proto's (in its order)");
 }
+
+/// The README's table of proof systems names every job kind once, and no other (its last
+/// column; checked so that a new kind cannot be missing from the first page a user reads).
+#[test]
+fn the_readme_table_lists_every_job_kind() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let header = "| proof system | what a job proves | job kinds |";
+    let table: Vec<&str> = readme.lines().skip_while(|l| *l != header).skip(2).take_while(|l| l.starts_with('|')).collect();
+    assert!(!table.is_empty(), "README.md: no table headed {header:?}");
+    let mut listed: Vec<String> = Vec::new();
+    for row in table {
+        let last = row.trim_end_matches('|').rsplit('|').next().unwrap();
+        listed.extend(last.split('`').skip(1).step_by(2).map(str::to_string));
+    }
+    listed.sort();
+    let mut kinds: Vec<String> = Registry::builtin().kinds().map(|k| k.name().to_string()).collect();
+    kinds.sort();
+    assert_eq!(listed, kinds, "README.md's table of job kinds differs from the registry (`prover kinds`)");
+}

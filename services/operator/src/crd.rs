@@ -10,8 +10,8 @@ pub const GROUP: &str = "prover.dev";
 
 /// A proving job submitted to the platform's JobService (`SubmitJob`) and followed until it ends.
 ///
-/// Exactly one of `reckleBatch`, `reckleUpdate`, `pariBatch`, `pariCircom` and `hekaton` must be
-/// given: the one `kind` names. The job is submitted once; later changes to the spec are not applied to it.
+/// Exactly one of `reckleBatch`, `reckleUpdate`, `pariBatch`, `pariCircom`, `hekaton`, `noop`
+/// and `testudo` must be given: the one `kind` names. The job is submitted once; later changes to the spec are not applied to it.
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "prover.dev",
@@ -29,7 +29,7 @@ pub const GROUP: &str = "prover.dev";
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ProofJobSpec {
-    /// Which job: reckle-batch, reckle-update, pari-batch, pari-circom or hekaton.
+    /// Which job: reckle-batch, reckle-update, pari-batch, pari-circom, hekaton, noop or testudo.
     pub kind: JobKind,
     /// Idempotency key of the submission (default: the resource's UID), so that a retried
     /// submission returns the job already created instead of a second one. The operator
@@ -51,6 +51,36 @@ pub struct ProofJobSpec {
     /// Parameters of a hekaton job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hekaton: Option<Hekaton>,
+    /// Parameters of a noop job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noop: Option<Noop>,
+    /// Parameters of a testudo job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub testudo: Option<Testudo>,
+}
+
+/// Tasks that do nothing (`NoopParams`): measures the orchestration, or smoke-tests a
+/// deployment (every role takes part, nothing is proved).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Noop {
+    /// How many tasks: at least 1, at most 1,000,000.
+    pub tasks: u64,
+}
+
+/// Testudo proofs of a registered BLS12-381 circom circuit, one per uploaded witness
+/// (`TestudoParams`), under the platform's universal key; with `compress`, each also
+/// compressed into one Pari proof on BW6-767.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Testudo {
+    /// The circuit id `prover circuit register` printed (64 hex digits).
+    pub circuit_id: String,
+    /// Object keys of uploaded `.wtns` files (`prover upload`), under the tenant's upload prefix.
+    pub witness_object_keys: Vec<String>,
+    /// Also compress each proof into one constant-size Pari proof on BW6-767.
+    #[serde(default)]
+    pub compress: bool,
 }
 
 /// Pari proofs of a registered circom circuit (`prover circuit register`), one per uploaded
@@ -111,9 +141,17 @@ pub enum JobKind {
     PariCircom,
     #[serde(rename = "hekaton")]
     Hekaton,
+    #[serde(rename = "noop")]
+    Noop,
+    #[serde(rename = "testudo")]
+    Testudo,
 }
 
 impl JobKind {
+    /// Every kind (one per `SubmitJobRequest.params` field of the proto: checked by a test).
+    pub const ALL: &'static [JobKind] =
+        &[JobKind::ReckleBatch, JobKind::ReckleUpdate, JobKind::PariBatch, JobKind::PariCircom, JobKind::Hekaton, JobKind::Noop, JobKind::Testudo];
+
     pub fn as_str(self) -> &'static str {
         match self {
             JobKind::ReckleBatch => "reckle-batch",
@@ -121,6 +159,8 @@ impl JobKind {
             JobKind::PariBatch => "pari-batch",
             JobKind::PariCircom => "pari-circom",
             JobKind::Hekaton => "hekaton",
+            JobKind::Noop => "noop",
+            JobKind::Testudo => "testudo",
         }
     }
 }

@@ -81,6 +81,8 @@ pub fn submit_request(spec: &ProofJobSpec, idempotency_key: &str) -> Result<pb::
         spec.pari_batch.as_ref().map(|_| "pariBatch"),
         spec.pari_circom.as_ref().map(|_| "pariCircom"),
         spec.hekaton.as_ref().map(|_| "hekaton"),
+        spec.noop.as_ref().map(|_| "noop"),
+        spec.testudo.as_ref().map(|_| "testudo"),
     ]
     .into_iter()
     .flatten()
@@ -91,6 +93,8 @@ pub fn submit_request(spec: &ProofJobSpec, idempotency_key: &str) -> Result<pb::
         JobKind::PariBatch => "pariBatch",
         JobKind::PariCircom => "pariCircom",
         JobKind::Hekaton => "hekaton",
+        JobKind::Noop => "noop",
+        JobKind::Testudo => "testudo",
     };
     if given != [wanted] {
         return Err(format!(
@@ -124,6 +128,11 @@ pub fn submit_request(spec: &ProofJobSpec, idempotency_key: &str) -> Result<pb::
                 proofs_per_task: p.proofs_per_task.unwrap_or(0),
                 bundle_size: p.bundle_size.unwrap_or(0),
             })
+        }
+        JobKind::Noop => Params::Noop(pb::NoopParams { tasks: spec.noop.as_ref().expect("checked above").tasks }),
+        JobKind::Testudo => {
+            let p = spec.testudo.as_ref().expect("checked above");
+            Params::Testudo(pb::TestudoParams { circuit_id: p.circuit_id.clone(), witness_object_keys: p.witness_object_keys.clone(), compress: p.compress })
         }
         JobKind::PariCircom => {
             let p = spec.pari_circom.as_ref().expect("checked above");
@@ -404,6 +413,35 @@ mod tests {
         assert!(submit_request(&bare, "u").unwrap_err().contains("spec.pariCircom"));
         let mixed = ProofJobSpec { pari_batch: pari().pari_batch, ..spec };
         assert!(submit_request(&mixed, "u").unwrap_err().contains("pariBatch"));
+    }
+
+    /// Every job kind of the proto is a ProofJob kind, named as its params field (kebab case),
+    /// and carries its parameters: the list is checked, not kept by hand (testudo and noop
+    /// were once missing from it).
+    #[test]
+    fn every_job_kind_of_the_proto_is_a_proofjob_kind() {
+        let proto = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../proto/prover/v1/jobs.proto")).unwrap();
+        let mut oneof: Vec<String> = proto
+            .lines()
+            .skip_while(|l| l.trim() != "oneof params {")
+            .skip(1)
+            .take_while(|l| l.trim() != "}")
+            .filter_map(|l| l.split_whitespace().nth(1).map(|f| f.replace('_', "-")))
+            .collect();
+        assert!(oneof.len() >= 7, "SubmitJobRequest's params not found in jobs.proto: {oneof:?}");
+        let mut crd: Vec<String> = JobKind::ALL.iter().map(|k| k.as_str().to_string()).collect();
+        oneof.sort();
+        crd.sort();
+        assert_eq!(crd, oneof, "the ProofJob kinds differ from SubmitJobRequest's params");
+        let noop = ProofJobSpec { kind: JobKind::Noop, noop: Some(crate::crd::Noop { tasks: 3 }), ..Default::default() };
+        let Some(pb::submit_job_request::Params::Noop(p)) = submit_request(&noop, "u").unwrap().params else { panic!() };
+        assert_eq!(p.tasks, 3);
+        let t = crate::crd::Testudo { circuit_id: "ab".repeat(32), witness_object_keys: vec!["tenants/t/uploads/w.wtns".into()], compress: true };
+        let testudo = ProofJobSpec { kind: JobKind::Testudo, testudo: Some(t), ..Default::default() };
+        let Some(pb::submit_job_request::Params::Testudo(p)) = submit_request(&testudo, "u").unwrap().params else { panic!() };
+        assert_eq!((p.circuit_id.len(), p.witness_object_keys.len(), p.compress), (64, 1, true));
+        let bare = ProofJobSpec { kind: JobKind::Testudo, ..Default::default() };
+        assert!(submit_request(&bare, "u").unwrap_err().contains("spec.testudo"));
     }
 
     #[test]

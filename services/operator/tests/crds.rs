@@ -44,8 +44,11 @@ fn crds_have_the_expected_shape() {
     assert_eq!(v["name"], "v1alpha1");
     assert!(v["subresources"]["status"].is_object());
     let spec = &v["schema"]["openAPIV3Schema"]["properties"]["spec"];
-    assert_eq!(spec["properties"]["kind"]["enum"], serde_json::json!(["reckle-batch", "reckle-update", "pari-batch", "pari-circom", "hekaton"]));
-    for p in ["reckleBatch", "reckleUpdate", "pariBatch", "pariCircom", "hekaton", "idempotencyKey"] {
+    // Every job kind (`JobKind::ALL` is checked against the proto's params in `proofjob`).
+    let kinds: Vec<&str> = prover_operator::crd::JobKind::ALL.iter().map(|k| k.as_str()).collect();
+    assert_eq!(spec["properties"]["kind"]["enum"], serde_json::json!(kinds));
+    assert!(kinds.contains(&"testudo") && kinds.contains(&"noop"), "{kinds:?}");
+    for p in ["reckleBatch", "reckleUpdate", "pariBatch", "pariCircom", "hekaton", "noop", "testudo", "idempotencyKey"] {
         assert!(spec["properties"][p].is_object(), "ProofJob spec.{p}");
     }
     let status = &v["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"];
