@@ -9,7 +9,7 @@ use rand::{CryptoRng, RngCore};
 use crate::data_structures::{Proof, ProvingKey};
 use crate::interrupt::Interrupt;
 use crate::domain::Domain;
-use crate::msm::{has_batch_affine, msm, Accumulation, Pippenger};
+use crate::msm::{msm, Accumulation, Pippenger};
 use crate::r1cs::synthesize_assignment;
 use crate::transcript::{digest_of, Transcript};
 use crate::Error;
@@ -36,31 +36,21 @@ pub fn divide_by_linear<F: Field>(f: &[F], r: F) -> (Vec<F>, F) {
     (q, acc)
 }
 
-/// The prover's two MSMs (full-width scalars, tens of thousands of points and up): the
-/// signed-digit Pippenger with batch-affine buckets where the curve has that path (BN254 and
-/// BLS12-381 G1), which measured 1.3× faster than arkworks' MSM at 61k and 98k BN254 points
-/// (`pari_bench --prove-logs`, and the circom bench's prove times); arkworks' elsewhere (the
-/// [`Pippenger`] falls back to projective buckets by itself).
-fn prover_msm<E: Pairing>(bases: &Vec<E::G1Affine>, scalars: &[E::ScalarField], stop: Interrupt<'_>) -> Result<E::G1, Error> {
-    debug_assert_eq!(bases.len(), scalars.len());
-    stop.check()?;
-    if bases.len() < Pippenger::BATCH_AFFINE_MIN {
-        return Ok(msm::<E::G1>(bases, scalars));
-    }
-    Pippenger::from_field(scalars, Accumulation::BatchAffine).run_until::<E::G1>(bases, stop)
-}
-
-/// [`prover_msm`] over the concatenation of `parts`. Where the curve has no batch-affine path
-/// (BW6-767, the Hekaton wrap's) the parts are not copied into one vector: at k = 64 the copies
-/// were 1.9 GB of the prover's peak.
-fn prover_msm_parts<E: Pairing>(parts: &[&[E::G1Affine]], scalars: &[E::ScalarField], stop: Interrupt<'_>) -> Result<E::G1, Error> {
+/// The prover's two MSMs (full-width scalars, tens of thousands of points and up) over the
+/// concatenation of `parts` (the proving key's vectors, never copied): the signed-digit
+/// [`Pippenger`] with batch-affine buckets where the curve has that path (BN254, BLS12-381 and
+/// BW6-767 G1), which measured 1.3× faster than arkworks' MSM at 61k and 98k BN254 points
+/// (`pari_bench --prove-logs`, and the circom bench's prove times), and projective buckets
+/// elsewhere; arkworks' MSM below [`Pippenger::BATCH_AFFINE_MIN`] points.
+fn prover_msm_parts<E: Pairing>(parts: &[&Vec<E::G1Affine>], scalars: &[E::ScalarField], stop: Interrupt<'_>) -> Result<E::G1, Error> {
     let n: usize = parts.iter().map(|p| p.len()).sum();
     debug_assert_eq!(n, scalars.len());
-    if n < Pippenger::BATCH_AFFINE_MIN || has_batch_affine::<E::G1>() {
-        return prover_msm::<E>(&parts.concat(), scalars, stop);
-    }
     stop.check()?;
-    Pippenger::from_field(scalars, Accumulation::Projective).run_parts_until::<E::G1>(parts, stop)
+    if n < Pippenger::BATCH_AFFINE_MIN {
+        let bases: Vec<E::G1Affine> = parts.iter().flat_map(|p| p.iter()).copied().collect();
+        return Ok(msm::<E::G1>(&bases, scalars));
+    }
+    Pippenger::from_field(scalars, Accumulation::BatchAffine).run_parts_until::<E::G1>(parts, stop)
 }
 
 /// Proves that `circuit`'s assignment satisfies the circuit keyed by `pk`.
@@ -190,7 +180,7 @@ fn prove_inner<E: Pairing, R: RngCore + CryptoRng>(
 
     // T = −[(α w_A'(τ) + β w_B'(τ) + q'(τ))/δ]G.
     // One MSM over σ ‖ σ_q ‖ zk terms (one large Pippenger beats several small ones).
-    let zk = [pk.zk_a, pk.zk_b, pk.zk_b_tau];
+    let zk = vec![pk.zk_a, pk.zk_b, pk.zk_b_tau];
     let t_scalars = [&sr_witness[..], &q_b[..], &[eta_a, eta_b, eta_b2][..]].concat();
     let t_pos = prover_msm_parts::<E>(&[&pk.sigma, &pk.sigma_q, &zk], &t_scalars, stop)?;
     let t = (-t_pos).into_affine();
