@@ -21,11 +21,17 @@
 //!   Rader stage costs about `2L·(Σ radices of L)/(2p) ≈ 200` products per element: a Rader
 //!   domain's transform costs about 2.3× a direct domain's per point (`examples/domain_bench.rs`).
 //!
-//! The domain for `m` rows is the smallest order `n ≥ m` made of direct radices when there is
-//! one (up to `2·3²·11·23·47 = 214,038` on BLS12-381's `F_q`), else the smallest made of
-//! direct and Rader radices (up to `214,038·10177 ≈ 2.18·10⁹`, e.g. 671,682, 2,574,781,
-//! 4,213,278) ([`Domain::new`]). Either way a key's `n` determines its domain:
-//! [`Domain::new`]`(n).size() == n` holds exactly for the orders a key may carry.
+//! The domain for `m` rows ([`Domain::new`]) is the smallest order `n ≥ m` made of direct
+//! radices (up to `2·3²·11·23·47 = 214,038` on BLS12-381's `F_q`), unless the smallest order
+//! with a Rader radix is smaller by more than [`RADER_PREMIUM`] (the prover's extra cost per
+//! point there); above 214,038 only the latter exist (up to `214,038·10177 ≈ 2.18·10⁹`, e.g.
+//! 335,841, 671,682, 2,574,781, 4,213,278). The direct orders leave gaps (71,346, 107,019,
+//! 214,038) that Rader orders fill (91,593, 111,947, 183,186), but a Rader order's transforms
+//! cost about five times as much per point, so only the widest gap is worth it: 107,020 to
+//! 111,947 rows take 111,947 points where the smallest direct order is 214,038. Until issue 60
+//! the direct order was always taken when there was one
+//! ([`SmoothDomain::new_direct_first`]); keys made then keep their domain. Either way a key's `n` determines its domain: [`Domain::new`]`(n).size() == n`
+//! holds exactly for the orders a key may carry.
 
 use std::sync::{Arc, OnceLock};
 
@@ -43,6 +49,16 @@ pub const MAX_RADIX: u64 = 64;
 
 /// The largest prime used as a Rader radix (see the module doc).
 pub const MAX_RADER_PRIME: u64 = 1 << 14;
+
+/// How much more a proof costs per point of its domain on an order with a Rader radix than on
+/// one of direct radices only: [`SmoothDomain::new`] takes the smallest order with a Rader radix
+/// when it is this much smaller than the smallest direct one. A BW6-767 proof spends, per point
+/// of `n`, four transforms and about four G1 points of MSM (`3n` for `U`, `n` of the `m + n` of
+/// `T`). Measured with `examples/prove_profile.rs` (2 threads): a transform costs about 1.6 µs
+/// a point on a direct order and 8 µs on a Rader one (the Rader stage's two convolution
+/// transforms of 23,782 points per 10,177), the MSMs about 30 µs a point; so a Rader order
+/// costs about `(4·30 + 4·8)/(4·30 + 4·1.6) ≈ 1.2` times as much per point.
+pub const RADER_PREMIUM: f64 = 1.2;
 
 /// Transforms at least this long run their stages in parallel.
 const PARALLEL_MIN: usize = 1 << 12;
@@ -164,15 +180,37 @@ impl<F: PrimeField> SmoothDomain<F> {
     /// radices, or failing that of direct and Rader radices; `None` if there is none.
     pub fn new(min_size: usize) -> Option<Self> {
         let direct = prime_factors::<F>(MAX_RADIX);
+        let rader = Self::rader_factors(&direct);
+        let by_direct = smallest_order(&direct, min_size).map(|(size, _)| size);
+        let by_rader = smallest_order(&rader, min_size).map(|(size, _)| size);
+        match (by_direct, by_rader) {
+            (Some(d), Some(r)) if (r as f64) * RADER_PREMIUM < d as f64 => Self::with_factors(r, &rader),
+            (Some(d), _) => Self::with_factors(d, &direct),
+            (None, Some(r)) => Self::with_factors(r, &rader),
+            (None, None) => None,
+        }
+    }
+
+    /// The rule before issue 60: the smallest order `≥ min_size` made of direct radices, else
+    /// the smallest with Rader radices. Kept for the benchmark's "before" keys; every order it
+    /// gives is one [`SmoothDomain::new`] keeps (tested), so keys made by it stay valid.
+    pub fn new_direct_first(min_size: usize) -> Option<Self> {
+        let direct = prime_factors::<F>(MAX_RADIX);
         if let Some((size, _)) = smallest_order(&direct, min_size) {
             return Self::with_factors(size, &direct);
         }
-        let rader: Vec<(usize, u32)> = prime_factors::<F>(MAX_RADER_PRIME)
-            .into_iter()
-            .filter(|&(p, _)| p as u64 <= MAX_RADIX || smallest_order(&direct, 2 * p - 3).is_some())
-            .collect();
+        let rader = Self::rader_factors(&direct);
         let (size, _) = smallest_order(&rader, min_size)?;
         Self::with_factors(size, &rader)
+    }
+
+    /// The prime factors of `q − 1` usable as radices: the direct ones and the Rader primes
+    /// whose convolution fits a direct order.
+    fn rader_factors(direct: &[(usize, u32)]) -> Vec<(usize, u32)> {
+        prime_factors::<F>(MAX_RADER_PRIME)
+            .into_iter()
+            .filter(|&(p, _)| p as u64 <= MAX_RADIX || smallest_order(direct, 2 * p - 3).is_some())
+            .collect()
     }
 
     /// The subgroup of order exactly `size`, whose prime factors must all be in `factors`.
@@ -340,6 +378,25 @@ impl<F: PrimeField> Domain<F> {
             return Some(Domain::Radix2(d));
         }
         SmoothDomain::new(min_size).map(Domain::Smooth)
+    }
+
+    /// The domain of order exactly `n`, if the field has one (radix-2, or smooth with direct and
+    /// Rader radices), whichever [`Domain::new`] would pick for `n` rows: for benchmarks that
+    /// compare orders.
+    pub fn of_order(n: usize) -> Option<Self> {
+        if let Some(d) = Radix2EvaluationDomain::<F>::new(n) {
+            return (d.size() == n).then_some(Domain::Radix2(d));
+        }
+        let direct = prime_factors::<F>(MAX_RADIX);
+        SmoothDomain::with_factors(n, &SmoothDomain::<F>::rader_factors(&direct)).map(Domain::Smooth)
+    }
+
+    /// [`Domain::new`] by the rule before issue 60 ([`SmoothDomain::new_direct_first`]).
+    pub fn new_direct_first(min_size: usize) -> Option<Self> {
+        if let Some(d) = Radix2EvaluationDomain::<F>::new(min_size) {
+            return Some(Domain::Radix2(d));
+        }
+        SmoothDomain::new_direct_first(min_size).map(Domain::Smooth)
     }
 
     /// This domain with its transforms as they were before issue 60 (the plain DFT sum in each
@@ -551,6 +608,32 @@ mod tests {
             let l_on = d.evaluate_all_lagrange_coefficients(d.element(2));
             assert_eq!(l_on.iter().filter(|x| !x.is_zero()).count(), 1);
             assert_eq!(l_on[2], Fq::ONE);
+        }
+    }
+
+    /// The orders chosen for m rows: a Rader order where the direct one is more than
+    /// [`RADER_PREMIUM`] larger; every order either rule gives (before and since issue 60) names
+    /// its own domain, so keys of both stay valid.
+    #[test]
+    fn domain_choice_takes_rader_orders_in_the_direct_gaps() {
+        let size = |m: usize| Domain::<Fq>::new(m).unwrap().size();
+        let before = |m: usize| Domain::<Fq>::new_direct_first(m).unwrap().size();
+        assert_eq!((size(1 << 16), before(1 << 16)), (71_346, 71_346));
+        assert_eq!((size(80_000), before(80_000)), (107_019, 107_019));
+        assert_eq!((size(108_000), before(108_000)), (111_947, 214_038));
+        assert_eq!((size(111_948), before(111_948)), (214_038, 214_038));
+        assert_eq!((size(1 << 17), before(1 << 17)), (214_038, 214_038));
+        assert_eq!((size(200_000), before(200_000)), (214_038, 214_038));
+        assert_eq!((size(1 << 18), before(1 << 18)), (335_841, 335_841));
+        assert_eq!(Domain::<Fq>::of_order(183_186).unwrap().size(), 183_186);
+        assert!(Domain::<Fq>::of_order(183_187).is_none());
+        let mut m = 1usize;
+        while m < 5_000_000 {
+            for n in [size(m), before(m)] {
+                assert!(n >= m);
+                assert_eq!(size(n), n, "m {m}: order {n} names its domain");
+            }
+            m = m * 9 / 8 + 1;
         }
     }
 
