@@ -204,8 +204,8 @@ fn main() {
         );
     }
     // Per phase: at the largest size, and wherever the two rules picked different domains.
-    let last = sizes.len() - 1;
-    for s in sizes.iter().enumerate().filter(|(i, s)| *i == last || s.paths[0].0 != s.paths[1].0).map(|(_, s)| s) {
+    let largest = sizes.iter().map(|s| s.rows).max().unwrap_or(0);
+    for s in sizes.iter().filter(|s| s.rows == largest || s.paths[0].0 != s.paths[1].0) {
         println!("\n#### Per phase at {}, before (n = {}) against after (n = {})\n", s.label, s.paths[0].0, s.paths[1].0);
         println!("| phase | before | after | speed-up |");
         println!("|---|---|---|---|");
