@@ -71,9 +71,12 @@ struct Size {
     /// `2^k`, or the row count.
     label: String,
     rows: usize,
-    /// Per path: `(n, setup seconds, [(phase, median seconds)] in the order they ran, median total)`.
-    paths: Vec<(usize, f64, Vec<(&'static str, f64)>, f64)>,
+    paths: Vec<PathResult>,
 }
+
+/// One path at one size: `(n, setup seconds, [(phase, median seconds)] in the order they ran,
+/// median total)`.
+type PathResult = (usize, f64, Vec<(&'static str, f64)>, f64);
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
@@ -189,7 +192,7 @@ fn main() {
     println!("|---|---|---|---|---|---|---|---|---|");
     for s in &sizes {
         let (b, a) = (&s.paths[0], &s.paths[1]);
-        let setup = |x: &(usize, f64, Vec<(&'static str, f64)>, f64)| if b.0 == a.0 && std::ptr::eq(x, a) { "(same key)".to_string() } else { fmt(x.1) };
+        let setup = |x: &PathResult| if b.0 == a.0 && std::ptr::eq(x, a) { "(same key)".to_string() } else { fmt(x.1) };
         println!(
             "| {} | {} | {} | {} | {} | {} | {} | {} | {:.2}× |",
             s.label,
