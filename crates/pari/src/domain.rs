@@ -9,20 +9,29 @@
 //! takes a subgroup whose order is a product of primes dividing `q − 1` and runs a
 //! mixed-radix Cooley–Tukey FFT ([`SmoothDomain`]):
 //!
-//! * a prime `p ≤` [`MAX_RADIX`] is a direct radix: one stage costs `p` products per element;
+//! * a prime `p ≤` [`MAX_RADIX`] is a direct radix: one stage costs about `p/2` products per
+//!   element (each column's DFT pairs the terms `r` and `p − r`, `(p − 1)²/2` products, summed
+//!   five at a time with one reduction; see `butterfly::Direct`);
 //! * a larger prime `p ≤` [`MAX_RADER_PRIME`] (for BLS12-381's `F_q`, only 10177) is a Rader
 //!   radix: a DFT of prime length `p` is, after permuting inputs and outputs by powers of a
 //!   generator `g` of `(Z/p)*`, a cyclic convolution of length `p − 1` (Rader 1968). `F_q`
 //!   has no subgroup of order `p − 1 = 10176 = 2⁶·3·53`, so the convolution is computed as a
 //!   cyclic one of a length `L ≥ 2(p − 1) − 1` that the small primes do provide (for 10177,
 //!   `L = 2·11·23·47 = 23,782`), with the kernel's transform computed once per domain. A
-//!   Rader stage costs about `2L·(Σ radices of L)/p ≈ 400` products per element.
+//!   Rader stage costs about `2L·(Σ radices of L)/(2p) ≈ 200` products per element: a Rader
+//!   domain's transform costs about 2.3× a direct domain's per point (`examples/domain_bench.rs`).
 //!
-//! The domain for `m` rows is the smallest order `n ≥ m` made of direct radices when there is
-//! one (up to `2·3²·11·23·47 = 214,038` on BLS12-381's `F_q`), else the smallest made of
-//! direct and Rader radices (up to `214,038·10177 ≈ 2.18·10⁹`, e.g. 671,682, 2,574,781,
-//! 4,213,278) ([`Domain::new`]). Either way a key's `n` determines its domain:
-//! [`Domain::new`]`(n).size() == n` holds exactly for the orders a key may carry.
+//! The domain for `m` rows ([`Domain::new`]) is the smallest order `n ≥ m` made of direct
+//! radices (up to `2·3²·11·23·47 = 214,038` on BLS12-381's `F_q`), unless the smallest order
+//! with a Rader radix is smaller by more than [`RADER_PREMIUM`] (the prover's extra cost per
+//! point there); above 214,038 only the latter exist (up to `214,038·10177 ≈ 2.18·10⁹`, e.g.
+//! 335,841, 671,682, 2,574,781, 4,213,278). The direct orders leave gaps (71,346, 107,019,
+//! 214,038) that Rader orders fill (91,593, 111,947, 183,186), but a Rader order's transforms
+//! cost about five times as much per point, so only the widest gap is worth it: 107,020 to
+//! 111,947 rows take 111,947 points where the smallest direct order is 214,038. Until issue 60
+//! the direct order was always taken when there was one
+//! ([`SmoothDomain::new_direct_first`]); keys made then keep their domain. Either way a key's `n` determines its domain: [`Domain::new`]`(n).size() == n`
+//! holds exactly for the orders a key may carry.
 
 use std::sync::{Arc, OnceLock};
 
@@ -31,12 +40,25 @@ use ark_poly::{EvaluationDomain, Radix2EvaluationDomain};
 #[cfg(feature = "parallel")]
 use rayon::prelude::*;
 
-/// The largest prime used as a direct FFT radix (an FFT stage of radix `p` costs `p`
+mod butterfly;
+use butterfly::Butterfly;
+
+/// The largest prime used as a direct FFT radix (an FFT stage of radix `p` costs about `p/2`
 /// products per element).
 pub const MAX_RADIX: u64 = 64;
 
 /// The largest prime used as a Rader radix (see the module doc).
 pub const MAX_RADER_PRIME: u64 = 1 << 14;
+
+/// How much more a proof costs per point of its domain on an order with a Rader radix than on
+/// one of direct radices only: [`SmoothDomain::new`] takes the smallest order with a Rader radix
+/// when it is this much smaller than the smallest direct one. A BW6-767 proof spends, per point
+/// of `n`, four transforms and about four G1 points of MSM (`3n` for `U`, `n` of the `m + n` of
+/// `T`). Measured with `examples/prove_profile.rs` (2 threads): a transform costs about 1.6 µs
+/// a point on a direct order and 8 µs on a Rader one (the Rader stage's two convolution
+/// transforms of 23,782 points per 10,177), the MSMs about 30 µs a point; so a Rader order
+/// costs about `(4·30 + 4·8)/(4·30 + 4·1.6) ≈ 1.2` times as much per point.
+pub const RADER_PREMIUM: f64 = 1.2;
 
 /// Transforms at least this long run their stages in parallel.
 const PARALLEL_MIN: usize = 1 << 12;
@@ -54,6 +76,8 @@ pub struct SmoothDomain<F: Field> {
     /// The stages' butterflies for `ω` and for `ω⁻¹`, made on the first transform (a verifier
     /// that only evaluates Lagrange polynomials never pays for the Rader kernels).
     plans: Arc<[OnceLock<Arc<Vec<Butterfly<F>>>>; 2]>,
+    /// Run the butterflies as before issue 60 ([`Domain::baseline`]); same results.
+    baseline: bool,
 }
 
 impl<F: Field> PartialEq for SmoothDomain<F> {
@@ -151,167 +175,42 @@ fn smallest_order(factors: &[(usize, u32)], min: usize) -> Option<(usize, Vec<us
     best
 }
 
-/// One FFT stage's DFT of prime length `p`, in place on a column of `p` values, for the
-/// `p`-th root of unity `ζ` it was made for.
-#[derive(Debug)]
-enum Butterfly<F: Field> {
-    /// `p = 2`: `(a, b) ↦ (a + b, a − b)`.
-    Two,
-    /// `X_s = Σ_r t_r·ζ^{rs}` with the table `ζ^k, k < p`.
-    Direct(Vec<F>),
-    Rader(Rader<F>),
-}
-
-/// Rader's algorithm for a prime `p` (see the module doc): with `g` generating `(Z/p)*`,
-/// `X_0 = Σ_r t_r` and `X_{g^{−s}} = t_0 + Σ_q t_{g^q}·ζ^{g^{q−s}}`, a cyclic convolution of
-/// `a_q = t_{g^q}` with `b_j = ζ^{g^{−j}}` (length `p − 1`), done as a cyclic convolution of
-/// length `L ≥ 2(p − 1) − 1` with `b` wrapped around (`B = b_0 … b_{p−2}, 0 …, b_1 … b_{p−2}`).
-#[derive(Debug)]
-struct Rader<F: Field> {
-    p: usize,
-    /// `g^q mod p` for `q < p − 1`.
-    perm_in: Vec<usize>,
-    /// `g^{−s} mod p` for `s < p − 1`.
-    perm_out: Vec<usize>,
-    /// The length-`L` domain of the convolution (direct radices only).
-    conv: SmoothDomain<F>,
-    /// `FFT_L(B)/L`.
-    kernel: Vec<F>,
-}
-
-fn pow_mod(mut b: u64, mut e: u64, m: u64) -> u64 {
-    let mut r = 1u64;
-    b %= m;
-    while e > 0 {
-        if e & 1 == 1 {
-            r = r * b % m;
-        }
-        b = b * b % m;
-        e >>= 1;
-    }
-    r
-}
-
-/// The smallest generator of `(Z/p)*`.
-fn primitive_root(p: u64) -> u64 {
-    let n = p - 1;
-    let primes: Vec<u64> = (2..=n).filter(|&f| n % f == 0 && is_prime(f)).collect();
-    (2..p)
-        .find(|&g| primes.iter().all(|&f| pow_mod(g, n / f, p) != 1))
-        .expect("(Z/p)* is cyclic")
-}
-
-impl<F: PrimeField> Rader<F> {
-    /// The Rader plan for prime `p` and the `p`-th root of unity `zeta`; `None` when the field
-    /// has no convolution length for it.
-    fn new(p: usize, zeta: F) -> Option<Self> {
-        let n = p - 1;
-        let direct = prime_factors::<F>(MAX_RADIX);
-        let (len, _) = smallest_order(&direct, 2 * n - 1)?;
-        let conv = SmoothDomain::with_factors(len, &direct)?;
-        let g = primitive_root(p as u64);
-        let g_inv = pow_mod(g, p as u64 - 2, p as u64);
-        let perm_in: Vec<usize> = (0..n).map(|q| pow_mod(g, q as u64, p as u64) as usize).collect();
-        let perm_out: Vec<usize> = (0..n).map(|s| pow_mod(g_inv, s as u64, p as u64) as usize).collect();
-        let mut zeta_pow = Vec::with_capacity(p);
-        let mut z = F::ONE;
-        for _ in 0..p {
-            zeta_pow.push(z);
-            z *= zeta;
-        }
-        // b_j = ζ^{g^{−j}} = ζ^{perm_out[j]}.
-        let mut b = vec![F::ZERO; len];
-        for j in 0..n {
-            b[j] = zeta_pow[perm_out[j]];
-        }
-        for t in 1..n {
-            b[len - t] = zeta_pow[perm_out[n - t]];
-        }
-        let mut kernel = conv.transform(&b, false);
-        let len_inv = F::from(len as u64).inverse()?;
-        kernel.iter_mut().for_each(|k| *k *= len_inv);
-        Some(Rader { p, perm_in, perm_out, conv, kernel })
-    }
-
-    fn apply(&self, col: &mut [F]) {
-        let n = self.p - 1;
-        let x0 = col[0];
-        let sum: F = col.iter().sum();
-        let mut a = vec![F::ZERO; self.conv.size];
-        for (q, &i) in self.perm_in.iter().enumerate() {
-            a[q] = col[i];
-        }
-        let mut c = self.conv.transform(&a, false);
-        c.iter_mut().zip(&self.kernel).for_each(|(x, k)| *x *= k);
-        let c = self.conv.transform(&c, true);
-        col[0] = sum;
-        for (s, &o) in self.perm_out.iter().enumerate().take(n) {
-            col[o] = x0 + c[s];
-        }
-    }
-}
-
-impl<F: PrimeField> Butterfly<F> {
-    fn new(p: usize, zeta: F) -> Option<Self> {
-        if p == 2 {
-            return Some(Butterfly::Two);
-        }
-        if p as u64 <= MAX_RADIX {
-            let mut t = Vec::with_capacity(p);
-            let mut z = F::ONE;
-            for _ in 0..p {
-                t.push(z);
-                z *= zeta;
-            }
-            return Some(Butterfly::Direct(t));
-        }
-        Rader::new(p, zeta).map(Butterfly::Rader)
-    }
-
-    fn apply(&self, col: &mut [F]) {
-        match self {
-            Butterfly::Two => {
-                let (a, b) = (col[0], col[1]);
-                col[0] = a + b;
-                col[1] = a - b;
-            }
-            Butterfly::Direct(roots) => {
-                let p = roots.len();
-                let mut t = [F::ZERO; MAX_RADIX as usize];
-                t[..p].copy_from_slice(col);
-                for (s, out) in col.iter_mut().enumerate() {
-                    // Σ_r t_r ζ^{rs}: the exponent rs mod p advances by s each step.
-                    let mut acc = t[0];
-                    let mut e = 0;
-                    for tr in &t[1..p] {
-                        e += s;
-                        if e >= p {
-                            e -= p;
-                        }
-                        acc += *tr * roots[e];
-                    }
-                    *out = acc;
-                }
-            }
-            Butterfly::Rader(r) => r.apply(col),
-        }
-    }
-}
-
 impl<F: PrimeField> SmoothDomain<F> {
     /// The subgroup of the smallest order `n ≥ min_size` dividing `q − 1` made of direct
     /// radices, or failing that of direct and Rader radices; `None` if there is none.
     pub fn new(min_size: usize) -> Option<Self> {
         let direct = prime_factors::<F>(MAX_RADIX);
+        let rader = Self::rader_factors(&direct);
+        let by_direct = smallest_order(&direct, min_size).map(|(size, _)| size);
+        let by_rader = smallest_order(&rader, min_size).map(|(size, _)| size);
+        match (by_direct, by_rader) {
+            (Some(d), Some(r)) if (r as f64) * RADER_PREMIUM < d as f64 => Self::with_factors(r, &rader),
+            (Some(d), _) => Self::with_factors(d, &direct),
+            (None, Some(r)) => Self::with_factors(r, &rader),
+            (None, None) => None,
+        }
+    }
+
+    /// The rule before issue 60: the smallest order `≥ min_size` made of direct radices, else
+    /// the smallest with Rader radices. Kept for the benchmark's "before" keys; every order it
+    /// gives is one [`SmoothDomain::new`] keeps (tested), so keys made by it stay valid.
+    pub fn new_direct_first(min_size: usize) -> Option<Self> {
+        let direct = prime_factors::<F>(MAX_RADIX);
         if let Some((size, _)) = smallest_order(&direct, min_size) {
             return Self::with_factors(size, &direct);
         }
-        let rader: Vec<(usize, u32)> = prime_factors::<F>(MAX_RADER_PRIME)
-            .into_iter()
-            .filter(|&(p, _)| p as u64 <= MAX_RADIX || smallest_order(&direct, 2 * p - 3).is_some())
-            .collect();
+        let rader = Self::rader_factors(&direct);
         let (size, _) = smallest_order(&rader, min_size)?;
         Self::with_factors(size, &rader)
+    }
+
+    /// The prime factors of `q − 1` usable as radices: the direct ones and the Rader primes
+    /// whose convolution fits a direct order.
+    fn rader_factors(direct: &[(usize, u32)]) -> Vec<(usize, u32)> {
+        prime_factors::<F>(MAX_RADER_PRIME)
+            .into_iter()
+            .filter(|&(p, _)| p as u64 <= MAX_RADIX || smallest_order(direct, 2 * p - 3).is_some())
+            .collect()
     }
 
     /// The subgroup of order exactly `size`, whose prime factors must all be in `factors`.
@@ -351,6 +250,7 @@ impl<F: PrimeField> SmoothDomain<F> {
             gen_inv: gen.inverse()?,
             size_inv: F::from(size as u64).inverse()?,
             plans: Arc::new([OnceLock::new(), OnceLock::new()]),
+            baseline: false,
         })
     }
 
@@ -381,12 +281,16 @@ impl<F: PrimeField> SmoothDomain<F> {
     /// Evaluations at `w^k` (k < n) of the polynomial with coefficients `coeffs` (at most n;
     /// padded with zeros), `w = ω` or `ω⁻¹`.
     fn transform(&self, coeffs: &[F], inverse: bool) -> Vec<F> {
+        self.transform_with(coeffs, inverse, self.baseline)
+    }
+
+    fn transform_with(&self, coeffs: &[F], inverse: bool, baseline: bool) -> Vec<F> {
         let mut a = coeffs.to_vec();
         a.resize(self.size, F::ZERO);
         let w = if inverse { self.gen_inv } else { self.gen };
         let plan = self.plan(inverse);
         let mut out = vec![F::ZERO; self.size];
-        fft_strided(&a, 0, 1, w, &plan, &self.radices, &mut out);
+        fft_strided(&a, 0, 1, w, &plan, &self.radices, &mut out, baseline);
         out
     }
 }
@@ -395,6 +299,7 @@ impl<F: PrimeField> SmoothDomain<F> {
 /// the generator `w` of order `n`: with `n = p·m`, the `p` subsequences `i ≡ r (mod p)` are
 /// transformed with `w^p` into `out[r·m..(r+1)·m]` (`Y_r`), then for every column `j < m`,
 /// `X_{j+ms} = Σ_r (w^{rj}·Y_r[j])·ζ^{rs}` (`ζ = w^m`) is one DFT of length `p`.
+#[allow(clippy::too_many_arguments)]
 fn fft_strided<F: PrimeField>(
     input: &[F],
     offset: usize,
@@ -403,6 +308,7 @@ fn fft_strided<F: PrimeField>(
     stages: &[Butterfly<F>],
     radices: &[usize],
     out: &mut [F],
+    baseline: bool,
 ) {
     let n = out.len();
     let (Some((&p, rest)), Some((bf, rest_stages))) = (radices.split_first(), stages.split_first())
@@ -415,12 +321,12 @@ fn fft_strided<F: PrimeField>(
         for (r, o) in out.iter_mut().enumerate() {
             *o = input[offset + stride * r];
         }
-        bf.apply(out);
+        bf.apply(out, baseline);
         return;
     }
     let wp = w.pow([p as u64]);
     let sub = |(r, chunk): (usize, &mut [F])| {
-        fft_strided(input, offset + stride * r, stride * p, wp, rest_stages, rest, chunk)
+        fft_strided(input, offset + stride * r, stride * p, wp, rest_stages, rest, chunk, baseline)
     };
     let parallel = n >= PARALLEL_MIN;
     if parallel {
@@ -444,7 +350,7 @@ fn fft_strided<F: PrimeField>(
                 col[r] = y[r * m + j] * tw;
                 tw *= wj;
             }
-            bf.apply(col);
+            bf.apply(col, baseline);
             wj *= w;
         }
     };
@@ -472,6 +378,34 @@ impl<F: PrimeField> Domain<F> {
             return Some(Domain::Radix2(d));
         }
         SmoothDomain::new(min_size).map(Domain::Smooth)
+    }
+
+    /// The domain of order exactly `n`, if the field has one (radix-2, or smooth with direct and
+    /// Rader radices), whichever [`Domain::new`] would pick for `n` rows: for benchmarks that
+    /// compare orders.
+    pub fn of_order(n: usize) -> Option<Self> {
+        if let Some(d) = Radix2EvaluationDomain::<F>::new(n) {
+            return (d.size() == n).then_some(Domain::Radix2(d));
+        }
+        let direct = prime_factors::<F>(MAX_RADIX);
+        SmoothDomain::with_factors(n, &SmoothDomain::<F>::rader_factors(&direct)).map(Domain::Smooth)
+    }
+
+    /// [`Domain::new`] by the rule before issue 60 ([`SmoothDomain::new_direct_first`]).
+    pub fn new_direct_first(min_size: usize) -> Option<Self> {
+        if let Some(d) = Radix2EvaluationDomain::<F>::new(min_size) {
+            return Some(Domain::Radix2(d));
+        }
+        SmoothDomain::new_direct_first(min_size).map(Domain::Smooth)
+    }
+
+    /// This domain with its transforms as they were before issue 60 (the plain DFT sum in each
+    /// stage), for [`crate::prover::baseline`]; same results.
+    pub fn baseline(self) -> Self {
+        match self {
+            Domain::Smooth(d) => Domain::Smooth(SmoothDomain { baseline: true, ..d }),
+            radix2 => radix2,
+        }
     }
 
     pub fn size(&self) -> usize {
@@ -554,6 +488,43 @@ impl<F: PrimeField> Domain<F> {
         }
     }
 
+    /// Adds to `coeffs` (length n) the coefficients of the polynomial whose evaluations on `K` are
+    /// `evals` (`(i, e)`: the value `e` at `ω^i`) and zero elsewhere. With
+    /// `L_i(X) = (1/n)·Σ_k ω^{−ik}·X^k`, that is `n` products per listed evaluation, which beats
+    /// a transform for a few of them (a circuit's instance rows); a full inverse transform for
+    /// more than [`Domain::SPARSE_IFFT_MAX`].
+    pub fn add_sparse_ifft(&self, coeffs: &mut [F], evals: &[(usize, F)]) {
+        let n = self.size();
+        assert_eq!(coeffs.len(), n, "one coefficient per point of K");
+        if evals.len() > Self::SPARSE_IFFT_MAX {
+            let mut dense = vec![F::ZERO; n];
+            for &(i, e) in evals {
+                dense[i] += e;
+            }
+            self.ifft_in_place(&mut dense);
+            ark_std::cfg_iter_mut!(coeffs).zip(dense).for_each(|(c, d)| *c += d);
+            return;
+        }
+        let w_inv = self.group_gen().inverse().expect("ω ≠ 0");
+        let size_inv = self.size_inv();
+        const CHUNK: usize = 1 << 12;
+        ark_std::cfg_chunks_mut!(coeffs, CHUNK).enumerate().for_each(|(c, chunk)| {
+            let k0 = (c * CHUNK) as u64;
+            for &(i, e) in evals {
+                // ω^{−ik} from k = k0 on.
+                let step = w_inv.pow([i as u64]);
+                let mut acc = e * size_inv * step.pow([k0]);
+                for x in chunk.iter_mut() {
+                    *x += acc;
+                    acc *= step;
+                }
+            }
+        });
+    }
+
+    /// Above this many evaluations [`Domain::add_sparse_ifft`] runs an inverse transform.
+    pub const SPARSE_IFFT_MAX: usize = 16;
+
     /// Evaluations on the coset `g·K` of the polynomial with these coefficients.
     pub fn coset_fft(&self, g: F, coeffs: &[F]) -> Vec<F> {
         match self {
@@ -621,6 +592,7 @@ mod tests {
             // FFT on a coset against direct evaluation, and both inverses.
             let g = Fq::GENERATOR;
             let evals = d.coset_fft(g, &coeffs);
+            assert_eq!(d.clone().baseline().coset_fft(g, &coeffs), evals, "baseline butterflies");
             for i in [0, 1, n / 2, n - 1] {
                 assert_eq!(evals[i], eval(g * d.element(i)));
             }
@@ -637,6 +609,57 @@ mod tests {
             assert_eq!(l_on.iter().filter(|x| !x.is_zero()).count(), 1);
             assert_eq!(l_on[2], Fq::ONE);
         }
+    }
+
+    /// The orders chosen for m rows: a Rader order where the direct one is more than
+    /// [`RADER_PREMIUM`] larger; every order either rule gives (before and since issue 60) names
+    /// its own domain, so keys of both stay valid.
+    #[test]
+    fn domain_choice_takes_rader_orders_in_the_direct_gaps() {
+        let size = |m: usize| Domain::<Fq>::new(m).unwrap().size();
+        let before = |m: usize| Domain::<Fq>::new_direct_first(m).unwrap().size();
+        assert_eq!((size(1 << 16), before(1 << 16)), (71_346, 71_346));
+        assert_eq!((size(80_000), before(80_000)), (107_019, 107_019));
+        assert_eq!((size(108_000), before(108_000)), (111_947, 214_038));
+        assert_eq!((size(111_948), before(111_948)), (214_038, 214_038));
+        assert_eq!((size(1 << 17), before(1 << 17)), (214_038, 214_038));
+        assert_eq!((size(200_000), before(200_000)), (214_038, 214_038));
+        assert_eq!((size(1 << 18), before(1 << 18)), (335_841, 335_841));
+        assert_eq!(Domain::<Fq>::of_order(183_186).unwrap().size(), 183_186);
+        assert!(Domain::<Fq>::of_order(183_187).is_none());
+        let mut m = 1usize;
+        while m < 5_000_000 {
+            for n in [size(m), before(m)] {
+                assert!(n >= m);
+                assert_eq!(size(n), n, "m {m}: order {n} names its domain");
+            }
+            m = m * 9 / 8 + 1;
+        }
+    }
+
+    /// The sparse inverse transform against the dense one, below and above its switch, on a
+    /// radix-2 domain and a smooth one.
+    #[test]
+    fn sparse_ifft_matches_the_transform() {
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(6);
+        fn check<F: PrimeField>(d: &Domain<F>, rng: &mut rand_chacha::ChaCha20Rng) {
+            let n = d.size();
+            for count in [0, 1, 3, Domain::<F>::SPARSE_IFFT_MAX + 1] {
+                let evals: Vec<(usize, F)> = (0..count).map(|t| ((t * 7919 + n - 1) % n, F::rand(rng))).collect();
+                let base: Vec<F> = (0..n).map(|_| F::rand(rng)).collect();
+                let mut dense = vec![F::ZERO; n];
+                for &(i, e) in &evals {
+                    dense[i] += e;
+                }
+                d.ifft_in_place(&mut dense);
+                let expect: Vec<F> = base.iter().zip(&dense).map(|(b, x)| *b + x).collect();
+                let mut got = base.clone();
+                d.add_sparse_ifft(&mut got, &evals);
+                assert_eq!(got, expect, "n {n}, {count} evaluations");
+            }
+        }
+        check(&Domain::<ark_bls12_381::Fr>::new(1 << 13).unwrap(), &mut rng);
+        check(&Domain::<Fq>::new(9000).unwrap(), &mut rng);
     }
 
     /// A domain with the Rader radix 10177 (n = 2·10177): transforms against direct
@@ -667,6 +690,8 @@ mod tests {
             assert_eq!(evals[i], eval(g * d.element(i)), "coset evaluation {i}");
         }
         assert_eq!(d.coset_ifft(g, &evals), coeffs);
+        // The butterflies as before issue 60 give the same values.
+        assert_eq!(d.clone().baseline().coset_fft(g, &coeffs), evals);
         let mut on_k = d.coset_fft(Fq::ONE, &coeffs);
         assert_eq!(on_k[5], eval(d.element(5)));
         d.ifft_in_place(&mut on_k);

@@ -37,6 +37,28 @@ pub fn setup_sr1cs<E: Pairing, R: RngCore + CryptoRng>(
     rng: &mut R,
 ) -> Result<(ProvingKey<E>, VerifyingKey<E>), Error> {
     let domain = Domain::<E::ScalarField>::new(sr1cs.num_rows()).ok_or(Error::DomainTooLarge)?;
+    setup_sr1cs_on(sr1cs, domain, rng)
+}
+
+/// [`setup_sr1cs`] on the domain of order `n` (at least the SR1CS's rows, and an order that
+/// [`Domain::new`] keeps): for benchmarks that compare domains for one circuit.
+pub fn setup_sr1cs_with_domain_size<E: Pairing, R: RngCore + CryptoRng>(
+    sr1cs: Sr1cs<E::ScalarField>,
+    n: usize,
+    rng: &mut R,
+) -> Result<(ProvingKey<E>, VerifyingKey<E>), Error> {
+    let domain = Domain::<E::ScalarField>::new(n).ok_or(Error::DomainTooLarge)?;
+    if domain.size() != n || n < sr1cs.num_rows() {
+        return Err(Error::KeyMismatch(format!("{n} is not a domain order for {} rows", sr1cs.num_rows())));
+    }
+    setup_sr1cs_on(sr1cs, domain, rng)
+}
+
+fn setup_sr1cs_on<E: Pairing, R: RngCore + CryptoRng>(
+    sr1cs: Sr1cs<E::ScalarField>,
+    domain: Domain<E::ScalarField>,
+    rng: &mut R,
+) -> Result<(ProvingKey<E>, VerifyingKey<E>), Error> {
     let n = domain.size();
 
     let (tau, v_k_tau) = loop {

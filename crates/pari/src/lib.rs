@@ -74,7 +74,7 @@
 //! One algorithm per file: [`generator`] (setup), [`prover`], [`verifier`] (single and batch),
 //! [`data_structures`] (keys, proof, serialization), [`r1cs`] (front end), [`domain`] (the evaluation domain), [`msm`] (the one
 //! place multi-scalar multiplication happens), [`transcript`] (Fiat–Shamir), [`circuits`]
-//! (built-in circuit families), [`interrupt`] (stopping a proof part-way).
+//! (built-in circuit families), [`interrupt`] (stopping a proof part-way), [`profile`] (where a proof's time goes).
 
 pub mod batch;
 pub mod bundle;
@@ -84,6 +84,7 @@ pub mod domain;
 pub mod generator;
 pub mod interrupt;
 pub mod msm;
+pub mod profile;
 pub mod prover;
 pub mod r1cs;
 pub mod snarkjs;
@@ -93,7 +94,8 @@ pub mod verifier;
 pub use data_structures::{KeyDigest, PreparedVerifyingKey, Proof, ProvingKey, VerifyingKey};
 pub use generator::setup;
 pub use interrupt::Interrupt;
-pub use prover::{prove, prove_interruptible};
+pub use profile::Profile;
+pub use prover::{prove, prove_interruptible, prove_with_profile};
 pub use verifier::{batch_verify, batch_verify_locate, verify};
 
 /// Errors of setup, proving, verification and deserialization.

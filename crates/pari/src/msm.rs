@@ -5,10 +5,11 @@
 //!   prover, for curves without a fast path, and as the baseline the bench measures against).
 //! * [`Pippenger`]: a signed-digit bucket method with window width chosen for the size and the
 //!   scalars' bit length (128-bit batch weights need half the windows of full-width scalars).
-//!   On BLS12-381 and BN254 G1 the buckets are filled in affine coordinates with one batch
-//!   inversion per round of pairwise additions ("batch-affine" accumulation, about 5M + 1S per
-//!   addition instead of 8M for a mixed addition in arkworks' `XYZZ` bucket coordinates); on
-//!   other curves, below [`Pippenger::BATCH_AFFINE_MIN`] points, and when asked
+//!   On BLS12-381, BN254 and BW6-767 G1 the buckets are filled in affine coordinates with one
+//!   batch inversion per round of pairwise additions ("batch-affine" accumulation, about 5M + 1S
+//!   per addition instead of 8M for a mixed addition in arkworks' `XYZZ` bucket coordinates),
+//!   [`Pippenger::AFFINE_CHUNK`] points at a time so that its copies stay bounded; on other
+//!   curves, below [`Pippenger::BATCH_AFFINE_MIN`] points, and when asked
 //!   ([`Accumulation::Projective`]), in `XYZZ` coordinates.
 //! * [`FixedBaseTable`]: precomputed multiples of a few fixed points (the verifying key's G1
 //!   points), so that a combination of them costs one mixed addition per signed window digit and
@@ -39,11 +40,13 @@ pub fn msm_u128<G: CurveGroup>(bases: &[G::Affine], scalars: &[u128]) -> G {
     msm::<G>(bases, &lo) + msm::<G>(bases, &hi) * shift
 }
 
-/// Whether [`Pippenger`] has the batch-affine path for `G` (BLS12-381 and BN254 G1).
+/// Whether [`Pippenger`] has the batch-affine path for `G` (BLS12-381, BN254 and BW6-767 G1).
 pub fn has_batch_affine<G: CurveGroup>() -> bool {
     use std::any::TypeId;
     let t = TypeId::of::<G>();
-    t == TypeId::of::<ark_bls12_381::G1Projective>() || t == TypeId::of::<ark_bn254::G1Projective>()
+    t == TypeId::of::<ark_bls12_381::G1Projective>()
+        || t == TypeId::of::<ark_bn254::G1Projective>()
+        || t == TypeId::of::<ark_bw6_767::G1Projective>()
 }
 
 /// How [`Pippenger`] fills its buckets.
@@ -67,6 +70,8 @@ pub struct Pippenger {
     acc: Accumulation,
     windows: usize,
     digits: Vec<i32>,
+    /// Points a batch-affine window sorts at a time ([`Pippenger::AFFINE_CHUNK`]).
+    affine_chunk: usize,
 }
 
 impl Pippenger {
@@ -80,7 +85,13 @@ impl Pippenger {
     pub fn new<S: AsRef<[u64]> + Sync>(scalars: &[S], bits: usize, acc: Accumulation) -> Self {
         let n = scalars.len();
         let acc = if n < Self::BATCH_AFFINE_MIN { Accumulation::Projective } else { acc };
-        let c = window_width(n, bits, acc);
+        Self::with_width(scalars, bits, acc, window_width(n, bits, acc))
+    }
+
+    /// [`Pippenger::new`] with the window width `c` (2 to 16) given, for benchmarks that tune it.
+    pub fn with_width<S: AsRef<[u64]> + Sync>(scalars: &[S], bits: usize, acc: Accumulation, c: usize) -> Self {
+        assert!((2..=16).contains(&c), "window width {c}");
+        let n = scalars.len();
         // Capacity windows·c ≥ bits + 1 leaves the top window's raw value below 2^{c−1}, so the
         // last carry is absorbed.
         let windows = (bits + 1).div_ceil(c);
@@ -102,7 +113,8 @@ impl Pippenger {
             }
             debug_assert_eq!(carry, 0);
         }
-        Pippenger { n, c, acc, windows, digits }
+        let affine_chunk = Self::AFFINE_CHUNK.max(16 << (c - 1));
+        Pippenger { n, c, acc, windows, digits, affine_chunk }
     }
 
     /// Full-width field elements.
@@ -128,28 +140,31 @@ impl Pippenger {
     /// is raised (the windows already started finish; the rest are skipped).
     #[allow(clippy::ptr_arg)]
     pub fn run_until<G: CurveGroup>(&self, bases: &Vec<G::Affine>, stop: Interrupt<'_>) -> Result<G, Error> {
-        if self.acc == Accumulation::BatchAffine {
-            if let Some(r) = self.run_sw::<G, ark_bls12_381::g1::Config>(bases, stop) {
-                return r;
-            }
-            if let Some(r) = self.run_sw::<G, ark_bn254::g1::Config>(bases, stop) {
-                return r;
-            }
-        }
-        let sums: Vec<G> = self.windows_until(stop, |w| self.window_projective::<G>(bases, w));
-        stop.check()?;
-        Ok(self.combine(sums))
+        self.run_parts_until(&[bases], stop)
     }
 
     /// `Σ s_i · bases_i` with the bases the concatenation of `parts`, so that a caller whose
-    /// points live in several vectors (a proving key's) copies none of them; projective buckets
-    /// whatever the curve (the batch-affine path needs one contiguous vector).
-    pub fn run_parts<G: CurveGroup>(&self, parts: &[&[G::Affine]]) -> G {
+    /// points live in several vectors (a proving key's) copies none of them. Vectors because the
+    /// fast path is chosen by their type.
+    #[allow(clippy::ptr_arg)]
+    pub fn run_parts<G: CurveGroup>(&self, parts: &[&Vec<G::Affine>]) -> G {
         self.run_parts_until(parts, Interrupt::NEVER).expect("never interrupted")
     }
 
     /// [`Pippenger::run_parts`], reading `stop` before each window as [`Pippenger::run_until`].
-    pub fn run_parts_until<G: CurveGroup>(&self, parts: &[&[G::Affine]], stop: Interrupt<'_>) -> Result<G, Error> {
+    #[allow(clippy::ptr_arg)]
+    pub fn run_parts_until<G: CurveGroup>(&self, parts: &[&Vec<G::Affine>], stop: Interrupt<'_>) -> Result<G, Error> {
+        if self.acc == Accumulation::BatchAffine {
+            if let Some(r) = self.run_sw::<G, ark_bls12_381::g1::Config>(parts, stop) {
+                return r;
+            }
+            if let Some(r) = self.run_sw::<G, ark_bn254::g1::Config>(parts, stop) {
+                return r;
+            }
+            if let Some(r) = self.run_sw::<G, ark_bw6_767::g1::Config>(parts, stop) {
+                return r;
+            }
+        }
         let sums: Vec<G> = self.windows_until(stop, |w| self.window_projective::<G>(parts.iter().flat_map(|p| p.iter()), w));
         stop.check()?;
         Ok(self.combine(sums))
@@ -163,9 +178,12 @@ impl Pippenger {
 
     /// The batch-affine path when `G` is `Projective<P>` (decided by type identity, no unsafe).
     #[allow(clippy::ptr_arg)]
-    fn run_sw<G: CurveGroup, P: SWCurveConfig>(&self, bases: &Vec<G::Affine>, stop: Interrupt<'_>) -> Option<Result<G, Error>> {
-        let bases = (bases as &dyn Any).downcast_ref::<Vec<Affine<P>>>()?;
-        let sums: Vec<Projective<P>> = self.windows_until(stop, |w| self.window_affine::<P>(bases, w));
+    fn run_sw<G: CurveGroup, P: SWCurveConfig>(&self, parts: &[&Vec<G::Affine>], stop: Interrupt<'_>) -> Option<Result<G, Error>> {
+        let parts: Vec<&[Affine<P>]> = parts
+            .iter()
+            .map(|p| (*p as &dyn Any).downcast_ref::<Vec<Affine<P>>>().map(|v| v.as_slice()))
+            .collect::<Option<_>>()?;
+        let sums: Vec<Projective<P>> = self.windows_until(stop, |w| self.window_affine::<P>(&parts, w));
         if let Err(e) = stop.check() {
             return Some(Err(e));
         }
@@ -212,101 +230,160 @@ impl Pippenger {
         res.into()
     }
 
-    /// One window with affine buckets: the points are sorted by bucket (counting sort), then
-    /// each bucket's list is halved per round by pairwise additions whose denominators share one
-    /// batch inversion; finally `Σ_b (b+1)·bucket_b` by running sums.
-    fn window_affine<P: SWCurveConfig>(&self, bases: &[Affine<P>], w: usize) -> Projective<P> {
+    /// Points sorted and reduced at a time by [`Pippenger::window_affine`]: at least this many,
+    /// and at least 16 per bucket. Bounds the window's copies of the points (two coordinates
+    /// each: 96 MiB a window at 2^19 BW6-767 points, two windows at a time on two threads)
+    /// whatever the MSM's size; a bucket's sum so far joins the next chunk as one more point,
+    /// so a chunk costs at most one addition per bucket more than one pass would.
+    const AFFINE_CHUNK: usize = 1 << 16;
+
+    /// One window with affine buckets. The points are taken a chunk at a time: each chunk is
+    /// sorted by bucket (counting sort, each bucket's sum so far first), then each bucket's list
+    /// is halved per round by pairwise additions whose denominators share one batch inversion,
+    /// until one point (the bucket's new sum) or none is left; finally `Σ_b (b+1)·bucket_b` by
+    /// running sums.
+    fn window_affine<P: SWCurveConfig>(&self, parts: &[&[Affine<P>]], w: usize) -> Projective<P> {
         let digits = self.window_digits(w);
         let nb = 1usize << (self.c - 1);
+        let chunk = self.affine_chunk;
+        // Bucket k (digit magnitude k + 1): its sum so far, when it is not the identity.
+        let mut sums: Vec<Option<(P::BaseField, P::BaseField)>> = vec![None; nb];
+        let mut points = digits.iter().zip(parts.iter().flat_map(|p| p.iter()));
         let mut start = vec![0usize; nb + 1];
-        for (&d, b) in digits.iter().zip(bases) {
-            if d != 0 && !b.is_zero() {
-                start[d.unsigned_abs() as usize] += 1;
+        let mut len = vec![0usize; nb];
+        let mut xs: Vec<P::BaseField> = Vec::new();
+        let mut ys: Vec<P::BaseField> = Vec::new();
+        let mut denoms: Vec<P::BaseField> = Vec::new();
+        loop {
+            let mut taken = 0;
+            let batch: Vec<(i32, &Affine<P>)> = points
+                .by_ref()
+                .take(chunk)
+                .inspect(|_| taken += 1)
+                .filter(|(&d, b)| d != 0 && !b.is_zero())
+                .map(|(&d, b)| (d, b))
+                .collect();
+            if taken == 0 {
+                break;
             }
-        }
-        // start[k] = first slot of bucket k (bucket k holds digit magnitude k + 1).
-        let mut acc = 0;
-        for k in 0..nb {
-            let cnt = start[k + 1];
-            start[k] = acc;
-            acc += cnt;
-        }
-        start[nb] = acc;
-        let total = acc;
-        let mut xs = vec![P::BaseField::zero(); total];
-        let mut ys = vec![P::BaseField::zero(); total];
-        let mut fill = start.clone();
-        for (&d, b) in digits.iter().zip(bases) {
-            if d == 0 || b.is_zero() {
+            if batch.is_empty() {
                 continue;
             }
-            let k = d.unsigned_abs() as usize - 1;
-            xs[fill[k]] = b.x;
-            ys[fill[k]] = if d > 0 { b.y } else { -b.y };
-            fill[k] += 1;
-        }
-        let mut len: Vec<usize> = (0..nb).map(|k| start[k + 1] - start[k]).collect();
-        let mut active: Vec<usize> = (0..nb).filter(|&k| len[k] >= 2).collect();
-        let mut denoms: Vec<P::BaseField> = Vec::with_capacity(total / 2);
-        while !active.is_empty() {
-            denoms.clear();
-            for &k in &active {
-                let s = start[k];
-                for j in 0..len[k] / 2 {
-                    let (a, b) = (s + 2 * j, s + 2 * j + 1);
-                    denoms.push(if xs[a] != xs[b] {
-                        xs[b] - xs[a]
-                    } else if ys[a] == ys[b] && !ys[a].is_zero() {
-                        ys[a].double()
-                    } else {
-                        P::BaseField::ONE // the sum is the identity; no inversion needed
-                    });
+            start.iter_mut().for_each(|s| *s = 0);
+            for (k, s) in sums.iter().enumerate() {
+                start[k + 1] += s.is_some() as usize;
+            }
+            for &(d, _) in &batch {
+                start[d.unsigned_abs() as usize] += 1;
+            }
+            // start[k] = first slot of bucket k.
+            let mut acc = 0;
+            for k in 0..nb {
+                let cnt = start[k + 1];
+                start[k] = acc;
+                acc += cnt;
+            }
+            start[nb] = acc;
+            xs.clear();
+            xs.resize(acc, P::BaseField::zero());
+            ys.clear();
+            ys.resize(acc, P::BaseField::zero());
+            let mut fill = start.clone();
+            for (k, s) in sums.iter_mut().enumerate() {
+                if let Some((x, y)) = s.take() {
+                    xs[fill[k]] = x;
+                    ys[fill[k]] = y;
+                    fill[k] += 1;
                 }
             }
-            batch_inversion(&mut denoms);
-            let mut inv = denoms.iter();
-            for &k in &active {
-                let s = start[k];
-                let l = len[k];
-                let mut out = s;
-                for j in 0..l / 2 {
-                    let (a, b) = (s + 2 * j, s + 2 * j + 1);
-                    let i = *inv.next().expect("one inverse per pair");
-                    let (x1, y1, x2, y2) = (xs[a], ys[a], xs[b], ys[b]);
-                    let lambda = if x1 != x2 {
-                        (y2 - y1) * i
-                    } else if y1 == y2 && !y1.is_zero() {
-                        let x1_sq = x1.square();
-                        (x1_sq.double() + x1_sq + P::COEFF_A) * i
-                    } else {
-                        continue; // P + (−P): drop both
-                    };
-                    let x3 = lambda.square() - x1 - x2;
-                    let y3 = lambda * (x1 - x3) - y1;
-                    xs[out] = x3;
-                    ys[out] = y3;
-                    out += 1;
-                }
-                if l % 2 == 1 {
-                    xs[out] = xs[s + l - 1];
-                    ys[out] = ys[s + l - 1];
-                    out += 1;
-                }
-                len[k] = out - s;
+            for &(d, b) in &batch {
+                let k = d.unsigned_abs() as usize - 1;
+                xs[fill[k]] = b.x;
+                ys[fill[k]] = if d > 0 { b.y } else { -b.y };
+                fill[k] += 1;
             }
-            active.retain(|&k| len[k] >= 2);
+            for k in 0..nb {
+                len[k] = start[k + 1] - start[k];
+            }
+            reduce_buckets::<P>(&mut xs, &mut ys, &start, &mut len, &mut denoms);
+            for k in 0..nb {
+                if len[k] == 1 {
+                    sums[k] = Some((xs[start[k]], ys[start[k]]));
+                }
+            }
         }
         // Σ_k (k+1)·bucket_k by running sums, in XYZZ coordinates (mixed additions of the
         // affine bucket sums).
         let mut running = <Projective<P> as VariableBaseMSM>::ZERO_BUCKET;
         let mut res = <Projective<P> as VariableBaseMSM>::ZERO_BUCKET;
-        for k in (0..nb).rev() {
-            if len[k] == 1 {
-                running += Affine::<P>::new_unchecked(xs[start[k]], ys[start[k]]);
+        for s in sums.iter().rev() {
+            if let Some((x, y)) = s {
+                running += Affine::<P>::new_unchecked(*x, *y);
             }
             res += &running;
         }
         res.into()
+    }
+}
+
+/// Halves every bucket's list of affine points (bucket `k` holds `len[k]` points from slot
+/// `start[k]` of `xs, ys`) by rounds of pairwise additions, one batch inversion a round, until
+/// each holds one point or none (`P + (−P)` drops both).
+fn reduce_buckets<P: SWCurveConfig>(
+    xs: &mut [P::BaseField],
+    ys: &mut [P::BaseField],
+    start: &[usize],
+    len: &mut [usize],
+    denoms: &mut Vec<P::BaseField>,
+) {
+    let mut active: Vec<usize> = (0..len.len()).filter(|&k| len[k] >= 2).collect();
+    while !active.is_empty() {
+        denoms.clear();
+        for &k in &active {
+            let s = start[k];
+            for j in 0..len[k] / 2 {
+                let (a, b) = (s + 2 * j, s + 2 * j + 1);
+                denoms.push(if xs[a] != xs[b] {
+                    xs[b] - xs[a]
+                } else if ys[a] == ys[b] && !ys[a].is_zero() {
+                    ys[a].double()
+                } else {
+                    P::BaseField::ONE // the sum is the identity; no inversion needed
+                });
+            }
+        }
+        batch_inversion(denoms);
+        let mut inv = denoms.iter();
+        for &k in &active {
+            let s = start[k];
+            let l = len[k];
+            let mut out = s;
+            for j in 0..l / 2 {
+                let (a, b) = (s + 2 * j, s + 2 * j + 1);
+                let i = *inv.next().expect("one inverse per pair");
+                let (x1, y1, x2, y2) = (xs[a], ys[a], xs[b], ys[b]);
+                let lambda = if x1 != x2 {
+                    (y2 - y1) * i
+                } else if y1 == y2 && !y1.is_zero() {
+                    let x1_sq = x1.square();
+                    (x1_sq.double() + x1_sq + P::COEFF_A) * i
+                } else {
+                    continue; // P + (−P): drop both
+                };
+                let x3 = lambda.square() - x1 - x2;
+                let y3 = lambda * (x1 - x3) - y1;
+                xs[out] = x3;
+                ys[out] = y3;
+                out += 1;
+            }
+            if l % 2 == 1 {
+                xs[out] = xs[s + l - 1];
+                ys[out] = ys[s + l - 1];
+                out += 1;
+            }
+            len[k] = out - s;
+        }
+        active.retain(|&k| len[k] >= 2);
     }
 }
 
@@ -453,10 +530,20 @@ mod tests {
             }
             assert_eq!(msm_u128::<G>(&bases, &small), expect_small);
             // The same points in three parts (one of them empty), copied into none.
-            let (head, tail) = bases.split_at(n / 3);
+            let (head, tail) = (bases[..n / 3].to_vec(), bases[n / 3..].to_vec());
+            let empty = Vec::new();
             for acc in [Accumulation::BatchAffine, Accumulation::Projective] {
-                let parts: [&[G::Affine]; 3] = [head, &[], tail];
+                let parts = [&head, &empty, &tail];
                 assert_eq!(Pippenger::from_field(&full, acc).run_parts::<G>(&parts), expect_full, "parts, n {n} {acc:?}");
+                // Batch-affine windows taken a few points at a time: each bucket's sum so far
+                // joins the next chunk (chunks of 7 and 64 points, with and without parts).
+                for chunk in [7, 64] {
+                    let mut p = Pippenger::from_field(&full, acc);
+                    p.acc = acc;
+                    p.affine_chunk = chunk;
+                    assert_eq!(p.run::<G>(&bases), expect_full, "chunks of {chunk}, n {n} {acc:?}");
+                    assert_eq!(p.run_parts::<G>(&parts), expect_full, "parts in chunks of {chunk}, n {n} {acc:?}");
+                }
             }
         }
         let pts: Vec<G::Affine> = (0..3).map(|_| G::rand(&mut rng).into_affine()).collect();
@@ -473,6 +560,7 @@ mod tests {
     fn pippenger_and_fixed_base_agree_with_arkworks() {
         check::<ark_bls12_381::G1Projective>();
         check::<ark_bn254::G1Projective>();
+        check::<ark_bw6_767::G1Projective>();
         check::<ark_bls12_381::G2Projective>(); // no fast path: the projective fallback
     }
 
@@ -513,6 +601,7 @@ mod tests {
     #[test]
     fn the_batch_affine_curves_are_named() {
         assert!(has_batch_affine::<ark_bls12_381::G1Projective>() && has_batch_affine::<ark_bn254::G1Projective>());
-        assert!(!has_batch_affine::<ark_bls12_381::G2Projective>() && !has_batch_affine::<ark_bw6_767::G1Projective>());
+        assert!(has_batch_affine::<ark_bw6_767::G1Projective>());
+        assert!(!has_batch_affine::<ark_bls12_381::G2Projective>() && !has_batch_affine::<ark_bw6_761::G1Projective>());
     }
 }
