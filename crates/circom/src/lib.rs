@@ -48,7 +48,10 @@ pub const MAX_WIRES: u64 = 1 << 24;
 /// `nWires` within what the constraints (so the file's length) justify.
 pub const MAX_UNUSED_WIRES: u64 = 1 << 16;
 
+mod decimal;
 mod wtns_head;
+
+pub use decimal::canonical_field;
 pub use wtns_head::{wtns_head, WtnsHead, WTNS_HEAD_BYTES};
 
 /// What can be wrong with a circom file or witness.

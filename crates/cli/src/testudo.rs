@@ -126,6 +126,11 @@ pub struct VerifyArgs {
     /// anything under them.
     #[arg(long)]
     pub trust_proof_dir: bool,
+    /// How many witnesses the job proved (printed by `prove`, or the job's request): pins the
+    /// count. Without it the count is the directory's own circuit.json, and whoever serves the
+    /// directory can drop a witness's proofs from it unnoticed (the command says so).
+    #[arg(long)]
+    pub witnesses: Option<usize>,
 }
 
 pub fn run(cmd: TestudoCommand) -> anyhow::Result<()> {
@@ -608,6 +613,17 @@ fn verify(a: &VerifyArgs) -> anyhow::Result<(String, usize)> {
     );
     let n = meta.witnesses;
     ensure!(n >= 1, "{}: no witnesses", meta_path.display());
+    match a.witnesses {
+        Some(pinned) => ensure!(
+            n == pinned,
+            "{} says {n} witness(es), --witnesses says {pinned}: the directory does not hold the proofs of every witness",
+            meta_path.display()
+        ),
+        None => eprintln!(
+            "note: {n} witness(es), as {} says (the directory's own word): pass --witnesses N to pin the count",
+            meta_path.display()
+        ),
+    }
 
     // The final key, when pinned (or trusted with the directory).
     let in_dir = a.dir.join("final-key.bin");

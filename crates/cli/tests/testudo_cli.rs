@@ -121,6 +121,22 @@ fn testudo_setup_prove_verify_and_every_rejection() {
     let mut names: Vec<String> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     names.sort();
     assert_eq!(names, ["circuit.json", "inner-0.bin", "inner-1.bin", "public.json", "tc-vk.bin"]);
+    // S4-8: a directory re-served with witness 1 dropped (circuit.json, public.json and its
+    // proof trimmed together) verifies on its own word, and is refused once the count is pinned.
+    let trimmed = tmp.path().join("trimmed");
+    copy_dir(&out, &trimmed);
+    std::fs::remove_file(trimmed.join("inner-1.bin")).unwrap();
+    let mut m = json(&trimmed.join("circuit.json"));
+    m["witnesses"] = 1.into();
+    std::fs::write(trimmed.join("circuit.json"), serde_json::to_vec(&m).unwrap()).unwrap();
+    let mut pubs = json(&trimmed.join("public.json"));
+    pubs.as_array_mut().unwrap().truncate(1);
+    std::fs::write(trimmed.join("public.json"), serde_json::to_vec(&pubs).unwrap()).unwrap();
+    let o = verify(&trimmed, &r1cs, &["--tc-vk-digest", &digest]);
+    assert_ok(&o);
+    assert!(stderr(&o).contains("--witnesses N"), "unpinned, the count's source is named: {}", stderr(&o));
+    assert_fails_with(&verify(&trimmed, &r1cs, &["--tc-vk-digest", &digest, "--witnesses", "2"]), &["--witnesses says 2"]);
+    assert_ok(&verify(&out, &r1cs, &["--tc-vk-digest", &digest, "--witnesses", "2"]));
     assert_eq!(std::fs::read(out.join("tc-vk.bin")).unwrap(), std::fs::read(keys.join("tc-vk.bin")).unwrap());
     // public.json: circom's public signals of each witness (c = a·b, h, b).
     let public = json(&out.join("public.json"));

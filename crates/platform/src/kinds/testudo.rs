@@ -694,7 +694,13 @@ fn parse_public(bytes: &[u8], n: usize, num_public: usize) -> Result<Vec<Vec<Fr>
             if e["witness"].as_u64() != Some(i as u64) || vals.len() != num_public {
                 return Err(format!("public.json [{i}]: not witness {i} with {num_public} values"));
             }
-            vals.iter().map(|x| x.as_str().and_then(|d| d.parse::<Fr>().ok()).ok_or_else(|| format!("public.json [{i}]: {x} is not a decimal field element"))).collect()
+            // Canonically: the text published is the statement checked (one spelling per value).
+            vals.iter()
+                .map(|x| {
+                    let d = x.as_str().ok_or_else(|| format!("public.json [{i}]: {x} is not a string"))?;
+                    circom::canonical_field::<Fr>(d).map_err(|e| format!("public.json [{i}]: {e}"))
+                })
+                .collect()
         })
         .collect()
 }
@@ -744,7 +750,12 @@ async fn publish(p: &Platform, job: &Job<Testudo>) -> Result<(), PlatformError> 
     }
     put("circuit.json".into(), Bytes::from(serde_json::to_vec_pretty(&circuit_json).map_err(corrupt)?)).await?;
     let mut pins = std::collections::BTreeMap::from([("tc_vk_digest".to_string(), keys.tc_vk_digest.clone())]);
-    let mut verify = format!("prover testudo verify {} --r1cs <the circuit's .r1cs> --tc-vk-digest {}", crate::manifest::DIR, keys.tc_vk_digest);
+    let mut verify = format!(
+        "prover testudo verify {} --r1cs <the circuit's .r1cs> --tc-vk-digest {} --witnesses {}",
+        crate::manifest::DIR,
+        keys.tc_vk_digest,
+        job.spec.n()
+    );
     if let Some(fd) = &keys.final_key_digest {
         pins.insert("final_key_digest".into(), fd.clone());
         verify += &format!(" --final-key-digest {fd}");
@@ -806,6 +817,21 @@ mod tests {
         assert_eq!(Testudo::on_done(&s, &p, &report(Step::Compress, 1)), vec![release(2, 1)]);
         let p = progress(&[(Step::Prove, 2, 2), (Step::Compress, 2, 2)]);
         assert_eq!(Testudo::on_done(&s, &p, &report(Step::Compress, 0)), vec![release(2, 2), Effect::Dispatch(Step::Publish, 0..1)]);
+    }
+
+    /// S4-10: a published `public.json` is read canonically, so a bucket edit that rewrites a
+    /// value as `r + v` (the same field element, another integer) is refused, not verified.
+    #[test]
+    fn a_published_statement_is_read_canonically() {
+        use ark_ff::{BigInteger, PrimeField};
+        let entry = |v: String| serde_json::to_vec(&serde_json::json!([{ "witness": 0, "public": [v] }])).unwrap();
+        assert_eq!(parse_public(&entry("33".into()), 1, 1).unwrap(), vec![vec![Fr::from(33u64)]]);
+        let mut r_plus_33 = Fr::MODULUS;
+        r_plus_33.add_with_carry(&33u64.into());
+        for bad in [r_plus_33.to_string(), "+33".into(), "033".into()] {
+            let err = parse_public(&entry(bad.clone()), 1, 1).unwrap_err();
+            assert!(err.contains("public.json [0]") && err.contains("canonical"), "{bad}: {err}");
+        }
     }
 
     #[test]
