@@ -4,6 +4,7 @@
 //! as the executor would.
 
 use platform::kinds::contract::Kind;
+use platform::kinds::hekaton::Hekaton;
 use platform::kinds::pari::PariBatch;
 use platform::{HekatonJobSpec, PariJobSpec, ReckleJobSpec};
 
@@ -13,7 +14,7 @@ use crate::engine::Target;
 pub fn targets() -> Vec<Target> {
     let reckle = ReckleJobSpec { log_n: 6, log_bucket: 2, batch: vec![1, 5, 17, 63], update: None, window: Some(2), wrap_vk_digest: None };
     let pari = PariJobSpec::new(pari::circuits::CircuitFamily::Chain { steps: 64 }, 3, 100, 16, 64);
-    let hekaton = HekatonJobSpec::new(hekaton::spec::CircuitSpec::MerkleUpdate { depth: 8, updates: 2, parts: 4 }, 9).expect("spec");
+    let hekaton = HekatonJobSpec::new(hekaton::spec::CircuitSpec::MerkleUpdate { depth: 8, updates: 2, parts: 4 }, 9, false);
     vec![
         Target {
             name: "platform.hekaton_spec",
@@ -21,7 +22,7 @@ pub fn targets() -> Vec<Target> {
             // What the executor does with a stored spec before any circuit is built.
             run: Box::new(|b| {
                 serde_json::from_slice::<HekatonJobSpec>(b)
-                    .is_ok_and(|s| s.circuit.check().is_ok() && s.circuit.num_subcircuits() > 0 && !s.circuit.digest().is_empty())
+                    .is_ok_and(|s| Hekaton::check(&s).is_ok() && s.circuit.num_subcircuits() > 0 && !s.circuit.digest().is_empty())
             }),
             short_run: None,
         },

@@ -207,7 +207,7 @@ async fn main() {
         println!("|---|---|---|---|---|");
         let p = Platform::new(q.clone(), blobs.clone(), jobs.clone());
         let stop = run_roles(&p, 1);
-        let (job, _) = p.submit(JobRequest::Hekaton { circuit, seed: 0, final_proof: false }, None).await.unwrap();
+        let (job, _) = p.submit(platform::kinds::hekaton::request(circuit, 0, false), None).await.unwrap();
         assert_eq!(p.wait(&job, |_| {}).await, JobOutcome::Done, "warm-up job");
         let _ = stop.send(true);
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -217,7 +217,7 @@ async fn main() {
             let stop = run_roles(&p, w);
             let before = cpu_seconds(&recorder);
             let t = Instant::now();
-            let (job, _) = p.submit(JobRequest::Hekaton { circuit, seed: 1 + run as u64, final_proof: false }, None).await.unwrap();
+            let (job, _) = p.submit(platform::kinds::hekaton::request(circuit, 1 + run as u64, false), None).await.unwrap();
             let out = p.wait(&job, |_| {}).await;
             let wall = t.elapsed().as_secs_f64();
             let _ = stop.send(true);

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use blobstore::{BlobStore, FsStore};
 use bytes::Bytes;
 use jobs::{JobStore, MemoryJobStore};
-use platform::{JobOutcome, JobRequest, Platform};
+use platform::{JobOutcome, Platform};
 use queue::{MemoryQueue, Queue, QueueConfig};
 use tokio::sync::watch;
 

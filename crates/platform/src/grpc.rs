@@ -251,16 +251,6 @@ fn request_from_pb(registry: &crate::Registry, req: pb::SubmitJobRequest) -> Res
         return r.map_err(status);
     }
     match params {
-        Params::Hekaton(p) => {
-            use ::hekaton::spec::CircuitSpec;
-            let n = |v: u32| v as usize;
-            let circuit = match p.circuit.as_str() {
-                "synthetic" => CircuitSpec::Synthetic { subcircuits: n(p.subcircuits), steps: n(p.steps), wires: n(p.wires) },
-                "merkle-update" => CircuitSpec::MerkleUpdate { depth: n(p.depth), updates: n(p.updates), parts: n(p.parts) },
-                other => return Err(Status::invalid_argument(format!("invalid circuit: {other:?}; use synthetic or merkle-update"))),
-            };
-            Ok(JobRequest::Hekaton { circuit, seed: p.seed, final_proof: p.final_proof })
-        }
         Params::ReckleBatch(p) => {
             let leaves = match p.leaves {
                 Some(pb::reckle_batch_params::Leaves::Inline(v)) => Leaves::Inline(v.values),
@@ -282,6 +272,7 @@ fn request_from_pb(registry: &crate::Registry, req: pb::SubmitJobRequest) -> Res
             }
             Ok(JobRequest::ReckleUpdate { base_job: p.base_job_id, changes, final_proof: p.final_proof })
         }
+        Params::Hekaton(_) => Err(Status::unimplemented("job kind hekaton.prove is not served here")),
         Params::PariBatch(_) => Err(Status::unimplemented("job kind pari.batch is not served here")),
         Params::PariCircom(_) => Err(Status::unimplemented("job kind pari.circom is not served here")),
         Params::Noop(_) => Err(Status::unimplemented("job kind noop is not served here")),

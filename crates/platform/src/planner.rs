@@ -66,9 +66,6 @@ impl Platform {
         if let Some(key) = idempotency_key {
             jobs::check_idempotency_key(key)?;
         }
-        if request.tenant().is_some_and(|t| t != tenant) {
-            return Err(PlatformError::Config("a request names another tenant than its submitter".into()));
-        }
         let kind_name = request.kind();
         let kind = self
             .registry()

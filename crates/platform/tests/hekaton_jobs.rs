@@ -21,8 +21,9 @@ use hekaton::aggregate::AggVerifyingKey;
 use hekaton::aggregated::{self, AggregatedProof};
 use hekaton::spec::CircuitSpec;
 use hekaton::workflow::{self, HekatonProof, VerifyingKey, VkDigest};
-use platform::kinds::hekaton::{Hekaton, COMMIT};
-use platform::{JobKind, JobOutcome, JobRequest, Platform, PlatformError};
+use platform::kinds::contract::{self, Kind, Typed};
+use platform::kinds::hekaton::{request, Hekaton, Step, COMMIT};
+use platform::{JobKind, JobOutcome, Platform, PlatformError};
 use queue::QueueConfig;
 use tokio::sync::watch;
 
@@ -60,11 +61,11 @@ async fn run(real: bool) {
     let Some((q, blobs, jobs, _dir)) = common::backends_in_db(real, cfg, 3).await else { return };
     let p = Platform::new(q, blobs, jobs);
     // Bad requests name the field.
-    let bad = JobRequest::Hekaton { circuit: CircuitSpec::MerkleUpdate { depth: 4, updates: 1, parts: 3 }, seed: 1, final_proof: false };
+    let bad = request(CircuitSpec::MerkleUpdate { depth: 4, updates: 1, parts: 3 }, 1, false);
     assert!(matches!(p.submit(bad, None).await, Err(PlatformError::InvalidJob { field: "circuit", .. })));
 
     let seed = rand::random::<u32>() as u64;
-    let (job, _) = p.submit(JobRequest::Hekaton { circuit: SPEC, seed, final_proof: false }, None).await.unwrap();
+    let (job, _) = p.submit(request(SPEC, seed, false), None).await.unwrap();
     let rec = p.job_store().get(&job).await.unwrap().unwrap();
     assert_eq!((rec.tasks["hekaton.commit"].total, rec.tasks["hekaton.subproof"].total), (8, 8));
     let (stop, rx) = watch::channel(false);
@@ -75,19 +76,19 @@ async fn run(real: bool) {
     // A worker commits, reports, and dies before completing its lease: the task is redelivered
     // and runs again; the second run must write the same D_i.
     let doomed = claim(&p, &job, COMMIT.name).await;
-    Hekaton.work(&p, COMMIT, &doomed).await.unwrap();
-    let i = doomed.task.task_id.trim_start_matches("commit-").to_string();
+    Typed::new(Hekaton).work(&p, COMMIT, &doomed).await.unwrap();
+    let i = doomed.task.task_id.clone();
     let commit_key = format!("jobs/{job}/hekaton/commit-{i}.bin");
     let first = p.blobs().get(&commit_key).await.unwrap();
     // The run a redelivery makes, while the job's scratch is still there (it is deleted when the
     // job ends): the same D_i. The lease then expires and a worker below runs it a third time.
-    Hekaton.work(&p, COMMIT, &doomed).await.unwrap();
+    Typed::new(Hekaton).work(&p, COMMIT, &doomed).await.unwrap();
     assert_eq!(p.blobs().get(&commit_key).await.unwrap(), first, "the redelivered commit task wrote another D_{i}");
     spawn_workers(&p, &["hekaton.commit"], 2, &rx);
 
     // A worker dies mid-prove, its proof object half-written; the redelivery replaces it.
     let doomed = claim(&p, &job, "hekaton.subproof").await;
-    let j = doomed.task.task_id.trim_start_matches("prove-").to_string();
+    let j = doomed.task.task_id.clone();
     p.blobs().put(&format!("jobs/{job}/hekaton/proof-{j}.bin"), bytes::Bytes::from_static(b"torn")).await.unwrap();
     spawn_workers(&p, &["hekaton.subproof"], 2, &rx);
 
@@ -134,7 +135,7 @@ async fn run(real: bool) {
 
     // A second job of the same structure reuses the keys (one key directory for the spec, one
     // aggregation key for the Hekaton key).
-    let (job2, _) = p.submit(JobRequest::Hekaton { circuit: SPEC, seed: seed + 1, final_proof: false }, None).await.unwrap();
+    let (job2, _) = p.submit(request(SPEC, seed + 1, false), None).await.unwrap();
     let outcome = tokio::time::timeout(Duration::from_secs(600), p.wait(&job2, |_| {})).await.unwrap();
     assert_eq!(outcome, JobOutcome::Done);
     let circuit2: serde_json::Value = serde_json::from_slice(&published(&p, &job2, "circuit.json").await).unwrap();
@@ -210,8 +211,8 @@ async fn redis_s3_hekaton_job() {
 async fn run_wrapped(real: bool) {
     use ark_bw6_767::BW6_767;
     use hekaton::wrap::{verify_final, FinalKey, FinalProof};
+    use platform::kinds::hekaton::wrap::{final_scratch, wrap_key_file, WRAP};
     use platform::kinds::hekaton::HekatonJobSpec;
-    use platform::kinds::hekaton_wrap::{final_scratch, wrap_key_file, WRAP};
     type Inner = ark_bls12_381::Config;
     let cfg = QueueConfig { visibility_timeout: Duration::from_secs(5), ..QueueConfig::default() };
     // A Redis database of its own: `run` (visibility 2 s) would reclaim this test's leases.
@@ -219,7 +220,7 @@ async fn run_wrapped(real: bool) {
     let p = Platform::new(q, blobs, jobs);
     // No fixed cap on k any more: the largest circuits the platform accepts can be wrapped.
     for circuit in [SPEC, CircuitSpec::Synthetic { subcircuits: hekaton::spec::MAX_SUBCIRCUITS, steps: 4, wires: 1 }, CircuitSpec::MerkleUpdate { depth: 4, updates: 256, parts: 4 }] {
-        HekatonJobSpec::new(circuit, 1).unwrap().with_final_proof(true).unwrap();
+        Hekaton::check(&HekatonJobSpec::new(circuit, 1, true)).unwrap();
     }
 
     const ONE: CircuitSpec = CircuitSpec::Synthetic { subcircuits: 1, steps: 4, wires: 2 };
@@ -231,7 +232,7 @@ async fn run_wrapped(real: bool) {
     let (stop_wrap, rx_wrap) = watch::channel(false);
     let wrapper = tokio::spawn(p.clone().run_worker_for("wrapper".into(), &["hekaton.wrap"], rx_wrap));
     let seed = rand::random::<u32>() as u64;
-    let (job, _) = p.submit(JobRequest::Hekaton { circuit: ONE, seed, final_proof: true }, None).await.unwrap();
+    let (job, _) = p.submit(request(ONE, seed, true), None).await.unwrap();
     assert_eq!(p.job_store().get(&job).await.unwrap().unwrap().tasks[WRAP.name].total, 1);
     let outcome = tokio::time::timeout(Duration::from_secs(900), p.wait(&job, |_| {})).await.unwrap();
     assert_eq!(outcome, JobOutcome::Done, "{:?}", p.job_store().get(&job).await.unwrap().map(|r| r.message));
@@ -284,7 +285,7 @@ async fn run_wrapped(real: bool) {
         ("other keys", Some(final_bytes.clone()), true), // a payload naming another final key
     ];
     for (reason, bytes, other_key) in lies {
-        let (liar_job, _) = p.submit(JobRequest::Hekaton { circuit: ONE, seed: seed + 1, final_proof: true }, None).await.unwrap();
+        let (liar_job, _) = p.submit(request(ONE, seed + 1, true), None).await.unwrap();
         let lease = claim(&p, &liar_job, WRAP.name).await;
         if let Some(b) = bytes {
             p.blobs().put(&final_scratch(&liar_job), bytes::Bytes::from(b)).await.unwrap();
@@ -294,7 +295,7 @@ async fn run_wrapped(real: bool) {
         if other_key {
             payload["wrap"] = VkDigest([9; 32]).to_string().into();
         }
-        p.report_with(&lease, platform::kinds::hekaton::DONE, payload.to_string()).await.unwrap();
+        contract::report::<Hekaton>(&p, &lease, Step::Wrap, 0, payload.to_string()).await.unwrap();
         p.queue().complete(&lease).await.unwrap();
         match tokio::time::timeout(Duration::from_secs(600), p.wait(&liar_job, |_| {})).await.unwrap() {
             JobOutcome::Failed(m) => assert!(m.contains(reason), "{reason}: {m}"),
@@ -327,7 +328,7 @@ async fn commit_tasks_are_released_a_window_at_a_time() {
     async fn most_queued(window: u64) -> (u64, usize) {
         let (q, blobs, jobs, _dir) = common::backends(false, QueueConfig::default()).await.unwrap();
         let p = Platform::with_config(q.clone(), blobs, jobs, platform::PlatformConfig { job_window: window, ..Default::default() });
-        let (job, _) = p.submit(JobRequest::Hekaton { circuit: SPEC, seed: 5, final_proof: false }, None).await.unwrap();
+        let (job, _) = p.submit(request(SPEC, 5, false), None).await.unwrap();
         let (stop, rx) = watch::channel(false);
         tokio::spawn(p.clone().run_executor("window-ex".into(), rx.clone()));
         spawn_workers(&p, &["hekaton.setup"], 1, &rx);
@@ -343,8 +344,9 @@ async fn commit_tasks_are_released_a_window_at_a_time() {
             let lease = claim(&p, &job, COMMIT.name).await;
             most = most.max(q.job_tasks(COMMIT.name, &job).await.unwrap());
             taken.insert(lease.task.task_id.clone());
-            let report = queue::TaskMessage { failures: 0, ..lease.task.clone() };
-            q.complete_with(&lease, &[(platform::kinds::hekaton::DONE.name, report)], Duration::ZERO).await.unwrap();
+            let index = lease.task.task_id.parse().unwrap();
+            contract::report::<Hekaton>(&p, &lease, Step::Commit, index, lease.task.payload.clone()).await.unwrap();
+            q.complete(&lease).await.unwrap();
         }
         p.cancel(&job).await.unwrap();
         let _ = stop.send(true);

@@ -17,7 +17,7 @@ use hekaton::aggregated;
 use hekaton::spec::CircuitSpec;
 use hekaton::workflow::{self, VerifyingKey, VkDigest};
 use platform::kinds::hekaton::SECRET;
-use platform::{JobOutcome, JobRequest, Platform};
+use platform::{JobOutcome, Platform};
 use queue::QueueConfig;
 use rand::SeedableRng;
 use tokio::sync::watch;
@@ -41,7 +41,7 @@ async fn the_keys_cannot_be_rebuilt_from_the_store() {
     let (q, blobs, jobs, _dir) = common::backends(false, QueueConfig::default()).await.unwrap();
     let p = Platform::new(q, blobs, jobs);
     let spec = CircuitSpec::Synthetic { subcircuits: 2, steps: 4, wires: 1 };
-    let (job, _) = p.submit(JobRequest::Hekaton { circuit: spec, seed: 7, final_proof: false }, None).await.unwrap();
+    let (job, _) = p.submit(platform::kinds::hekaton::request(spec, 7, false), None).await.unwrap();
     let secret = p.blobs().get(&platform::layout::input(&job, SECRET)).await.unwrap();
     let (stop, rx) = watch::channel(false);
     tokio::spawn(p.clone().run_executor("ex".into(), rx.clone()));

@@ -97,6 +97,10 @@ impl<S: Step> Progress<S> {
     pub fn complete(&self, step: S) -> bool {
         self.done(step) >= self.total(step)
     }
+    /// From `(step, done, total)` for each step (what a pure `on_done` test starts from).
+    pub fn of(counts: &[(S, u64, u64)]) -> Self {
+        Self::new(counts.iter().map(|&(s, done, total)| (s.task().name.to_string(), jobs::TaskCounts { total, done })).collect())
+    }
 }
 
 /// A worker's report on task `index` of `step`, with what the task found out.
@@ -338,13 +342,21 @@ impl<K: Kind> Typed<K> {
             }
             Err(e) => return Err(e),
         };
-        let m = ReportMessage { step: task.name.to_string(), index, payload };
-        // The report's message id names the step as well as the index (the reports of every
-        // step share one queue; step indices alone repeat).
-        let mut report = lease.clone();
-        report.task.task_id = report_id(task, index);
-        p.report_with(&report, K::REPORT, serde_json::to_string(&m).map_err(corrupt)?).await
+        report::<K>(p, lease, step, index, payload).await
     }
+}
+
+/// Sends a worker's report on task `index` of `step` (leased as `lease`) with `payload`: what
+/// the adaptor does after [`Kind::work`] or [`Kind::finish`] (and what a test that plays a
+/// worker sends).
+pub async fn report<K: Kind>(p: &Platform, lease: &Lease, step: K::Step, index: u64, payload: String) -> Result<(), PlatformError> {
+    let task = step.task();
+    let m = ReportMessage { step: task.name.to_string(), index, payload };
+    // The report's message id names the step as well as the index (the reports of every
+    // step share one queue; step indices alone repeat).
+    let mut report = lease.clone();
+    report.task.task_id = report_id(task, index);
+    p.report_with(&report, K::REPORT, serde_json::to_string(&m).map_err(corrupt)?).await
 }
 
 /// The id of task `index` of the step with task kind `task` among all the job's tasks: its

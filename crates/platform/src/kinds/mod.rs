@@ -14,7 +14,6 @@
 pub mod circom;
 pub mod contract;
 pub mod hekaton;
-pub mod hekaton_wrap;
 pub mod noop;
 pub mod pari;
 pub mod reckle;
@@ -81,11 +80,6 @@ pub enum JobRequest {
     /// `final_proof`: also the job's final proof (`final.bin`, see [`reckle_final`]).
     ReckleBatch { log_n: u32, log_bucket: u32, batch: Vec<u64>, leaves: Leaves, final_proof: bool },
     ReckleUpdate { base_job: String, changes: Vec<::reckle::Change>, final_proof: bool },
-    /// Registers the circom circuit uploaded at `r1cs_object` for `tenant` (the submitter);
-    /// `r1cs` is that object's content, read once by [`crate::Platform::register_circuit`].
-    CircuitRegister { tenant: String, r1cs_object: String, r1cs: Bytes },
-    /// A Hekaton proof of `circuit` with inputs from `seed`, by `k` workers.
-    Hekaton { circuit: ::hekaton::spec::CircuitSpec, seed: u64, final_proof: bool },
     /// A request of a kind on the typed contract ([`contract::Kind`]): its spec, as JSON
     /// ([`contract::spec_request`] builds it).
     Spec { kind: &'static str, json: String },
@@ -97,17 +91,7 @@ impl JobRequest {
         match self {
             JobRequest::ReckleBatch { .. } => reckle::JOB_BATCH,
             JobRequest::ReckleUpdate { .. } => reckle::JOB_UPDATE,
-            JobRequest::CircuitRegister { .. } => circom::REGISTER_JOB,
-            JobRequest::Hekaton { .. } => hekaton::JOB,
             JobRequest::Spec { kind, .. } => kind,
-        }
-    }
-
-    /// The tenant a request names itself (it must be the submitter), if any.
-    pub fn tenant(&self) -> Option<&str> {
-        match self {
-            JobRequest::CircuitRegister { tenant, .. } => Some(tenant),
-            _ => None,
         }
     }
 }
@@ -195,22 +179,6 @@ impl Window<'_> {
     /// Records that the tasks below `to` are dispatched.
     pub(crate) async fn released(&self, p: &Platform, job: &str, to: u64) -> Result<(), PlatformError> {
         Ok(p.job_store().raise_release_mark(job, self.step, to).await?)
-    }
-
-    /// [`Window::due`], each task through `dispatch`, then [`Window::released`].
-    pub(crate) async fn slide<F, Fut>(&self, p: &Platform, rec: &jobs::JobRecord, done: u64, mut dispatch: F) -> Result<(), PlatformError>
-    where
-        F: FnMut(u64) -> Fut,
-        Fut: std::future::Future<Output = Result<(), PlatformError>>,
-    {
-        let due = self.due(p, rec, done).await?;
-        if due.is_empty() {
-            return Ok(());
-        }
-        for i in due.clone() {
-            dispatch(i).await?;
-        }
-        self.released(p, &rec.id, due.end).await
     }
 }
 
@@ -307,9 +275,9 @@ impl Registry {
             Arc::new(reckle::ReckleBatch),
             Arc::new(reckle::ReckleUpdate),
             Arc::new(contract::Typed::new(pari::PariBatch)),
-            Arc::new(circom::CircuitRegister),
+            Arc::new(contract::Typed::new(circom::CircuitRegister)),
             Arc::new(contract::Typed::new(circom::PariCircom)),
-            Arc::new(hekaton::Hekaton),
+            Arc::new(contract::Typed::new(hekaton::Hekaton)),
             Arc::new(contract::Typed::new(noop::Noop)),
             Arc::new(contract::Typed::new(testudo::Testudo)),
         ])

@@ -480,10 +480,6 @@ mod tests {
         }
     }
 
-    fn progress(counts: &[(Step, u64, u64)]) -> Progress<Step> {
-        use contract::Step as _;
-        Progress::new(counts.iter().map(|(s, done, total)| (s.task().name.to_string(), jobs::TaskCounts { total: *total, done: *done })).collect())
-    }
 
     fn report(step: Step, index: u64) -> Report<Step> {
         Report { step, index, payload: "digest".into() }
@@ -497,19 +493,19 @@ mod tests {
         assert_eq!((s.prove_tasks(), s.tasks_per_bundle(), s.bundles()), (4, 2, 2));
         assert_eq!(PariBatch::plan(&s), vec![Effect::Dispatch(Step::Setup, 0..1)]);
         let release = |freed| Effect::Release { step: Step::Prove, n: 4, freed };
-        let p = progress(&[(Step::Setup, 1, 1), (Step::Prove, 0, 4)]);
+        let p = Progress::of(&[(Step::Setup, 1, 1), (Step::Prove, 0, 4)]);
         assert_eq!(PariBatch::on_done(&s, &p, &report(Step::Setup, 0)), vec![release(0)]);
         // Task 3 done first: it asks for bundle 1 once tasks 2 and 3 are done.
-        let p = progress(&[(Step::Prove, 1, 4)]);
+        let p = Progress::of(&[(Step::Prove, 1, 4)]);
         let join1 = Effect::Join { step: Step::Bundle, index: 1, of: Step::Prove, after: 2..4 };
         assert_eq!(PariBatch::on_done(&s, &p, &report(Step::Prove, 3)), vec![release(1), join1]);
-        let p = progress(&[(Step::Prove, 2, 4)]);
+        let p = Progress::of(&[(Step::Prove, 2, 4)]);
         let join0 = Effect::Join { step: Step::Bundle, index: 0, of: Step::Prove, after: 0..2 };
         assert_eq!(PariBatch::on_done(&s, &p, &report(Step::Prove, 0)), vec![release(2), join0]);
         // The manifest only after the last bundle; the job done with its report.
-        let p = progress(&[(Step::Bundle, 1, 2)]);
+        let p = Progress::of(&[(Step::Bundle, 1, 2)]);
         assert_eq!(PariBatch::on_done(&s, &p, &report(Step::Bundle, 1)), vec![]);
-        let p = progress(&[(Step::Bundle, 2, 2)]);
+        let p = Progress::of(&[(Step::Bundle, 2, 2)]);
         assert_eq!(PariBatch::on_done(&s, &p, &report(Step::Bundle, 0)), vec![Effect::Dispatch(Step::Publish, 0..1)]);
         assert_eq!(PariBatch::on_done(&s, &p, &report(Step::Publish, 0)), vec![Effect::Done]);
         // The setup's key digest travels on from each report to the tasks it dispatches.

@@ -767,8 +767,6 @@ async fn publish(p: &Platform, job: &Job<Testudo>) -> Result<(), PlatformError> 
 mod tests {
     //! The state machine without Redis.
 
-    use std::collections::BTreeMap;
-
     use super::*;
     use contract::Step as _;
 
@@ -776,9 +774,6 @@ mod tests {
         TestudoSpec { circuit_id: "ab".repeat(32), witnesses: (0..n).map(|i| format!("uploads/w{i}.wtns")).collect(), compress }
     }
 
-    fn progress(counts: &[(Step, u64, u64)]) -> Progress<Step> {
-        Progress::new(counts.iter().map(|(s, done, total)| (s.task().name.to_string(), jobs::TaskCounts { total: *total, done: *done })).collect::<BTreeMap<_, _>>())
-    }
 
     fn report(step: Step, index: u64) -> Report<Step> {
         Report { step, index, payload: String::new() }
@@ -792,12 +787,12 @@ mod tests {
     fn an_inner_only_job_publishes_after_its_last_proof() {
         let s = spec(2, false);
         assert_eq!(Testudo::plan(&s), vec![Effect::Dispatch(Step::Setup, 0..1)]);
-        let p = progress(&[(Step::Setup, 1, 1), (Step::Prove, 0, 2)]);
+        let p = Progress::of(&[(Step::Setup, 1, 1), (Step::Prove, 0, 2)]);
         // The prove tasks go out in the job's window, not all at once.
         assert_eq!(Testudo::on_done(&s, &p, &report(Step::Setup, 0)), vec![release(2, 0)]);
-        let p = progress(&[(Step::Prove, 1, 2)]);
+        let p = Progress::of(&[(Step::Prove, 1, 2)]);
         assert_eq!(Testudo::on_done(&s, &p, &report(Step::Prove, 1)), vec![release(2, 1)]);
-        let p = progress(&[(Step::Prove, 2, 2)]);
+        let p = Progress::of(&[(Step::Prove, 2, 2)]);
         let publish = Effect::Dispatch(Step::Publish, 0..1);
         assert_eq!(Testudo::on_done(&s, &p, &report(Step::Prove, 0)), vec![release(2, 2), publish.clone()]);
         // The last report delivered again says the same (each effect is idempotent).
@@ -808,14 +803,14 @@ mod tests {
     #[test]
     fn a_compressed_job_compresses_each_proof_and_publishes_after_the_last() {
         let s = spec(2, true);
-        let p = progress(&[(Step::Prove, 2, 2), (Step::Compress, 0, 2)]);
+        let p = Progress::of(&[(Step::Prove, 2, 2), (Step::Compress, 0, 2)]);
         // Each proof's compression follows it, even the last: no publish before compressions,
         // and no place freed (the witness is still in flight).
         assert_eq!(Testudo::on_done(&s, &p, &report(Step::Prove, 1)), vec![Effect::Dispatch(Step::Compress, 1..2)]);
-        let p = progress(&[(Step::Prove, 2, 2), (Step::Compress, 1, 2)]);
+        let p = Progress::of(&[(Step::Prove, 2, 2), (Step::Compress, 1, 2)]);
         // A compression that ends frees its witness's place in the window.
         assert_eq!(Testudo::on_done(&s, &p, &report(Step::Compress, 1)), vec![release(2, 1)]);
-        let p = progress(&[(Step::Prove, 2, 2), (Step::Compress, 2, 2)]);
+        let p = Progress::of(&[(Step::Prove, 2, 2), (Step::Compress, 2, 2)]);
         assert_eq!(Testudo::on_done(&s, &p, &report(Step::Compress, 0)), vec![release(2, 2), Effect::Dispatch(Step::Publish, 0..1)]);
     }
 

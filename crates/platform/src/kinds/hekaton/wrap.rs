@@ -1,14 +1,14 @@
 //! Final proofs of Hekaton jobs (issue 35): the depth-1 wrap ([`hekaton::wrap`]: one Pari proof
 //! on BW6-767 of the whole k-proof Hekaton proof), made by a worker, checked by the aggregator
 //! before it publishes `final.bin` beside `proof.bin`. The same split as Reckle's
-//! ([`super::reckle_final`]): the heavy proof on a worker, the check where the proof is
+//! ([`crate::kinds::reckle_final`]): the heavy proof on a worker, the check where the proof is
 //! published.
 //!
 //! A `--final` job's DAG is the Hekaton DAG with one more task between the subcircuit proofs and
 //! the assembly:
 //!
 //! ```text
-//! hekaton.setup ─▶ commit × k ─▶ challenge ─▶ subproof × k ─▶ hekaton.wrap ("wrap-0") ─▶ hekaton.assemble
+//! hekaton.setup ─▶ commit × k ─▶ challenge ─▶ subproof × k ─▶ hekaton.wrap ─▶ hekaton.assemble
 //! ```
 //!
 //! * **Keys.** The wrap keys of a Hekaton key (the wrap circuit has that key's constants built
@@ -31,7 +31,7 @@
 //!   and writes `<job>/hekaton/final.bin` (scratch). Its memory is the wrap proving key's (GBs
 //!   from k ≈ 4 on, `scripts/bench-hekaton.sh`): run it on a pool of its own
 //!   (`workerPools[].kinds: [hekaton.wrap]` in the chart).
-//! * **`hekaton.assemble`** ([`check_final`], from [`super::hekaton`]): verifies the assembled
+//! * **`hekaton.assemble`** ([`check_final`], from [`super::publish`]): verifies the assembled
 //!   Hekaton proof as before, then the final proof under the recorded final key against the
 //!   job's own statement (its circuit and seed give `x`): the leaf-0 path of `x` in `rt` and
 //!   the Pari proof. Only the bytes it verified are published, as `final.bin`, with the key as
@@ -53,11 +53,13 @@ use bytes::Bytes;
 use hekaton::workflow::{self, ChallengeRound, VerifyingKey, VkDigest};
 use hekaton::wrap::{FinalKey, FinalProof};
 use hekaton::mirage::{Commitment, Proof};
-use queue::Lease;
 
-use super::hekaton::{blocking, blocking_with, get, live_spec, task_of, HekatonJobSpec, DONE};
-use super::{Served, TaskKind};
+use super::keys::{self, Keys};
+use super::objects::{blocking, blocking_with, get};
+use super::{Hekaton, HekatonJobSpec};
 use crate::error::{corrupt, invalid};
+use crate::kinds::contract::Job;
+use crate::kinds::{Served, TaskKind};
 use crate::{layout, Platform, PlatformError};
 
 /// The wrap of a job's subcircuit proofs into one final proof: the heaviest task of a `--final`
@@ -157,7 +159,7 @@ async fn existing(p: &Platform, sd: &str, vd: &VkDigest) -> Result<Option<String
 /// The wrap keys of the Hekaton key `vd` (see the module doc): the stored complete key with the
 /// smallest digest, else new keys from the operating system's randomness. Returns the final
 /// key's digest.
-pub(crate) async fn wrap_setup(p: &Platform, job: &str, spec: &HekatonJobSpec, vd: &VkDigest, vk: &Arc<VerifyingKey<ark_bls12_381::Bls12_381>>) -> Result<String, PlatformError> {
+pub(super) async fn wrap_setup(p: &Platform, job: &str, spec: &HekatonJobSpec, vd: &VkDigest, vk: &Arc<VerifyingKey<ark_bls12_381::Bls12_381>>) -> Result<String, PlatformError> {
     let sd = spec.circuit.digest();
     if let Some(fd) = existing(p, &sd, vd).await? {
         tracing::info!(job, vk = %vd, final_key = %fd, "reusing the wrap keys of this Hekaton key");
@@ -213,7 +215,7 @@ async fn wrap_keys(p: &Platform, sd: &str, vd: &VkDigest, fd: &str) -> Result<Wr
 }
 
 /// The k commitments and proofs of a job, and its challenge round.
-pub(crate) async fn subproofs(
+pub(super) async fn subproofs(
     p: &Platform,
     job: &str,
     k: u64,
@@ -230,17 +232,15 @@ pub(crate) async fn subproofs(
 /// Worker: the final proof of the job's subcircuit proofs (see the module doc). A Hekaton proof
 /// that does not verify is not wrapped: the task reports without a final proof, and the
 /// aggregator, which checks the assembled proof first, fails the job with the verifier's reason.
-pub(crate) async fn wrap(p: &Platform, lease: &Lease) -> Result<(), PlatformError> {
-    let job = &lease.task.job_id;
-    let Some(spec) = live_spec(p, job).await? else { return Ok(()) };
-    let t = task_of(lease)?;
-    let vd = t.digest()?;
-    let fd = t.wrap.clone();
+pub(super) async fn wrap(p: &Platform, job: &Job<Hekaton>, keys: &Keys) -> Result<(), PlatformError> {
+    let (spec, job) = (&job.spec, job.id());
+    let vd = keys.digest()?;
+    let fd = keys.wrap.clone();
     if fd.is_empty() || !spec.final_proof {
         return Err(corrupt(format!("job {job}: a wrap task without a final key")));
     }
     let sd = spec.circuit.digest();
-    let vk = super::hekaton::verifying_key(p, &spec, &vd).await?;
+    let vk = keys::verifying_key(p, spec, &vd).await?;
     let (pk, _) = wrap_keys(p, &sd, &vd, &fd).await?;
     let (round, commitments, proofs) = subproofs(p, job, spec.circuit.num_subcircuits() as u64).await?;
     let (circuit, seed) = (spec.circuit, spec.seed);
@@ -264,14 +264,14 @@ pub(crate) async fn wrap(p: &Platform, lease: &Lease) -> Result<(), PlatformErro
         }
         None => tracing::warn!(job, "the assembled Hekaton proof does not verify; not wrapped"),
     }
-    p.report(lease, DONE).await
+    Ok(())
 }
 
 /// The final proof a job's wrap task left, checked under the final key `fd` of the Hekaton key
 /// `vd` against the job's public input `x`: `Ok(Ok((final.bin, final-key.bin)))` to publish,
 /// `Ok(Err(reason))` when there is none or it does not verify (the job fails), `Err` for a
 /// backend or a missing key (retried).
-pub(crate) async fn check_final(
+pub(super) async fn check_final(
     p: &Platform,
     job: &str,
     spec: &HekatonJobSpec,
@@ -305,7 +305,7 @@ pub(crate) async fn check_final(
 /// The published `final.bin` of a job, checked under the published `final-key.bin`, which must
 /// be a wrap key this platform stored for the published Hekaton key and have the pinned digest
 /// if one is given: `Ok(description)` or `Err(reason)`.
-pub(crate) async fn verify_published(p: &Platform, job: &str, spec: &HekatonJobSpec, vd: &VkDigest, x: Vec<Fr>) -> Result<Result<String, String>, PlatformError> {
+pub(super) async fn verify_published(p: &Platform, job: &str, spec: &HekatonJobSpec, vd: &VkDigest, x: Vec<Fr>) -> Result<Result<String, String>, PlatformError> {
     let key_bytes = p.blobs().get(&layout::proof_file(job, FINAL_KEY_FILE)).await?;
     let fd = match FinalKey::<BW6_767>::from_bytes(&key_bytes) {
         Ok(k) => k.digest().to_string(),
