@@ -49,9 +49,11 @@ pub const MAX_WIRES: u64 = 1 << 24;
 pub const MAX_UNUSED_WIRES: u64 = 1 << 16;
 
 mod decimal;
+mod r1cs_head;
 mod wtns_head;
 
 pub use decimal::canonical_field;
+pub use r1cs_head::{r1cs_head, R1csHead};
 pub use wtns_head::{wtns_head, WtnsHead, WTNS_HEAD_BYTES};
 
 /// What can be wrong with a circom file or witness.
@@ -607,13 +609,40 @@ pub fn write_wtns<F: PrimeField>(witness: &[F]) -> Vec<u8> {
 
 /// BLAKE2b-256 of a file's bytes, as 64 hex digits: names an `.r1cs` in key directories.
 pub fn digest(bytes: &[u8]) -> String {
-    use blake2::digest::{Update, VariableOutput};
-    let mut h = blake2::Blake2bVar::new(32).expect("32 is a valid BLAKE2b output size");
-    h.update(b"circom/r1cs/v1");
-    h.update(bytes);
-    let mut out = [0u8; 32];
-    h.finalize_variable(&mut out).expect("the output is 32 bytes");
-    out.iter().map(|b| format!("{b:02x}")).collect()
+    let mut d = FileDigest::new();
+    d.update(bytes);
+    d.finish()
+}
+
+/// [`digest`] of a file read in pieces (a server hashing an upload it does not hold whole).
+pub struct FileDigest(blake2::Blake2bVar);
+
+impl FileDigest {
+    pub fn new() -> Self {
+        use blake2::digest::{Update, VariableOutput};
+        let mut h = blake2::Blake2bVar::new(32).expect("32 is a valid BLAKE2b output size");
+        h.update(b"circom/r1cs/v1");
+        Self(h)
+    }
+
+    /// The file's next bytes.
+    pub fn update(&mut self, bytes: &[u8]) {
+        blake2::digest::Update::update(&mut self.0, bytes);
+    }
+
+    /// The digest of every byte given, as 64 hex digits.
+    pub fn finish(self) -> String {
+        use blake2::digest::VariableOutput;
+        let mut out = [0u8; 32];
+        self.0.finalize_variable(&mut out).expect("the output is 32 bytes");
+        out.iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+impl Default for FileDigest {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 /// A circom circuit for arkworks: wire 0 is the constant, the public signals the instance,

@@ -13,7 +13,7 @@ use tonic::Request;
 
 /// Bounds whose requests need more than this test builds, with the test that covers them.
 const ELSEWHERE: &[(&str, &str, &str)] = &[
-    ("circuit.register", "r1cs_object_key", "a circuit of 2^22 + 1 constraints is a ~540 MB file; kinds/circom/register.rs checks the count from the header"),
+    ("circuit.register", "r1cs_object_key", "a header of 2^22 + 1 constraints needs a ~50 MB file: circom_wires::registration_judges_a_circuit_by_its_header"),
     ("pari.circom", "witness_object_keys", "needs a registered circuit: kinds::circom::tests (witnesses = MAX_WITNESSES + 1)"),
     ("pari.circom", "bundle_size", "needs a registered circuit: kinds::circom::tests"),
     ("testudo", "witness_object_keys", "needs a registered BLS12-381 circuit: testudo_jobs (the count is checked after the circuit)"),

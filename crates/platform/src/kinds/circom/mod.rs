@@ -28,7 +28,6 @@
 //! Circuits are per tenant (the prefix), like jobs: another tenant's circuit id is unknown.
 
 use ark_ff::PrimeField;
-use bytes::Bytes;
 
 use super::{Served, TaskKind};
 use crate::error::invalid;
@@ -105,27 +104,50 @@ pub struct CircuitInfo {
 }
 
 /// Sizes of a decoded `.r1cs`.
-pub(crate) struct Shape {
-    curve: Curve,
+struct Shape {
     constraints: usize,
     wires: u32,
     public_outputs: u32,
     public_inputs: u32,
 }
 
-pub(crate) fn shape_of<F: PrimeField>(curve: Curve, r: &circom::R1cs<F>) -> Shape {
-    Shape { curve, constraints: r.constraints.len(), wires: r.num_wires, public_outputs: r.num_pub_out, public_inputs: r.num_pub_in }
+fn shape_of<F: PrimeField>(r: &circom::R1cs<F>) -> Shape {
+    Shape { constraints: r.constraints.len(), wires: r.num_wires, public_outputs: r.num_pub_out, public_inputs: r.num_pub_in }
 }
 
-/// Decodes an `.r1cs` over whichever of the two curves its prime names.
-pub(crate) fn decode_r1cs(bytes: &[u8]) -> Result<Shape, circom::Error> {
-    match circom::R1cs::<ark_bn254::Fr>::from_bytes(bytes) {
-        Ok(r) => Ok(shape_of(Curve::Bn254, &r)),
-        Err(circom::Error::Prime { .. }) => {
-            circom::R1cs::<ark_bls12_381::Fr>::from_bytes(bytes).map(|r| shape_of(Curve::Bls12_381, &r))
-        }
-        Err(e) => Err(e),
+/// The header of upload `key` (`file_len` bytes) over whichever of the two curves its prime
+/// names, from a few ranged reads ([`circom::r1cs_head`]; the outer error is the store's).
+async fn r1cs_head(p: &Platform, key: &str, file_len: u64) -> Result<Result<(Curve, circom::R1csHead), circom::Error>, PlatformError> {
+    let (blobs, key, rt) = (p.blobs().clone(), key.to_string(), tokio::runtime::Handle::current());
+    tokio::task::spawn_blocking(move || -> Result<_, PlatformError> {
+        let mut read = |at: u64, len: u64| rt.block_on(blobs.get_range(&key, at, len)).map(|b| b.to_vec());
+        Ok(match circom::r1cs_head::<ark_bn254::Fr, _>(file_len, &mut read)? {
+            Err(circom::Error::Prime { .. }) => circom::r1cs_head::<ark_bls12_381::Fr, _>(file_len, &mut read)?.map(|h| (Curve::Bls12_381, h)),
+            r => r.map(|h| (Curve::Bn254, h)),
+        })
+    })
+    .await
+    .map_err(crate::error::corrupt)?
+}
+
+/// Bytes of an upload read at once while it is hashed.
+const READ_BYTES: u64 = 8 << 20;
+
+/// The size of upload `key` and its digest ([`circom::digest`]), read [`READ_BYTES`] at a time:
+/// a registration never holds the file.
+async fn upload_digest(p: &Platform, field: &'static str, key: &str) -> Result<(u64, String), PlatformError> {
+    let size = match p.blobs().size(key).await {
+        Err(blobstore::BlobError::NotFound(_)) => return Err(invalid(field, format!("{key:?}: no such upload"))),
+        r => r?,
+    };
+    let mut digest = circom::FileDigest::new();
+    let mut at = 0;
+    while at < size {
+        let len = READ_BYTES.min(size - at);
+        digest.update(&p.blobs().get_range(key, at, len).await?);
+        at += len;
     }
+    Ok((size, digest.finish()))
 }
 
 /// A circuit id: 64 lowercase hex digits.
@@ -145,13 +167,6 @@ pub(crate) fn check_upload(field: &'static str, tenant: &str, key: &str) -> Resu
     Ok(())
 }
 
-pub(crate) async fn get_upload(p: &Platform, field: &'static str, key: &str) -> Result<Bytes, PlatformError> {
-    match p.blobs().get(key).await {
-        Ok(b) => Ok(b),
-        Err(blobstore::BlobError::NotFound(_)) => Err(invalid(field, format!("{key:?}: no such upload"))),
-        Err(e) => Err(e.into()),
-    }
-}
 pub mod bundle;
 pub mod prove;
 pub mod register;

@@ -11,11 +11,11 @@ use ::pari::KeyDigest;
 use queue::Lease;
 use rand::SeedableRng;
 
-use super::{check_circuit_id, check_upload, decode_r1cs, get_upload, shape_of, CircuitInfo, Curve, Shape, CIRCUIT_JSON, MAX_CONSTRAINTS, R1CS, REGISTER_JOB, SETUP, SETUP_DONE};
+use super::{check_circuit_id, check_upload, r1cs_head, shape_of, CircuitInfo, Curve, Shape, CIRCUIT_JSON, MAX_CONSTRAINTS, R1CS, REGISTER_JOB, SETUP, SETUP_DONE};
 use crate::error::{corrupt, invalid};
 use crate::kinds::contract::{self, Effect, Job, Kind, Planned, Progress, Report};
 use crate::kinds::pari::pari_err;
-use crate::kinds::{JobRequest, Pins, TaskKind};
+use crate::kinds::{InputCopy, JobRequest, Pins, TaskKind};
 use crate::{layout, Platform, PlatformError};
 
 /// A registered circuit's charge besides its `.r1cs` and keys: its `circuit.json`.
@@ -80,39 +80,38 @@ impl Kind for CircuitRegister {
         Ok(())
     }
 
-    /// The upload, read again: still the file whose digest is the circuit id, an `.r1cs` over
-    /// BN254 or BLS12-381 with 1 to [`MAX_CONSTRAINTS`] constraints that, as a file, fits the
-    /// tenant's circuit quota (the keys are charged by the setup, which knows their size).
+    /// The upload judged by its header and sections' sizes alone (a few ranged reads; N4 of the platform
+    /// review: reading and decoding a near-limit file OOM-killed the planner): an `.r1cs` over
+    /// BN254 or BLS12-381 with 1 to [`MAX_CONSTRAINTS`] constraints and no more wires than its
+    /// length justifies, that fits, as a file, the tenant's circuit quota (the keys are charged
+    /// by the setup, which knows their size). The object store copies it into the job's inputs;
+    /// the setup decodes it whole and checks its digest.
     async fn validate(&self, p: &Platform, tenant: &str, spec: &mut RegisterSpec) -> Result<Planned<Step>, PlatformError> {
-        check_upload("r1cs_object_key", tenant, &spec.r1cs_object)?;
-        let bytes = get_upload(p, "r1cs_object_key", &spec.r1cs_object).await?;
-        if circom::digest(&bytes) != spec.circuit_id {
-            return Err(invalid("r1cs_object_key", format!("{:?} is not the circuit {} (the upload changed)", spec.r1cs_object, spec.circuit_id)));
+        const FIELD: &str = "r1cs_object_key";
+        check_upload(FIELD, tenant, &spec.r1cs_object)?;
+        let key = &spec.r1cs_object;
+        let size = match p.blobs().size(key).await {
+            Err(blobstore::BlobError::NotFound(_)) => return Err(invalid(FIELD, format!("{key:?}: no such upload"))),
+            r => r?,
+        };
+        let (curve, head) = r1cs_head(p, key, size).await?.map_err(|e| invalid(FIELD, e.to_string()))?;
+        let constraints = head.num_constraints as usize;
+        if constraints > MAX_CONSTRAINTS {
+            return Err(invalid(FIELD, format!("{constraints} constraints, at most {MAX_CONSTRAINTS} on the platform")));
         }
-        let shape = tokio::task::spawn_blocking({
-            let bytes = bytes.clone();
-            move || decode_r1cs(&bytes)
-        })
-        .await
-        .map_err(corrupt)?
-        .map_err(|e| invalid("r1cs_object_key", e.to_string()))?;
-        if shape.constraints > MAX_CONSTRAINTS {
-            return Err(invalid("r1cs_object_key", format!("{} constraints, at most {MAX_CONSTRAINTS} on the platform", shape.constraints)));
+        if constraints == 0 {
+            return Err(invalid(FIELD, "the circuit has no constraints"));
         }
-        if shape.constraints == 0 {
-            return Err(invalid("r1cs_object_key", "the circuit has no constraints"));
-        }
-        spec.curve = Some(shape.curve);
+        spec.curve = Some(curve);
         spec.max_circuit_bytes = if tenant.is_empty() { None } else { p.config().quotas.max_circuit_bytes };
         if let Some(max) = spec.max_circuit_bytes {
             let held = p.job_store().usage(tenant, jobs::Usage::Circuits).await?;
-            if held.saturating_add(bytes.len() as u64) > max {
+            if held.saturating_add(size) > max {
                 return Err(jobs::JobError::LimitReached { limit: jobs::LIMIT_CIRCUIT_BYTES, max }.into());
             }
         }
-        let mut planned = Planned::tasks(vec![(Step::Setup, 1)]);
-        planned.inputs.push((R1CS.to_string(), bytes));
-        Ok(planned)
+        let copy = InputCopy { name: R1CS.to_string(), from: key.clone(), size, field: FIELD };
+        Ok(Planned { copies: vec![copy], ..Planned::tasks(vec![(Step::Setup, 1)]) })
     }
 
     fn plan(_spec: &RegisterSpec) -> Vec<Effect<Step>> {
@@ -161,11 +160,11 @@ impl Kind for CircuitRegister {
 async fn setup_and_store(p: &Platform, job: &str, tenant: &str, spec: &RegisterSpec) -> Result<CircuitInfo, PlatformError> {
     let r1cs = p.blobs().get(&layout::input(job, R1CS)).await?;
     if circom::digest(&r1cs) != spec.circuit_id {
-        return Err(corrupt(format!("{R1CS}: not the circuit {} the job registers", spec.circuit_id)));
+        return Err(contract::reject(format!("r1cs_object_key: {:?} changed after it was registered as circuit {}", spec.r1cs_object, spec.circuit_id)));
     }
     let curve = spec.curve.ok_or_else(|| corrupt(format!("job {job}: no curve recorded")))?;
     let bytes = r1cs.clone();
-    let (shape, pk, vk) = crate::work::blocking(move |_| on_curve!(curve, E => setup::<E>(curve, &bytes))).await??;
+    let (shape, pk, vk) = crate::work::blocking(move |_| on_curve!(curve, E => setup::<E>(&bytes))).await??;
     let vk_digest = KeyDigest::of_bytes(&vk).to_string();
     let id = &spec.circuit_id;
     // The tenant's circuit quota, charged what is about to be written (a delivery again charges
@@ -197,11 +196,13 @@ async fn setup_and_store(p: &Platform, job: &str, tenant: &str, spec: &RegisterS
 /// Its randomness comes from the operating system and is kept nowhere: nothing stored rebuilds
 /// the key (its trapdoor dies with this call). Keys live under their own digest, so a
 /// redelivered setup that makes another pair harms nothing (see the module doc).
-fn setup<E: Pairing>(curve: Curve, r1cs: &[u8]) -> Result<(Shape, Vec<u8>, Vec<u8>), PlatformError> {
-    let r = circom::R1cs::<E::ScalarField>::from_bytes(r1cs).map_err(|e| corrupt(format!("{R1CS}: {e}")))?;
+/// A file its header let through but whose whole does not decode (a constraint cut short, wires
+/// the constraints do not use) is the request's fault: the job fails naming the field.
+fn setup<E: Pairing>(r1cs: &[u8]) -> Result<(Shape, Vec<u8>, Vec<u8>), PlatformError> {
+    let r = circom::R1cs::<E::ScalarField>::from_bytes(r1cs).map_err(|e| contract::reject(format!("r1cs_object_key: {e}")))?;
     let mut rng = rand_chacha::ChaCha20Rng::from_entropy();
     let (pk, vk) = ::pari::setup::<E, _, _>(circom::CircomCircuit { r1cs: &r, witness: None }, &mut rng).map_err(pari_err)?;
-    Ok((shape_of(curve, &r), pk.to_bytes(), vk.to_bytes()))
+    Ok((shape_of(&r), pk.to_bytes(), vk.to_bytes()))
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use bytes::Bytes;
 use ::pari::KeyDigest;
 
-use super::{check_circuit_id, check_upload, get_upload, register, CircuitInfo, CIRCUIT_JSON};
+use super::{check_circuit_id, check_upload, register, upload_digest, CircuitInfo, CIRCUIT_JSON};
 use crate::error::corrupt;
 use crate::{layout, Platform, PlatformError};
 
@@ -98,8 +98,8 @@ impl Platform {
     /// already running for this file).
     pub async fn register_circuit(&self, tenant: &str, r1cs_key: &str) -> Result<(String, Option<CircuitInfo>, Option<String>), PlatformError> {
         check_upload("r1cs_object_key", tenant, r1cs_key)?;
-        // The id is the file's digest; the bytes go before the registration reads them again.
-        let id = circom::digest(&get_upload(self, "r1cs_object_key", r1cs_key).await?);
+        // The id is the file's digest, read in pieces: the planner never holds the file.
+        let (_, id) = upload_digest(self, "r1cs_object_key", r1cs_key).await?;
         if let Some(info) = self.registered_circuit(tenant, &id).await? {
             return Ok((id, Some(info), None));
         }
