@@ -317,33 +317,12 @@ impl<F: PrimeField> R1cs<F> {
         }
         let header =
             one_section(FILE, &secs, 1, "header")?.ok_or_else(|| malformed(FILE, "no header section"))?;
-        let mut h = Reader::new(FILE, header);
-        check_prime::<F>(&mut h)?;
-        let num_wires = h.u32("nWires")?;
-        let num_pub_out = h.u32("nPubOut")?;
-        let num_pub_in = h.u32("nPubIn")?;
-        let num_prv_in = h.u32("nPrvIn")?;
-        let num_labels = h.u64("nLabels")?;
-        let num_constraints = h.u32("mConstraints")?;
-        if h.remaining() != 0 {
-            return Err(malformed(FILE, format!("{} bytes after the header's fields", h.remaining())));
-        }
-        if u64::from(num_wires) > MAX_WIRES {
-            return Err(Error::Unsupported {
-                file: FILE,
-                reason: format!("nWires {num_wires}: more wires than the {MAX_WIRES} accepted"),
-            });
-        }
-        let declared = 1 + u64::from(num_pub_out) + u64::from(num_pub_in) + u64::from(num_prv_in);
-        if declared > u64::from(num_wires) {
-            return Err(malformed(
-                FILE,
-                format!("{num_wires} wires cannot hold the constant, {num_pub_out} outputs, {num_pub_in} public and {num_prv_in} private inputs"),
-            ));
-        }
-
         let body = one_section(FILE, &secs, 2, "constraints")?
             .ok_or_else(|| malformed(FILE, "no constraints section"))?;
+        // The counts, checked against each other and the constraints section's length as a
+        // server checks them from the header alone ([`r1cs_head`]).
+        let R1csHead { num_wires, num_pub_out, num_pub_in, num_prv_in, num_labels, num_constraints } =
+            r1cs_head::counts::<F>(header, body.len() as u64)?;
         let mut c = Reader::new(FILE, body);
         // Every constraint takes at least 12 bytes (three empty combinations).
         if u64::from(num_constraints) * 12 > c.remaining() as u64 {

@@ -19,6 +19,7 @@ pub struct R1csHead {
     pub num_pub_out: u32,
     pub num_pub_in: u32,
     pub num_prv_in: u32,
+    pub num_labels: u64,
     pub num_constraints: u32,
 }
 
@@ -93,7 +94,7 @@ pub fn r1cs_head<F: PrimeField, E>(file_len: u64, mut read: impl FnMut(u64, u64)
 
 /// The header section's fields, checked against each other and against the constraints
 /// section's length.
-fn counts<F: PrimeField>(header: &[u8], constraints_len: u64) -> Result<R1csHead, Error> {
+pub(crate) fn counts<F: PrimeField>(header: &[u8], constraints_len: u64) -> Result<R1csHead, Error> {
     const FILE: &str = ".r1cs";
     let mut r = Reader::new(FILE, header);
     check_prime::<F>(&mut r)?;
@@ -101,7 +102,7 @@ fn counts<F: PrimeField>(header: &[u8], constraints_len: u64) -> Result<R1csHead
     let num_pub_out = r.u32("nPubOut")?;
     let num_pub_in = r.u32("nPubIn")?;
     let num_prv_in = r.u32("nPrvIn")?;
-    let _labels = r.u64("nLabels")?;
+    let num_labels = r.u64("nLabels")?;
     let num_constraints = r.u32("mConstraints")?;
     if r.remaining() != 0 {
         return Err(malformed(FILE, format!("{} bytes after the header's fields", r.remaining())));
@@ -131,7 +132,7 @@ fn counts<F: PrimeField>(header: &[u8], constraints_len: u64) -> Result<R1csHead
             ),
         ));
     }
-    Ok(R1csHead { num_wires, num_pub_out, num_pub_in, num_prv_in, num_constraints })
+    Ok(R1csHead { num_wires, num_pub_out, num_pub_in, num_prv_in, num_labels, num_constraints })
 }
 
 #[cfg(test)]
@@ -160,7 +161,7 @@ mod tests {
     #[test]
     fn heads_give_the_counts_and_refuse_what_decoding_would() {
         let f = file(2, 3);
-        let want = R1csHead { num_wires: 2, num_pub_out: 1, num_pub_in: 0, num_prv_in: 0, num_constraints: 3 };
+        let want = R1csHead { num_wires: 2, num_pub_out: 1, num_pub_in: 0, num_prv_in: 0, num_labels: 0, num_constraints: 3 };
         assert_eq!(head::<F>(&f).unwrap(), want);
         R1cs::<F>::from_bytes(&f).unwrap();
         // circom's order: the constraints section (type 2) before the header (type 1).
