@@ -62,6 +62,9 @@ enum End {
     Lost(String),
     Deadline(Duration),
     Drained,
+    /// The task's job ended while it ran (cancelled, above all): the work stops, the task is
+    /// dropped.
+    JobEnded(jobs::JobState),
 }
 
 impl Platform {
@@ -249,8 +252,9 @@ impl Platform {
         crate::telemetry::adopt(&span, lease.task.trace.as_deref());
         let started = Instant::now();
         let (lost_tx, lost_rx) = oneshot::channel::<String>();
+        let (ended_tx, ended_rx) = oneshot::channel::<jobs::JobState>();
         let heartbeat = {
-            let (queue, lease) = (self.queue().clone(), lease.clone());
+            let (queue, store, lease) = (self.queue().clone(), self.job_store().clone(), lease.clone());
             let visibility = queue.visibility_timeout();
             let every = (visibility / 3).max(Duration::from_millis(50));
             tokio::spawn(async move {
@@ -270,6 +274,21 @@ impl Platform {
                                 return;
                             }
                         }
+                    }
+                    // A job that ended (a cancel, above all) stops its running tasks at the next
+                    // beat (N2 of the platform review): they no longer hold their workers to the
+                    // end, outside their tenant's active-job quota and window. One record read
+                    // a beat; an unanswered read changes nothing.
+                    match store.get(&lease.task.job_id).await {
+                        Ok(Some(r)) if r.state.is_terminal() => {
+                            let _ = ended_tx.send(r.state);
+                            return;
+                        }
+                        Ok(None) => {
+                            let _ = ended_tx.send(jobs::JobState::Cancelled);
+                            return;
+                        }
+                        _ => {}
                     }
                 }
             })
@@ -298,6 +317,7 @@ impl Platform {
         let end = tokio::select! {
             r = work.instrument(span.clone()) => End::Finished(r),
             Ok(why) = lost_rx => End::Lost(why),
+            Ok(state) = ended_rx => End::JobEnded(state),
             _ = tokio::time::sleep(deadline) => End::Deadline(deadline),
             _ = drained => End::Drained,
         };
@@ -319,6 +339,16 @@ impl Platform {
                 End::Drained => {
                     tracing::warn!("drain timeout: releasing the lease");
                     return match self.queue().release(&lease).await {
+                        Ok(()) | Err(QueueError::StaleLease) => Ok(()),
+                        Err(e) => Err(e.into()),
+                    };
+                }
+                End::JobEnded(state) => {
+                    // Nothing to report for a job that has ended: the task is acknowledged, not
+                    // retried.
+                    tracing::info!(?state, "the job ended while its task ran: task stopped");
+                    outcome("job_ended");
+                    return match self.queue().complete(&lease).await {
                         Ok(()) | Err(QueueError::StaleLease) => Ok(()),
                         Err(e) => Err(e.into()),
                     };
