@@ -217,6 +217,11 @@ pub async fn tenants_are_separate(s: &dyn JobStore, p: &str) {
     // Within a tenant the key still deduplicates.
     let a2 = record(&format!("{p}-a2")).with_tenant(ta.clone());
     assert_eq!(s.create(&a2, Some(("nightly", "fa"))).await.unwrap(), Created::Existing(a.id.clone()));
+    // The key names its tenant's job, and only to that tenant.
+    assert_eq!(s.idempotent(&ta, "nightly").await.unwrap(), Some(a.id.clone()));
+    assert_eq!(s.idempotent(&tb, "nightly").await.unwrap(), Some(b.id.clone()));
+    assert_eq!(s.idempotent(&format!("{p}-nobody"), "nightly").await.unwrap(), None);
+    assert_eq!(s.idempotent(&ta, "weekly").await.unwrap(), None);
     assert_eq!(s.get(&a.id).await.unwrap().unwrap().tenant, ta);
     // The key as the client gave it, not qualified by the tenant.
     assert_eq!(s.get(&a.id).await.unwrap().unwrap().idempotency_key, "nightly");
@@ -238,6 +243,7 @@ pub async fn tenants_are_separate(s: &dyn JobStore, p: &str) {
     for id in [&a.id, &b.id, &anon.id] {
         s.delete(id).await.unwrap();
     }
+    assert_eq!(s.idempotent(&ta, "nightly").await.unwrap(), None, "a deleted job frees its key");
     assert!(s.list_tenant(&ta, 0, 10).await.unwrap().0.is_empty(), "deleted jobs leave the tenant's listing");
 }
 

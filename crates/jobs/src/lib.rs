@@ -455,6 +455,10 @@ pub trait JobStore: Send + Sync {
     /// How many jobs of `tenant` have not ended (0 for the empty tenant, whose jobs are never
     /// counted): the divisor of a tenant's fair share.
     async fn tenant_active(&self, tenant: &str) -> Result<u64, JobError>;
+    /// The job `tenant`'s idempotency key `key` names, while the key is kept: a cheap read that
+    /// lets a submission be refused for a quota before its work, while a retry of a job already
+    /// recorded is still answered with that job.
+    async fn idempotent(&self, tenant: &str, key: &str) -> Result<Option<String>, JobError>;
     /// Up to `limit` jobs not in a terminal state, oldest first.
     async fn list_active(&self, limit: u64) -> Result<Vec<JobRecord>, JobError>;
     /// A page of the jobs not in a terminal state, oldest first, from `offset`: `(jobs, next

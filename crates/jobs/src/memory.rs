@@ -286,6 +286,11 @@ impl JobStore for MemoryJobStore {
         Ok(())
     }
 
+    async fn idempotent(&self, tenant: &str, key: &str) -> Result<Option<String>, JobError> {
+        check_idempotency_key(key)?;
+        Ok(self.lock().idem.get(&crate::tenant_idempotency_key(tenant, key)).map(|(job, _)| job.clone()))
+    }
+
     async fn tenant_active(&self, tenant: &str) -> Result<u64, JobError> {
         if tenant.is_empty() {
             return Ok(0);

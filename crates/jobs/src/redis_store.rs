@@ -614,6 +614,13 @@ impl JobStore for RedisJobStore {
         self.conn.clone().zcard(tenant_active_key(tenant)).await.map_err(err)
     }
 
+    async fn idempotent(&self, tenant: &str, key: &str) -> Result<Option<String>, JobError> {
+        check_idempotency_key(key)?;
+        // The stored value is "<job> <fingerprint>".
+        let v: Option<String> = self.conn.clone().get(idem_key(&tenant_idempotency_key(tenant, key))).await.map_err(err)?;
+        Ok(v.and_then(|v| v.split_once(' ').map(|(job, _)| job.to_string())))
+    }
+
     async fn list_active(&self, limit: u64) -> Result<Vec<JobRecord>, JobError> {
         if limit == 0 {
             return Ok(Vec::new());

@@ -66,6 +66,20 @@ impl Platform {
         if let Some(key) = idempotency_key {
             jobs::check_idempotency_key(key)?;
         }
+        let quotas = if tenant.is_empty() { crate::Quotas::NONE } else { self.config().quotas };
+        // A tenant at its active-job quota is refused before its request is validated (which
+        // reads its inputs: a HEAD and a ranged GET per witness of a pari.circom job) and before
+        // anything is stored (N3 of the platform review); a retry of a job it submitted is still
+        // answered with that job. The record's creation checks the quota again, atomically.
+        if let Some(max) = quotas.max_active_jobs {
+            let retry = match idempotency_key {
+                Some(key) => self.job_store().idempotent(tenant, key).await?.is_some(),
+                None => false,
+            };
+            if !retry && self.job_store().tenant_active(tenant).await? >= max {
+                return Err(jobs::JobError::LimitReached { limit: jobs::LIMIT_ACTIVE, max }.into());
+            }
+        }
         let kind_name = request.kind();
         let kind = self
             .registry()
@@ -81,7 +95,6 @@ impl Platform {
                 return Err(e);
             }
         };
-        let quotas = if tenant.is_empty() { crate::Quotas::NONE } else { self.config().quotas };
         let planned: u64 = v.tasks.values().sum();
         if let Some(max) = quotas.max_job_tasks.filter(|m| planned > *m) {
             return Err(PlatformError::Quota(format!(

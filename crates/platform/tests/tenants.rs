@@ -228,11 +228,27 @@ async fn quotas_are_enforced(real: bool) {
     let (ka, kb) = (Some(a.secret.as_str()), Some(b.secret.as_str()));
     // No worker runs: submitted jobs stay queued, i.e. active.
     let j1 = c.submit_job(req(pari(""), ka)).await.unwrap().into_inner().job_id;
-    c.submit_job(req(pari(""), ka)).await.unwrap();
+    let j2 = c.submit_job(req(pari("again"), ka)).await.unwrap().into_inner().job_id;
     let e = c.submit_job(req(pari(""), ka)).await.unwrap_err();
     assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
     assert!(e.message().contains("active jobs per tenant") && e.message().contains("at most 2"), "{e:?}");
     assert_eq!(c.list_jobs(req(pb::ListJobsRequest::default(), ka)).await.unwrap().into_inner().jobs.len(), 2, "a refused job was recorded");
+    // N3: the quota is checked before the request is validated (which reads its inputs) and
+    // before anything is stored: a request naming a circuit and a witness that do not exist is
+    // refused for the quota, not for its inputs. A retry of a job already recorded (its
+    // idempotency key) is still answered with that job.
+    let circom = pb::SubmitJobRequest {
+        idempotency_key: String::new(),
+        params: Some(pb::submit_job_request::Params::PariCircom(pb::PariCircomParams {
+            circuit_id: "ab".repeat(32),
+            witness_object_keys: vec!["nowhere.wtns".into()],
+            ..Default::default()
+        })),
+    };
+    let e = c.submit_job(req(circom, ka)).await.unwrap_err();
+    assert_eq!(e.code(), Code::ResourceExhausted, "validated before the quota was checked: {e:?}");
+    let again = c.submit_job(req(pari("again"), ka)).await.expect("a retry at the quota is answered").into_inner();
+    assert_eq!((again.job_id, again.created), (j2, false));
     c.submit_job(req(pari(""), kb)).await.expect("another tenant has its own quota");
     c.cancel_job(req(pb::CancelJobRequest { job_id: j1 }, ka)).await.unwrap();
     c.submit_job(req(pari(""), ka)).await.expect("a cancelled job frees its place");

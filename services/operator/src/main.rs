@@ -118,6 +118,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
             jobs: args.client.client_lazy(endpoint).map_err(anyhow::Error::msg)?,
             poll: Duration::from_secs(args.poll_secs.max(1)),
             retry: Duration::from_secs(10),
+            quota_waits: Default::default(),
         });
         tracing::info!(%endpoint, namespace = ?args.namespace, "ProofJob controller");
         tasks.spawn(prover_operator::run_proofjobs(ctx, args.namespace.clone(), stats.clone(), stopped()));

@@ -47,6 +47,41 @@ pub struct JobContext {
     /// Retry delay after an error (API server or JobService unreachable), and for a
     /// submission refused with FAILED_PRECONDITION (e.g. the base job of an update not done).
     pub retry: Duration,
+    /// The submissions refused for the namespace's quota, by ProofJob UID: how many times in a
+    /// row (see [`quota_backoff`]). Kept in memory: a restarted operator starts again at `retry`.
+    pub quota_waits: QuotaWaits,
+}
+
+/// Per ProofJob, how many submissions in a row the planner refused for a quota
+/// (RESOURCE_EXHAUSTED).
+#[derive(Debug, Default)]
+pub struct QuotaWaits(std::sync::Mutex<std::collections::HashMap<String, u32>>);
+
+impl QuotaWaits {
+    /// One more refusal of `uid`'s submission: the count so far, this one included.
+    fn refused(&self, uid: &str) -> u32 {
+        let mut m = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let n = m.entry(uid.to_string()).or_default();
+        *n = n.saturating_add(1);
+        *n
+    }
+
+    /// `uid`'s submission went through (or it is gone): forget its refusals.
+    fn clear(&self, uid: &str) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(uid);
+    }
+}
+
+/// The longest wait between two submissions of a ProofJob refused for its quota.
+pub const QUOTA_BACKOFF_MAX: Duration = Duration::from_secs(300);
+
+/// How long a ProofJob whose submission was refused for a quota `refusals` times in a row waits
+/// before it is submitted again: `retry`, doubled with each refusal, at most
+/// [`QUOTA_BACKOFF_MAX`]. With a fixed 10 s, 436 ProofJobs over a namespace's quota were each
+/// resubmitted every 10 s, each submission costing the planner a validation and, for a
+/// 1,024-witness job, some 3,000 object-store calls (N3 of the platform review).
+pub fn quota_backoff(retry: Duration, refusals: u32) -> Duration {
+    retry.saturating_mul(1u32 << refusals.saturating_sub(1).min(16)).min(QUOTA_BACKOFF_MAX)
 }
 
 /// The idempotency key a ProofJob is submitted with: the resource's UID (unique in the cluster),
@@ -229,6 +264,7 @@ async fn apply(pj: &ProofJob, api: &Api<ProofJob>, ctx: &JobContext) -> Result<A
     let mut new = old.clone();
     new.observed_generation = pj.metadata.generation;
     let mut retry_later = false;
+    let mut retry_after = None;
     match old.job_id.clone() {
         None => {
             let ns = pj.namespace().unwrap_or_default();
@@ -241,6 +277,7 @@ async fn apply(pj: &ProofJob, api: &Api<ProofJob>, ctx: &JobContext) -> Result<A
                 Ok((req, key)) => match ctx.jobs.clone().submit_job(for_namespace(req, &ns)?).await {
                     Ok(resp) => {
                         let resp = resp.into_inner();
+                        ctx.quota_waits.clear(&uid);
                         tracing::info!(proofjob = %name, job_id = %resp.job_id, created = resp.created, "submitted");
                         new.job_id = Some(resp.job_id.clone());
                         new.idempotency_key = Some(key);
@@ -256,6 +293,15 @@ async fn apply(pj: &ProofJob, api: &Api<ProofJob>, ctx: &JobContext) -> Result<A
                         tracing::info!(proofjob = %name, message = %s.message(), "submission refused");
                         new.phase = Phase::Failed;
                         new.message = Some(s.message().to_string());
+                    }
+                    Err(s) if s.code() == Code::ResourceExhausted => {
+                        // The namespace's quota (active jobs, tasks per hour, ...): wait for it,
+                        // longer with each refusal, rather than resubmit every `retry`.
+                        let wait = quota_backoff(ctx.retry, ctx.quota_waits.refused(&uid));
+                        tracing::info!(proofjob = %name, message = %s.message(), ?wait, "submission refused for a quota");
+                        new.phase = Phase::Pending;
+                        new.message = Some(format!("waiting for the namespace's quota: {}", s.message()));
+                        retry_after = Some(wait);
                     }
                     Err(s) if s.code() == Code::FailedPrecondition => {
                         // E.g. the base job of an update is not done yet: wait and retry.
@@ -294,6 +340,8 @@ async fn apply(pj: &ProofJob, api: &Api<ProofJob>, ctx: &JobContext) -> Result<A
     }
     Ok(if new.phase.is_terminal() {
         Action::await_change()
+    } else if let Some(wait) = retry_after {
+        Action::requeue(wait)
     } else if retry_later {
         Action::requeue(ctx.retry)
     } else {
@@ -314,6 +362,9 @@ async fn unreachable(api: &Api<ProofJob>, name: &str, old: &ProofJobStatus, mut 
 }
 
 async fn cleanup(pj: &ProofJob, ctx: &JobContext) -> Result<Action, Error> {
+    if let Some(uid) = pj.uid() {
+        ctx.quota_waits.clear(&uid);
+    }
     let Some(status) = &pj.status else { return Ok(Action::await_change()) };
     let (Some(job_id), false) = (&status.job_id, status.phase.is_terminal()) else {
         return Ok(Action::await_change());
@@ -381,6 +432,20 @@ mod tests {
             pari_batch: Some(PariBatch { circuit: "chain".into(), size: 8, seed_start: 3, count: 4, proofs_per_task: Some(2), bundle_size: None }),
             ..Default::default()
         }
+    }
+
+    /// A ProofJob refused for its quota waits `retry`, then twice as long with each refusal,
+    /// never more than five minutes; a submission that goes through starts it again.
+    #[test]
+    fn quota_refusals_back_off_to_a_cap() {
+        let retry = Duration::from_secs(10);
+        let waits: Vec<u64> = (1..=8).map(|n| quota_backoff(retry, n).as_secs()).collect();
+        assert_eq!(waits, vec![10, 20, 40, 80, 160, 300, 300, 300]);
+        assert_eq!(quota_backoff(retry, u32::MAX), QUOTA_BACKOFF_MAX);
+        let w = QuotaWaits::default();
+        assert_eq!((w.refused("a"), w.refused("a"), w.refused("b")), (1, 2, 1));
+        w.clear("a");
+        assert_eq!(w.refused("a"), 1);
     }
 
     #[test]

@@ -196,6 +196,7 @@ async fn proofjob_is_submitted_mirrored_and_failed_on_invalid_spec() {
         jobs: job_client_as(&endpoint, Some(&token)),
         poll: Duration::from_millis(500),
         retry: Duration::from_secs(2),
+        quota_waits: Default::default(),
     });
     let stats = Arc::new(Stats::default());
     let controller = tokio::spawn(prover_operator::run_proofjobs(ctx, Some(ns.clone()), stats.clone(), stopper(&stop_rx)));
@@ -268,6 +269,7 @@ async fn stuck_platform(dir: &std::path::Path, stop: watch::Receiver<bool>) -> (
         jobs: job_client(&endpoint),
         poll: Duration::from_millis(500),
         retry: Duration::from_secs(2),
+        quota_waits: Default::default(),
     });
     (endpoint, ctx)
 }
@@ -298,6 +300,61 @@ async fn deleting_a_running_proofjob_cancels_its_job() {
     .await;
     let job = job_client(&endpoint).get_job(api::v1::GetJobRequest { job_id }).await.unwrap().into_inner();
     assert_eq!(job.state, api::v1::JobState::Cancelled as i32, "{job:?}");
+
+    let _ = stop_tx.send(true);
+    let _ = tokio::time::timeout(Duration::from_secs(30), controller).await;
+    teardown(&client, &ns).await;
+}
+
+/// N3 of the platform review: a submission refused for the namespace's quota
+/// (RESOURCE_EXHAUSTED) leaves the ProofJob Pending, naming the quota, and it is submitted again
+/// (each wait longer, `proofjob::quota_backoff`) until a place frees: here the namespace may
+/// have one active job, the first ProofJob's job waits for ever (no workers), and deleting that
+/// ProofJob (its job cancelled) lets the second through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_proofjob_over_its_quota_waits_pending_until_a_place_frees() {
+    let Some(client) = kube_client().await else { return };
+    let ns = setup(&client, "op-quota").await;
+    let dir = tempfile::tempdir().unwrap();
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let tokens = tempfile::tempdir().unwrap();
+    let token = auth::generate("operator", 0).unwrap().secret;
+    std::fs::write(tokens.path().join("operator"), &token).unwrap();
+    let flags = ["--require-auth", "--tokens-dir", tokens.path().to_str().unwrap(), "--delegating-tenant", "operator", "--tenant-max-active-jobs", "1"];
+    let endpoint = start_platform_with(free_port(), &[Role::Planner, Role::Executor], dir.path(), stop_rx.clone(), &flags).await;
+    let ctx = Arc::new(proofjob::JobContext {
+        client: operator_client().await,
+        jobs: job_client_as(&endpoint, Some(&token)),
+        poll: Duration::from_millis(500),
+        retry: Duration::from_millis(200),
+        quota_waits: Default::default(),
+    });
+    let controller = tokio::spawn(prover_operator::run_proofjobs(ctx, Some(ns.clone()), Arc::new(Stats::default()), stopper(&stop_rx)));
+
+    let jobs_api: Api<ProofJob> = Api::namespaced(client.clone(), &ns);
+    let jobs = &jobs_api;
+    jobs.create(&PostParams::default(), &pari_job("first", "chain", 8, 4)).await.unwrap();
+    eventually(Duration::from_secs(60), "ProofJob first submitted", move || async move {
+        let st = jobs.get("first").await.unwrap().status;
+        (st.clone().filter(|s| s.job_id.is_some()), format!("{st:?}"))
+    })
+    .await;
+    jobs.create(&PostParams::default(), &pari_job("second", "chain", 8, 4)).await.unwrap();
+    let waiting = eventually(Duration::from_secs(60), "ProofJob second Pending for the quota", move || async move {
+        let st = jobs.get("second").await.unwrap().status;
+        (st.clone().filter(|s| s.phase == Phase::Pending && s.message.as_deref().is_some_and(|m| m.contains("quota"))), format!("{st:?}"))
+    })
+    .await;
+    assert_eq!(waiting.job_id, None, "{waiting:?}");
+    assert!(waiting.message.as_deref().is_some_and(|m| m.contains("active jobs")), "{waiting:?}");
+
+    jobs.delete("first", &DeleteParams::default()).await.unwrap();
+    let st = eventually(Duration::from_secs(180), "ProofJob second submitted once a place freed", move || async move {
+        let st = jobs.get("second").await.unwrap().status;
+        (st.clone().filter(|s| s.job_id.is_some()), format!("{st:?}"))
+    })
+    .await;
+    assert!(matches!(st.phase, Phase::Queued | Phase::Running), "{st:?}");
 
     let _ = stop_tx.send(true);
     let _ = tokio::time::timeout(Duration::from_secs(30), controller).await;
@@ -467,6 +524,7 @@ async fn unreachable_jobservice_is_reported_and_retried() {
         jobs: job_client(&endpoint),
         poll: Duration::from_millis(500),
         retry: Duration::from_millis(500),
+        quota_waits: Default::default(),
     });
     let controller = tokio::spawn(prover_operator::run_proofjobs(ctx, Some(ns.clone()), Arc::new(Stats::default()), stopper(&stop_rx)));
     let jobs_api: Api<ProofJob> = Api::namespaced(client.clone(), &ns);

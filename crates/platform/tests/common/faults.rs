@@ -424,6 +424,9 @@ impl JobStore for LostCreateReply {
     async fn tenant_active(&self, tenant: &str) -> Result<u64, JobError> {
         self.inner.tenant_active(tenant).await
     }
+    async fn idempotent(&self, tenant: &str, key: &str) -> Result<Option<String>, JobError> {
+        self.inner.idempotent(tenant, key).await
+    }
     async fn list_active(&self, limit: u64) -> Result<Vec<JobRecord>, JobError> {
         self.inner.list_active(limit).await
     }
