@@ -5,6 +5,10 @@
 //! Without PROVER_TEST_KUBECONFIG these tests print why and pass, unless
 //! PROVER_TEST_REQUIRE_KUBE=1 (set by the test step), where they fail.
 //! By hand: `bash scripts/test.d/20-kube.sh shell`, then `cargo test -p prover-operator`.
+//!
+//! One file at ~700 lines: every test here shares one harness (the API server client, the
+//! in-process platform, the JobService clients, `eventually`), and each test is one controller
+//! behaviour end to end; split further, the harness would move to a module of its own.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
