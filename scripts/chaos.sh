@@ -70,7 +70,7 @@ pid() { cat "$TMP/pids/$1"; }
 common=(--redis "redis://127.0.0.1:$REDIS_PORT/" --s3-endpoint "http://127.0.0.1:$MINIO_PORT" --bucket chaos --no-auth
   --visibility-timeout-secs 5 --reconcile-grace-secs 30 --s3-timeout-secs 10 --drain-timeout-secs 5)
 # Worker task deadlines the frozen worker outlives (the tasks here take seconds).
-deadlines="pari.setup=45,pari.prove=45,hekaton.setup=45,hekaton.commit=45,hekaton.challenge=45,hekaton.subproof=45,reckle.tree=45,reckle.leaf=45,reckle.node=45"
+deadlines="pari.setup=45,pari.prove=45,hekaton.setup=45,hekaton.commit=45,hekaton.challenge=45,hekaton.subproof=45,reckle.prepare=45,reckle.tree=45,reckle.bands=45,reckle.leaf=45,reckle.node=45"
 start() { # NAME ROLE [extra...]
   local name=$1 role=$2
   shift 2

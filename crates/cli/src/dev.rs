@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::{bail, ensure, Context};
 use clap::Args;
 use platform::service::{self, ServiceConfig};
-use platform::{layout, JobOutcome, JobRequest, Leaves, Platform};
+use platform::{layout, JobOutcome, Leaves, Platform};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use reckle::{files, Change, Digest, NodeProof, Params, Statement, Tree};
@@ -70,13 +70,7 @@ async fn demo(a: DevArgs, params: Params, data: std::path::PathBuf) -> anyhow::R
     let values: Vec<u64> = (0..params.num_leaves()).map(|_| rng.gen()).collect();
     let batch = crate::reckle::random_batch(&mut rng, params.num_leaves(), a.batch);
     let start = std::time::Instant::now();
-    let request = JobRequest::ReckleBatch {
-        log_n: a.log_n,
-        log_bucket: a.log_bucket,
-        batch: batch.clone(),
-        leaves: Leaves::Inline(values.clone()),
-        final_proof: false,
-    };
+    let request = platform::kinds::reckle::batch_request(a.log_n, a.log_bucket, batch.clone(), Leaves::Inline(values.clone()), false);
     let (job, _) = platform.submit(request, None).await?;
     // The commitment this client expects: it holds the vector, so it computes C itself and
     // checks the platform's proof against that, not against the C the platform reports.
@@ -112,7 +106,7 @@ async fn demo(a: DevArgs, params: Params, data: std::path::PathBuf) -> anyhow::R
     let index = batch[0];
     let value = rng.gen::<u64>();
     let start = std::time::Instant::now();
-    let request = JobRequest::ReckleUpdate { base_job: job.clone(), changes: vec![Change::Set { index, value }], final_proof: false };
+    let request = platform::kinds::reckle::update_request(job.clone(), vec![Change::Set { index, value }], false);
     let (job2, _) = platform.submit(request, None).await?;
     let rec = platform.job_store().get(&job2).await?.context("update job recorded")?;
     println!("4. set a[{index}] = {value}: update job {job2} re-proves {} nodes", rec.progress().total);

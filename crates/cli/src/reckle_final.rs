@@ -19,7 +19,7 @@ use bytes::Bytes;
 use clap::{Args, Subcommand};
 use plonky2_r1cs::shrink::{NormalizeCircuit, ShrinkCircuit};
 use plonky2_r1cs::wrap::{self, Expected, FinalProof, WrapKeys};
-use platform::kinds::reckle_final::{check_public, parse_wrap_digest, wrap_key_file, FINAL_FILE, WRAP_VK_FILE};
+use platform::kinds::reckle::wrap::{check_public, parse_wrap_digest, wrap_key_file, FINAL_FILE, WRAP_VK_FILE};
 use reckle::{files, Digest, Params, Statement};
 
 use crate::util::{secs, timed, write_dir_atomically};

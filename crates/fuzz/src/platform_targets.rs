@@ -6,13 +6,14 @@
 use platform::kinds::contract::Kind;
 use platform::kinds::hekaton::Hekaton;
 use platform::kinds::pari::PariBatch;
+use platform::kinds::reckle::ReckleBatch;
 use platform::{HekatonJobSpec, PariJobSpec, ReckleJobSpec};
 
 use crate::engine::Target;
 
 /// The job-spec targets, with seeds from honest specs.
 pub fn targets() -> Vec<Target> {
-    let reckle = ReckleJobSpec { log_n: 6, log_bucket: 2, batch: vec![1, 5, 17, 63], update: None, window: Some(2), wrap_vk_digest: None };
+    let reckle = serde_json::json!({ "log_n": 6, "log_bucket": 2, "batch": [1, 5, 17, 63], "window": 2 });
     let pari = PariJobSpec::new(pari::circuits::CircuitFamily::Chain { steps: 64 }, 3, 100, 16, 64);
     let hekaton = HekatonJobSpec::new(hekaton::spec::CircuitSpec::MerkleUpdate { depth: 8, updates: 2, parts: 4 }, 9, false);
     vec![
@@ -29,7 +30,9 @@ pub fn targets() -> Vec<Target> {
         Target {
             name: "platform.reckle_spec",
             seeds: vec![serde_json::to_vec(&reckle).expect("json")],
-            run: Box::new(|b| serde_json::from_slice::<ReckleJobSpec>(b).is_ok_and(|s| s.todo().is_ok())),
+            // Decoded as the adaptor decodes a record: the kind's check (which derives the plan),
+            // then the plan.
+            run: Box::new(|b| serde_json::from_slice::<ReckleJobSpec>(b).is_ok_and(|s| ReckleBatch::check(&s).is_ok() && !ReckleBatch::plan(&s).is_empty())),
             short_run: None,
         },
         Target {

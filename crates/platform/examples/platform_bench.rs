@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use blobstore::{BlobStore, FsStore, S3Config, S3Store};
 use jobs::{JobStore, MemoryJobStore, RedisJobStore};
-use platform::{JobOutcome, JobRequest, Leaves, Platform, PlatformConfig};
+use platform::{JobOutcome, Leaves, Platform, PlatformConfig};
 use queue::{MemoryQueue, Queue, QueueConfig, RedisQueue};
 use rand::{Rng, SeedableRng};
 
@@ -187,7 +187,7 @@ async fn main() {
             p.circuits(reckle::Params::new(log_n, log_bucket).unwrap()).await.unwrap();
             let stop = run_roles(&p, w);
             let t = Instant::now();
-            let req = JobRequest::ReckleBatch { log_n, log_bucket, batch: idx.clone(), leaves: Leaves::Inline(values.clone()), final_proof: false };
+            let req = platform::kinds::reckle::batch_request(log_n, log_bucket, idx.clone(), Leaves::Inline(values.clone()), false);
             let (job, _) = p.submit(req, None).await.unwrap();
             let out = p.wait(&job, |_| {}).await;
             let wall = t.elapsed().as_secs_f64();

@@ -1,5 +1,6 @@
-//! The process's cache of decoded objects (Reckle job trees and plans, Hekaton proving,
-//! verifying and wrap keys), bounded by bytes: one budget for all of them
+//! The process's cache of decoded objects (job specs as the kinds decoded them, with what they
+//! derive from them such as Reckle's plans; pieces of Reckle trees; Hekaton proving, verifying
+//! and wrap keys), bounded by bytes: one budget for all of them
 //! ([`crate::PlatformConfig::cache_bytes`]), least recently used entries evicted first. An entry
 //! larger than the whole budget is handed back to its caller and not kept, so one large job
 //! costs its task's memory once instead of staying resident in every process that touched it.
@@ -27,7 +28,7 @@ struct Inner {
     tick: u64,
 }
 
-/// A byte-bounded LRU map from names (`"reckle/tree/{job}"`, …) to shared decoded values.
+/// A byte-bounded LRU map from names (`"spec/{kind}/{job}"`, …) to shared decoded values.
 pub struct ObjectCache {
     budget: u64,
     inner: Mutex<Inner>,

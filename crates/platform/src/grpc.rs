@@ -24,13 +24,12 @@ use std::time::Duration;
 use api::v1 as pb;
 use api::v1::job_service_server::JobService;
 use jobs::{JobRecord, JobState};
-use reckle::Change;
 
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
-use crate::{proof_prefix, JobRequest, Leaves, Platform, PlatformError};
+use crate::{proof_prefix, Submission, Platform, PlatformError};
 
 /// Chunk size of `GetProof`.
 pub const CHUNK: usize = 1 << 20;
@@ -241,7 +240,7 @@ pub fn job_to_pb(r: &JobRecord) -> pb::Job {
     }
 }
 
-fn request_from_pb(registry: &crate::Registry, req: pb::SubmitJobRequest) -> Result<JobRequest, Status> {
+fn request_from_pb(registry: &crate::Registry, req: pb::SubmitJobRequest) -> Result<Submission, Status> {
     use pb::submit_job_request::Params;
     let Some(params) = req.params else {
         return Err(Status::invalid_argument("invalid params: one of reckle_batch, reckle_update, pari_batch, pari_circom, hekaton, noop, testudo is required"));
@@ -251,27 +250,8 @@ fn request_from_pb(registry: &crate::Registry, req: pb::SubmitJobRequest) -> Res
         return r.map_err(status);
     }
     match params {
-        Params::ReckleBatch(p) => {
-            let leaves = match p.leaves {
-                Some(pb::reckle_batch_params::Leaves::Inline(v)) => Leaves::Inline(v.values),
-                Some(pb::reckle_batch_params::Leaves::ObjectKey(k)) => Leaves::Object(k),
-                None => return Err(Status::invalid_argument("invalid leaves: give inline values or an object_key")),
-            };
-            Ok(JobRequest::ReckleBatch { log_n: p.log_n, log_bucket: p.log_bucket, batch: p.batch, leaves, final_proof: p.final_proof })
-        }
-        Params::ReckleUpdate(p) => {
-            let mut changes = Vec::with_capacity(p.changes.len());
-            for (i, c) in p.changes.into_iter().enumerate() {
-                use pb::reckle_change::Change as C;
-                changes.push(match c.change {
-                    Some(C::Set(s)) => Change::Set { index: s.index, value: s.value },
-                    Some(C::Add(i)) => Change::Add(i),
-                    Some(C::Remove(i)) => Change::Remove(i),
-                    None => return Err(Status::invalid_argument(format!("invalid changes[{i}]: empty change"))),
-                });
-            }
-            Ok(JobRequest::ReckleUpdate { base_job: p.base_job_id, changes, final_proof: p.final_proof })
-        }
+        Params::ReckleBatch(_) => Err(Status::unimplemented("job kind reckle.batch is not served here")),
+        Params::ReckleUpdate(_) => Err(Status::unimplemented("job kind reckle.update is not served here")),
         Params::Hekaton(_) => Err(Status::unimplemented("job kind hekaton.prove is not served here")),
         Params::PariBatch(_) => Err(Status::unimplemented("job kind pari.batch is not served here")),
         Params::PariCircom(_) => Err(Status::unimplemented("job kind pari.circom is not served here")),
@@ -423,14 +403,8 @@ impl JobService for JobServiceImpl {
         let req = request.into_inner();
         let key = (!req.idempotency_key.is_empty()).then(|| req.idempotency_key.clone());
         let job_request = request_from_pb(self.platform.registry(), req)?;
-        // (An object key must lie under the caller's upload prefix, with or without tenants:
-        // each kind's `validate` checks its own.)
-        if !tenant.is_empty() {
-            // The update reads the base job's leaves and node proofs: it must be the caller's.
-            if let JobRequest::ReckleUpdate { base_job, .. } = &job_request {
-                self.owned(&tenant, base_job).await?;
-            }
-        }
+        // (An object key must lie under the caller's upload prefix, a base job must be the
+        // caller's: each kind's `validate` checks its own.)
         let (job_id, created) = self.platform.submit_as(&tenant, job_request, key.as_deref()).await.map_err(status)?;
         let rec = self.platform.record(&job_id).await.map_err(status)?;
         Ok(Response::new(pb::SubmitJobResponse { job_id, created, job: Some(job_to_pb(&rec)) }))

@@ -52,7 +52,8 @@ pub use kinds::circom::{CircomJobSpec, CircuitInfo, Curve as CircomCurve, JOB as
 pub use kinds::hekaton::{HekatonJobSpec, JOB as JOB_HEKATON};
 pub use kinds::pari::{PariJobSpec, JOB as JOB_PARI_BATCH};
 pub use kinds::reckle::{ReckleJobSpec, UpdateSpec, JOB_BATCH as JOB_RECKLE_BATCH, JOB_UPDATE as JOB_RECKLE_UPDATE, MAX_BATCH, MAX_CHANGES, MAX_LOG_N};
-pub use kinds::{JobKind, JobRequest, Leaves, Registry, Served, TaskKind};
+pub use kinds::reckle::Leaves;
+pub use kinds::{JobKind, Submission, Registry, Served, TaskKind};
 pub use layout::proof_prefix;
 pub use lifecycle::Ending;
 pub use planner::JobOutcome;
@@ -121,7 +122,7 @@ pub struct PlatformConfig {
     /// Quotas of each tenant (jobs submitted without a tenant, on an open API, have none).
     pub quotas: Quotas,
     /// This process's worker role serves `reckle.wrap` tasks: it can hold the wrap proving key
-    /// resident (see [`kinds::reckle_final`]). Off: its workers never claim them.
+    /// resident (see [`kinds::reckle::wrap`]). Off: its workers never claim them.
     pub reckle_wrap_worker: bool,
     /// The digest (128 hex digits) of the wrap verifying key this platform makes and checks
     /// Reckle final proofs with; `None`: jobs asking for a final proof are refused.
@@ -211,7 +212,7 @@ pub struct Platform {
     /// Blocking work started by this process's tasks ([`work`]).
     work: Arc<work::Work>,
     /// The Reckle wrap: the proving key where loaded, verifying keys and circuit ids.
-    pub(crate) wrap: kinds::reckle_final::WrapState,
+    pub(crate) wrap: kinds::reckle::wrap::WrapState,
 }
 
 impl Platform {

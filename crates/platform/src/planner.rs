@@ -22,7 +22,7 @@ use bytes::Bytes;
 use jobs::{Created, JobRecord, JobState, TaskCounts};
 use queue::{Lease, TaskMessage};
 
-use crate::kinds::{JobRequest, TaskKind, PLAN};
+use crate::kinds::{Submission, TaskKind, PLAN};
 use crate::{layout, Platform, PlatformError};
 
 /// A job as [`Platform::wait`] reports it.
@@ -56,13 +56,13 @@ pub(crate) fn plan_message(job: &str) -> TaskMessage {
 impl Platform {
     /// Validates, stores the inputs, records the job and enqueues its plan task. Returns the job
     /// id and whether it was created (false: the idempotency key named an earlier job).
-    pub async fn submit(&self, request: JobRequest, idempotency_key: Option<&str>) -> Result<(String, bool), PlatformError> {
+    pub async fn submit(&self, request: Submission, idempotency_key: Option<&str>) -> Result<(String, bool), PlatformError> {
         self.submit_as("", request, idempotency_key).await
     }
 
     /// [`Platform::submit`] for `tenant` (who then owns the job; idempotency keys are per
     /// tenant). `""`: no tenant (an API without authentication).
-    pub async fn submit_as(&self, tenant: &str, request: JobRequest, idempotency_key: Option<&str>) -> Result<(String, bool), PlatformError> {
+    pub async fn submit_as(&self, tenant: &str, request: Submission, idempotency_key: Option<&str>) -> Result<(String, bool), PlatformError> {
         if let Some(key) = idempotency_key {
             jobs::check_idempotency_key(key)?;
         }

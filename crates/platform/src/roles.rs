@@ -90,14 +90,9 @@ impl Platform {
     /// Lets the job kinds behind `kinds` prepare for their active jobs (Reckle builds their
     /// circuits) before this worker claims anything.
     pub async fn warm_up(&self, kinds: &[TaskKind]) -> Result<(), PlatformError> {
-        let mut job_kinds: Vec<Arc<dyn JobKind>> = Vec::new();
-        for t in kinds {
-            if let Some((_, k)) = self.registry().task(t.name) {
-                if !job_kinds.iter().any(|j| j.name() == k.name()) {
-                    job_kinds.push(k.clone());
-                }
-            }
-        }
+        // Every job kind that owns one of them (Reckle's batch and update jobs share theirs).
+        let job_kinds: Vec<Arc<dyn JobKind>> =
+            self.registry().kinds().filter(|k| k.task_kinds().iter().any(|t| kinds.contains(t))).cloned().collect();
         let active = self.job_store().list_active(100).await?;
         for k in job_kinds {
             let mine: Vec<JobRecord> = active.iter().filter(|r| r.kind == k.name()).cloned().collect();
@@ -108,11 +103,12 @@ impl Platform {
         Ok(())
     }
 
-    /// The worker task kinds this process serves by default: every one, but `reckle.wrap` only
-    /// with [`crate::PlatformConfig::reckle_wrap_worker`] (its key takes GBs resident).
+    /// The worker task kinds this process serves by default: every one, but those that opt in
+    /// ([`TaskKind::opt_in`]: `reckle.wrap`, whose key takes GBs resident) only with
+    /// [`crate::PlatformConfig::reckle_wrap_worker`].
     pub fn worker_kinds(&self) -> Vec<TaskKind> {
-        let wrap = self.config.reckle_wrap_worker;
-        self.registry().served_by(Served::Worker).into_iter().filter(|t| wrap || *t != crate::kinds::reckle_final::WRAP).collect()
+        let opted = self.config.reckle_wrap_worker;
+        self.registry().served_by(Served::Worker).into_iter().filter(|t| opted || !t.opt_in).collect()
     }
 
     /// Worker loop over the task kinds named in `kinds`.
@@ -120,7 +116,7 @@ impl Platform {
         let mut served = Vec::new();
         for k in kinds {
             match self.registry().task(k) {
-                Some((t, _)) if t == crate::kinds::reckle_final::WRAP && !self.config.reckle_wrap_worker => {
+                Some((t, _)) if t.opt_in && !self.config.reckle_wrap_worker => {
                     return Err(PlatformError::Config(format!(
                         "worker task kind {k:?} needs --reckle-wrap-worker (a worker that can hold the wrap proving key)"
                     )))
@@ -443,19 +439,5 @@ impl Platform {
     /// True if the job has ended (cancelled, failed, done) or no longer exists.
     pub(crate) async fn ended(&self, job: &str) -> Result<bool, PlatformError> {
         Ok(self.job_store().get(job).await?.is_none_or(|r| r.state.is_terminal()))
-    }
-
-    /// For a report: true if the job is still running. For an ended job the intermediate
-    /// objects and inputs are deleted again (a worker may have written one after the ending's
-    /// clean-up: see [`crate::lifecycle`]).
-    pub(crate) async fn live(&self, job: &str) -> Result<bool, PlatformError> {
-        match self.job_store().get(job).await? {
-            None => Ok(false),
-            Some(r) if r.state.is_terminal() => {
-                self.delete_ended_objects(&r).await?;
-                Ok(false)
-            }
-            Some(_) => Ok(true),
-        }
     }
 }

@@ -432,7 +432,7 @@ impl ServiceConfig {
             ..PlatformConfig::default()
         };
         if let Some(d) = &self.reckle_wrap_vk_digest {
-            let d = crate::kinds::reckle_final::parse_wrap_digest(d).map_err(|e| ServiceError::Config(format!("--reckle-wrap-vk-digest: {e}")))?;
+            let d = crate::kinds::reckle::wrap::parse_wrap_digest(d).map_err(|e| ServiceError::Config(format!("--reckle-wrap-vk-digest: {e}")))?;
             c.reckle_wrap_vk_digest = Some(d.to_string());
         }
         c.reckle_wrap_worker = self.reckle_wrap_worker;

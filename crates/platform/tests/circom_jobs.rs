@@ -11,7 +11,7 @@ mod common;
 
 use ark_ff::PrimeField;
 use bytes::Bytes;
-use platform::{CircomCurve, JobOutcome, JobRequest, Platform, PlatformError};
+use platform::{CircomCurve, JobOutcome, Submission, Platform, PlatformError};
 use queue::QueueConfig;
 use tokio::sync::watch;
 
@@ -132,7 +132,7 @@ async fn run(real: bool, curve: &str) {
     }
     // The tenant is the submitter's (`submit_as`); the request names only the circuit.
     let prove = |_tenant: &str, circuit_id: &str, witnesses: Vec<String>| platform::kinds::circom::request(circuit_id, witnesses, 2, 2);
-    let submit = |r: JobRequest, t: String| {
+    let submit = |r: Submission, t: String| {
         let p = p.clone();
         async move { p.submit_as(&t, r, None).await }
     };

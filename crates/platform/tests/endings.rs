@@ -14,7 +14,7 @@ use bytes::Bytes;
 use common::faults::{FlakyQueue, LostCreateReply};
 use jobs::{JobState, JobStore};
 use platform::kinds::noop;
-use platform::{layout, JobRequest, Leaves, Platform, PlatformConfig, ReconcileState};
+use platform::{layout, Submission, Leaves, Platform, PlatformConfig, ReconcileState};
 use queue::{Queue, QueueConfig, TaskMessage};
 use tokio::sync::watch;
 
@@ -115,9 +115,9 @@ async fn redis_s3_a_crash_after_the_ending_is_cleaned_up_by_the_reconciler() {
     a_crash_after_the_ending_is_cleaned_up_by_the_reconciler(true, 13).await;
 }
 
-fn reckle_request() -> JobRequest {
+fn reckle_request() -> Submission {
     let values: Vec<u64> = (0..16).map(|i| i * 1000 + 7).collect();
-    JobRequest::ReckleBatch { log_n: 4, log_bucket: 2, batch: vec![1, 6, 13], leaves: Leaves::Inline(values), final_proof: false }
+    platform::kinds::reckle::batch_request(4, 2, vec![1, 6, 13], Leaves::Inline(values), false)
 }
 
 /// The create script runs but its reply is lost. The planner reads the record back instead of

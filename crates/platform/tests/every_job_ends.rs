@@ -9,7 +9,7 @@ mod common;
 
 use common::faults::{FirstRead, FlakyQueue, Outage, SlowStore};
 use platform::kinds::reckle::{LEAF, NODE, TREE};
-use platform::{JobOutcome, JobRequest, Leaves, Platform, PlatformConfig};
+use platform::{JobOutcome, Submission, Leaves, Platform, PlatformConfig};
 use queue::{Queue, QueueConfig};
 use tokio::sync::watch;
 
@@ -29,9 +29,9 @@ async fn outcome(p: &Platform, job: &str) -> JobOutcome {
     tokio::time::timeout(Duration::from_secs(120), p.wait(job, |_| {})).await.expect("the job never ended")
 }
 
-fn reckle_request() -> JobRequest {
+fn reckle_request() -> Submission {
     let values: Vec<u64> = (0..16).map(|i| i * 1000 + 7).collect();
-    JobRequest::ReckleBatch { log_n: 4, log_bucket: 2, batch: vec![1, 6, 13], leaves: Leaves::Inline(values), final_proof: false }
+    platform::kinds::reckle::batch_request(4, 2, vec![1, 6, 13], Leaves::Inline(values), false)
 }
 
 /// The enqueue of the second bucket task fails once: the submission still succeeds and the job
@@ -157,7 +157,8 @@ async fn a_worker_whose_heartbeat_fails_stops_working() {
     assert_eq!(outcome(&p, &job).await, JobOutcome::Done);
     let _ = stop.send(true);
     let reports = flaky.copies("reckle.done");
-    assert_eq!(reports.len(), 7, "{reports:?}");
+    // One report per task: the tree, the bands, 3 buckets, 3 nodes and the finish.
+    assert_eq!(reports.len(), 9, "{reports:?}");
     assert!(reports.values().all(|n| *n == 1), "a task was reported twice: {reports:?}");
 }
 

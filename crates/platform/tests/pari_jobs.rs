@@ -7,7 +7,7 @@ use std::time::Duration;
 mod common;
 
 use pari::circuits::CircuitFamily;
-use platform::{JobOutcome, JobRequest, Platform, PlatformError};
+use platform::{JobOutcome, Submission, Platform, PlatformError};
 use queue::QueueConfig;
 use tokio::sync::watch;
 
@@ -17,7 +17,7 @@ async fn platform(real: bool) -> Option<(Arc<Platform>, Option<tempfile::TempDir
     Some((Platform::new(q, blobs, jobs), dir))
 }
 
-fn request(count: u64) -> JobRequest {
+fn request(count: u64) -> Submission {
     platform::kinds::pari::request(CircuitFamily::Chain { steps: 8 }, 100, count, 3, 6)
 }
 

@@ -13,8 +13,8 @@ use ark_ec::AffineRepr;
 use ark_relations::gr1cs::{ConstraintSynthesizer, ConstraintSystemRef, LinearCombination, SynthesisError, Variable};
 use bytes::Bytes;
 use jobs::JobState;
-use platform::kinds::reckle_final::{final_scratch, parse_wrap_digest, wrap_key_file, FINAL_FILE, WRAP};
-use platform::{JobRequest, Leaves, Platform, PlatformConfig, PlatformError};
+use platform::kinds::reckle::wrap::{final_scratch, parse_wrap_digest, wrap_key_file, FINAL_FILE, WRAP};
+use platform::{Submission, Leaves, Platform, PlatformConfig, PlatformError};
 use plonky2_r1cs::shrink::NormalizeCircuit;
 use plonky2_r1cs::wrap::{FinalProof, WrapPublic, PINNED_WRAP_VK_DIGEST, WRAP_VERSION};
 use queue::QueueConfig;
@@ -47,8 +47,8 @@ fn key(n: usize) -> (Vec<u8>, String) {
     (vk.to_bytes(), vk.digest().to_string())
 }
 
-fn request(values: &[u64], batch: Vec<u64>) -> JobRequest {
-    JobRequest::ReckleBatch { log_n: 2, log_bucket: 1, batch, leaves: Leaves::Inline(values.to_vec()), final_proof: true }
+fn request(values: &[u64], batch: Vec<u64>) -> Submission {
+    platform::kinds::reckle::batch_request(2, 1, batch, Leaves::Inline(values.to_vec()), true)
 }
 
 async fn platform(config: PlatformConfig) -> (Arc<Platform>, Option<tempfile::TempDir>) {
@@ -183,7 +183,7 @@ async fn the_aggregator_refuses_the_final_proofs_of_a_lying_wrap_worker() {
         assert_eq!(lease.task.job_id, job);
         let fp = FinalProof { version: WRAP_VERSION, params, public, proof: forged.clone() };
         p.blobs().put(&final_scratch(&job), Bytes::from(fp.to_bytes())).await.unwrap();
-        p.report(&lease, platform::kinds::reckle::DONE).await.unwrap();
+        platform::kinds::contract::report::<platform::kinds::reckle::ReckleBatch>(&p, &lease, platform::kinds::reckle::Step::Wrap, 0, String::new()).await.unwrap();
         p.queue().complete(&lease).await.unwrap();
         match p.wait(&job, |_| {}).await {
             platform::JobOutcome::Failed(m) => assert!(m.contains(reason), "{reason}: {m}"),

@@ -10,8 +10,8 @@ mod common;
 
 use blobstore::BlobStore;
 use jobs::JobState;
-use platform::kinds::reckle::{LEAF, TREE};
-use platform::{JobOutcome, JobRequest, Leaves, Platform, PlatformError};
+use platform::kinds::reckle::{ReckleBatch, Step, BANDS, LEAF, NODE, TREE};
+use platform::{JobOutcome, Submission, Leaves, Platform, PlatformError};
 use queue::{Queue, QueueConfig};
 use rand::{Rng, SeedableRng};
 use reckle::{files, Change, Circuits, NodeProof, Params, Statement};
@@ -64,8 +64,8 @@ async fn published(blobs: &Arc<dyn BlobStore>, circuits: &Circuits, job: &str) -
     (st, root)
 }
 
-fn batch_request(batch: Vec<u64>, values: &[u64]) -> JobRequest {
-    JobRequest::ReckleBatch { log_n: 4, log_bucket: 2, batch, leaves: Leaves::Inline(values.to_vec()), final_proof: false }
+fn batch_request(batch: Vec<u64>, values: &[u64]) -> Submission {
+    platform::kinds::reckle::batch_request(4, 2, batch, Leaves::Inline(values.to_vec()), false)
 }
 
 async fn queues_empty_of(p: &Platform, q: &Arc<dyn Queue>, job: &str) -> bool {
@@ -89,9 +89,9 @@ async fn run_jobs(real: bool) {
     let bad = [
         (batch_request(vec![16], &values), "batch"),
         (batch_request(vec![1], &values[..15]), "leaves"),
-        (JobRequest::ReckleBatch { log_n: 40, log_bucket: 2, batch: vec![1], leaves: Leaves::Inline(vec![]), final_proof: false }, "log_n"),
-        (JobRequest::ReckleBatch { log_n: 4, log_bucket: 2, batch: vec![1], leaves: Leaves::Object("no/such".into()), final_proof: false }, "leaves.object_key"),
-        (JobRequest::ReckleUpdate { base_job: "no-such-job".into(), changes: vec![Change::Add(1)], final_proof: false }, "base_job_id"),
+        (platform::kinds::reckle::batch_request(40, 2, vec![1], Leaves::Inline(vec![]), false), "log_n"),
+        (platform::kinds::reckle::batch_request(4, 2, vec![1], Leaves::Object("no/such".into()), false), "leaves.object_key"),
+        (platform::kinds::reckle::update_request("no-such-job".into(), vec![Change::Add(1)], false), "base_job_id"),
     ];
     for (req, field) in bad {
         match p.submit(req, None).await {
@@ -109,7 +109,7 @@ async fn run_jobs(real: bool) {
     // published `leaves.bin` for anyone to fetch (issue 32).
     let foreign = format!("jobs/victim-{}/inputs/secret.bin", uuid::Uuid::new_v4().simple());
     blobs.put(&foreign, bytes::Bytes::from(vec![7u8; 128])).await.unwrap();
-    let steal = JobRequest::ReckleBatch { log_n: 4, log_bucket: 2, batch: vec![1], leaves: Leaves::Object(foreign.clone()), final_proof: false };
+    let steal = platform::kinds::reckle::batch_request(4, 2, vec![1], Leaves::Object(foreign.clone()), false);
     match p.submit(steal, None).await {
         Err(PlatformError::InvalidJob { field, reason }) => {
             assert_eq!(field, "leaves.object_key");
@@ -125,12 +125,12 @@ async fn run_jobs(real: bool) {
     let (job, created) = p.submit(batch_request(vec![1, 6, 13], &values), Some(&key)).await.unwrap();
     assert!(created);
     let rec = store.get(&job).await.unwrap().unwrap();
-    assert_eq!(rec.progress().total, 7, "a tree task, 3 buckets, 2 nodes at level 3, the root");
+    assert_eq!(rec.progress().total, 9, "a tree task, the bands, 3 buckets, 2 nodes at level 3, the root, the finish");
     // Idempotent resubmission returns the job; the same key for another request is refused.
     assert_eq!(p.submit(batch_request(vec![1, 6, 13], &values), Some(&key)).await.unwrap(), (job.clone(), false));
     assert!(matches!(p.submit(batch_request(vec![2], &values), Some(&key)).await, Err(PlatformError::Precondition(_))));
     // An update of a job that is not done yet is refused.
-    let early = JobRequest::ReckleUpdate { base_job: job.clone(), changes: vec![Change::Add(2)], final_proof: false };
+    let early = platform::kinds::reckle::update_request(job.clone(), vec![Change::Add(2)], false);
     assert!(matches!(p.submit(early, None).await, Err(PlatformError::Precondition(_))));
 
     // Executors first: one of them runs the plan task that dispatches the tree task.
@@ -143,7 +143,7 @@ async fn run_jobs(real: bool) {
     }
     let outcome = tokio::time::timeout(Duration::from_secs(600), p.wait(&job, |_| {})).await.expect("job finished");
     assert_eq!(outcome, JobOutcome::Done);
-    assert_eq!(store.get(&job).await.unwrap().unwrap().progress().done, 7);
+    assert_eq!(store.get(&job).await.unwrap().unwrap().progress().done, 9);
 
     // The published proof directory verifies independently of the platform.
     let circuits = Circuits::build(Params::new(4, 2).unwrap()).unwrap();
@@ -158,12 +158,15 @@ async fn run_jobs(real: bool) {
     // An update job: set a batch leaf and add an index whose bucket is new to T'_I. Only the
     // affected paths are proved; the result matches a from-scratch tree.
     let changes = vec![Change::Set { index: 6, value: 77 }, Change::Add(9)];
-    let (job2, _) = p.submit(JobRequest::ReckleUpdate { base_job: job.clone(), changes: changes.clone(), final_proof: false }, None).await.unwrap();
-    let planned = store.get(&job2).await.unwrap().unwrap().progress().total;
+    let (job2, _) = p.submit(platform::kinds::reckle::update_request(job.clone(), changes.clone(), false), None).await.unwrap();
+    let planned = store.get(&job2).await.unwrap().unwrap();
+    let count = |k: platform::TaskKind| planned.tasks.get(k.name).map_or(0, |c| c.total);
     // The re-proved paths, and the one tree task of the changed leaf's range.
     let expected = reckle::plan_update(circuits.params(), &[1, 6, 13], &changes).unwrap().reprove.len() as u64;
-    assert_eq!(planned, expected + 1);
-    assert!(planned < 8, "an update re-proves paths, not the tree ({planned})");
+    let proofs = count(LEAF) + count(NODE);
+    assert_eq!(proofs, expected);
+    assert_eq!(count(TREE), 1, "one tree task: the changed leaf's range");
+    assert!(proofs < 6, "an update re-proves paths, not the 6 nodes of T'_I ({proofs})");
     let outcome = tokio::time::timeout(Duration::from_secs(600), p.wait(&job2, |_| {})).await.expect("update finished");
     assert_eq!(outcome, JobOutcome::Done);
     let (st2, root2) = published(&blobs, &circuits, &job2).await;
@@ -229,7 +232,9 @@ async fn tasks_read_their_buckets_and_paths_never_the_whole_tree() {
     // The tree task: all 16 values once (128 bytes). Buckets 0 and 2 of 4 values (32 bytes):
     // once by their bucket task, once by the finish step.
     assert_eq!(reads.ranged(&leaves), 128 + 4 * 32, "bytes of the leaves read");
-    assert_eq!(executor.cache().keys_with_prefix("reckle/"), [format!("reckle/plan/{job}")], "the executor built more than the plan");
+    // The executor keeps the job's decoded spec, with the plan derived from it, and nothing
+    // else: no piece of the tree, no proof (the bands are a worker's task now).
+    assert_eq!(executor.cache().keys_with_prefix(""), [format!("spec/reckle.batch/{job}")], "the executor built more than the plan");
     assert!(worker.cache().bytes() <= 1_000);
     // The finish step read the pieces it needed, and kept them (its budget has room).
     assert!(!aggregator.cache().keys_with_prefix(&format!("jobs/{job}/tree/")).is_empty());
@@ -269,7 +274,7 @@ async fn bucket_window(real: bool) {
         // ℓ = 6, q = 2: 16 buckets of 4 leaves, one index in each.
         let values: Vec<u64> = (0..64).collect();
         let batch: Vec<u64> = (0..16).map(|b| 4 * b + 1).collect();
-        let req = JobRequest::ReckleBatch { log_n: 6, log_bucket: 2, batch, leaves: Leaves::Inline(values), final_proof: false };
+        let req = platform::kinds::reckle::batch_request(6, 2, batch, Leaves::Inline(values), false);
         let (job, _) = p.submit(req, None).await.unwrap();
         let (tx, rx) = watch::channel(false);
         tokio::spawn(p.clone().run_executor("window-executor".into(), rx));
@@ -280,10 +285,20 @@ async fn bucket_window(real: bool) {
             assert!(std::time::Instant::now() < deadline, "the plan task never ran");
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        // The job's tree task, run here as a worker would (its report releases the buckets).
-        let lease = q.claim(TREE.name, "window-worker", Duration::from_secs(20)).await.unwrap().expect("the tree task");
-        p.registry().job_kind("reckle.batch").expect("served").work(&p, TREE, &lease).await.unwrap();
-        q.complete_with(&lease, &[], Duration::ZERO).await.unwrap();
+        // The job's tree task and then its bands task, run here as a worker would (the bands
+        // task's report releases the buckets).
+        let kind = p.registry().job_kind("reckle.batch").expect("served").clone();
+        for step in [TREE, BANDS] {
+            let lease = loop {
+                if let Some(l) = q.claim(step.name, "window-worker", Duration::from_secs(20)).await.unwrap() {
+                    break l;
+                }
+                assert!(std::time::Instant::now() < deadline, "no {} task", step.name);
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            };
+            kind.work(&p, step, &lease).await.unwrap();
+            q.complete_with(&lease, &[], Duration::ZERO).await.unwrap();
+        }
         // The executor releases the buckets when it handles that report: wait until it has
         // released what the window allows (all 16 without one) before the first claim, which
         // could otherwise come between two of its enqueues (a loaded run counted 15 of 16).
@@ -299,8 +314,9 @@ async fn bucket_window(real: bool) {
             assert_eq!(lease.task.job_id, job);
             most = most.max(q.job_tasks(LEAF.name, &job).await.unwrap());
             taken.insert(lease.task.task_id.clone());
-            let report = queue::TaskMessage { failures: 0, ..lease.task.clone() };
-            q.complete_with(&lease, &[(platform::kinds::reckle::DONE.name, report)], Duration::ZERO).await.unwrap();
+            let index = lease.task.task_id.parse().expect("a bucket task's id is its index");
+            platform::kinds::contract::report::<ReckleBatch>(&p, &lease, Step::Leaf, index, String::new()).await.unwrap();
+            q.complete(&lease).await.unwrap();
         }
         p.cancel(&job).await.unwrap();
         let _ = tx.send(true);
@@ -411,7 +427,7 @@ async fn circuit_sets_stay_within_their_byte_budget_and_warm_up_stops_there() {
     // Two jobs of different shapes wait; no executor runs, so no task of theirs exists.
     let values: Vec<u64> = (0..16).collect();
     planner.submit(batch_request(vec![3], &values), None).await.unwrap();
-    let small = JobRequest::ReckleBatch { log_n: 3, log_bucket: 1, batch: vec![2], leaves: Leaves::Inline((0..8).collect()), final_proof: false };
+    let small = platform::kinds::reckle::batch_request(3, 1, vec![2], Leaves::Inline((0..8).collect()), false);
     planner.submit(small, None).await.unwrap();
     let (first, second) = (Params::new(4, 2).unwrap(), Params::new(3, 1).unwrap());
     let one_set = Circuits::build(first).unwrap().heap_bytes();

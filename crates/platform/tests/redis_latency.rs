@@ -12,7 +12,7 @@ mod common;
 
 use jobs::{JobState, JobStore, RedisJobStore};
 use pari::circuits::CircuitFamily;
-use platform::{JobOutcome, JobRequest, Platform};
+use platform::{JobOutcome, Submission, Platform};
 use queue::{QueueConfig, RedisQueue};
 use tokio::sync::watch;
 
@@ -74,7 +74,7 @@ fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-fn request(seed_start: u64) -> JobRequest {
+fn request(seed_start: u64) -> Submission {
     platform::kinds::pari::request(CircuitFamily::Chain { steps: 8 }, seed_start, 6, 3, 6)
 }
 

@@ -26,6 +26,7 @@
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
 use std::ops::Range;
+use std::sync::Arc;
 
 use api::v1 as pb;
 use async_trait::async_trait;
@@ -35,7 +36,7 @@ use queue::Lease;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::{JobKind, JobRequest, Pins, TaskKind, Validated};
+use super::{JobKind, Pins, Submission, TaskKind, Validated};
 use crate::error::corrupt;
 use crate::{Ending, Platform, PlatformError};
 
@@ -111,10 +112,11 @@ pub struct Report<S> {
     pub payload: String,
 }
 
-/// A job of kind `K` as its tasks see it: the record, with the spec decoded.
+/// A job of kind `K` as its tasks see it: the record, with the spec decoded (once per process:
+/// see [`Kind::resident_bytes`]).
 pub struct Job<K: Kind> {
     pub record: JobRecord,
-    pub spec: K::Spec,
+    pub spec: Arc<K::Spec>,
     /// The job's window (`--job-window` when it was submitted; `None`: every task at once),
     /// recorded with the spec so that every executor slides the same one.
     pub window: Option<u64>,
@@ -221,6 +223,26 @@ pub trait Kind: Send + Sync + Sized + 'static {
         let _ = job;
         Vec::new()
     }
+    /// What a done job keeps of its intermediate data and inputs because later jobs read it
+    /// (see [`JobKind::kept_when_done`]). Default: nothing.
+    fn kept_when_done(job: &str) -> Vec<String> {
+        let _ = job;
+        Vec::new()
+    }
+    /// Run by a worker that serves this kind before it claims anything, with the kind's jobs
+    /// that have not ended (see [`JobKind::warm_up`]). Default: nothing to prepare.
+    async fn warm_up(&self, p: &Platform, active: &[Job<Self>]) -> Result<(), PlatformError> {
+        let _ = (p, active);
+        Ok(())
+    }
+    /// Bytes a decoded spec holds beyond its JSON (what [`Kind::check`] derived from it and
+    /// kept in it, e.g. Reckle's node sets): a process decodes each job's spec once and keeps
+    /// it in its byte-bounded cache ([`crate::cache`]), so the per-job state the pure functions
+    /// read is derived once per process, not once per report. Default: nothing beyond.
+    fn resident_bytes(spec: &Self::Spec) -> u64 {
+        let _ = spec;
+        0
+    }
     /// See [`JobKind::expected_secs`].
     fn expected_secs() -> u64 {
         3600
@@ -237,8 +259,8 @@ pub trait Kind: Send + Sync + Sized + 'static {
 
 /// An in-process request for a kind on the typed contract (what [`Kind::from_pb`] gives over
 /// gRPC): the spec, as the job will record it.
-pub fn spec_request<K: Kind>(spec: &K::Spec) -> JobRequest {
-    JobRequest::Spec { kind: K::NAME, json: serde_json::to_string(spec).expect("a spec serialises") }
+pub fn spec_request<K: Kind>(spec: &K::Spec) -> Submission {
+    Submission { kind: K::NAME, json: serde_json::to_string(spec).expect("a spec serialises") }
 }
 
 /// The report message a worker sends: step, index and payload.
@@ -270,7 +292,7 @@ impl<K: Kind> Typed<K> {
             p.delete_ended_objects(&record).await?;
             return Ok(None);
         }
-        let Recorded { spec, window } = decode::<K>(&record)?;
+        let (spec, window) = decoded::<K>(p, &record)?;
         Ok(Some(Job { record, spec, window }))
     }
 
@@ -372,6 +394,20 @@ pub fn spec_of<K: Kind>(rec: &JobRecord) -> Result<K::Spec, PlatformError> {
     decode::<K>(rec).map(|r| r.spec)
 }
 
+/// A recorded spec, decoded and checked once per process: kept in the process's cache under the
+/// job's id (a job's spec never changes), its size the JSON's and [`Kind::resident_bytes`].
+fn decoded<K: Kind>(p: &Platform, rec: &JobRecord) -> Result<(Arc<K::Spec>, Option<u64>), PlatformError> {
+    let key = format!("spec/{}/{}", K::NAME, rec.id);
+    if let Some(d) = p.cache().get::<(Arc<K::Spec>, Option<u64>)>(&key) {
+        return Ok((d.0.clone(), d.1));
+    }
+    let Recorded { spec, window } = decode::<K>(rec)?;
+    let bytes = 2 * rec.spec.len() as u64 + K::resident_bytes(&spec);
+    let spec = Arc::new(spec);
+    p.cache().put(&key, Arc::new((spec.clone(), window)), bytes);
+    Ok((spec, window))
+}
+
 /// A recorded spec, decoded.
 fn decode<K: Kind>(rec: &JobRecord) -> Result<Recorded<K::Spec>, PlatformError> {
     let r: Recorded<K::Spec> = serde_json::from_str(&rec.spec).map_err(|e| corrupt(format!("job {} spec: {e}", rec.id)))?;
@@ -389,14 +425,12 @@ impl<K: Kind> JobKind for Typed<K> {
         self.tasks
     }
 
-    fn from_pb(&self, params: &pb::submit_job_request::Params) -> Option<Result<JobRequest, PlatformError>> {
+    fn from_pb(&self, params: &pb::submit_job_request::Params) -> Option<Result<Submission, PlatformError>> {
         K::from_pb(params).map(|r| r.map(|spec| spec_request::<K>(&spec)))
     }
 
-    async fn validate(&self, p: &Platform, tenant: &str, request: JobRequest) -> Result<Validated, PlatformError> {
-        let JobRequest::Spec { kind, json } = request else {
-            return Err(PlatformError::Config(format!("{}: not a request of this kind", K::NAME)));
-        };
+    async fn validate(&self, p: &Platform, tenant: &str, request: Submission) -> Result<Validated, PlatformError> {
+        let Submission { kind, json } = request;
         if kind != K::NAME {
             return Err(PlatformError::Config(format!("{}: a request for {kind}", K::NAME)));
         }
@@ -415,7 +449,7 @@ impl<K: Kind> JobKind for Typed<K> {
     }
 
     async fn plan(&self, p: &Platform, job: &JobRecord) -> Result<(), PlatformError> {
-        let Recorded { spec, window } = decode::<K>(job)?;
+        let (spec, window) = decoded::<K>(p, job)?;
         let effects = K::plan(&spec);
         Self::apply(p, &Job { record: job.clone(), spec, window }, None, effects).await
     }
@@ -453,12 +487,27 @@ impl<K: Kind> JobKind for Typed<K> {
     }
 
     async fn verify_outputs(&self, p: &Platform, job: &JobRecord, pins: Pins<'_>) -> Result<Result<String, String>, PlatformError> {
-        let Recorded { spec, window } = decode::<K>(job)?;
+        let (spec, window) = decoded::<K>(p, job)?;
         self.kind.verify_outputs(p, &Job { record: job.clone(), spec, window }, pins).await
     }
 
     fn scratch_prefixes(&self, job: &str) -> Vec<String> {
         K::scratch_prefixes(job)
+    }
+
+    fn kept_when_done(&self, job: &str) -> Vec<String> {
+        K::kept_when_done(job)
+    }
+
+    async fn warm_up(&self, p: &Platform, active: &[JobRecord]) -> Result<(), PlatformError> {
+        let mut jobs = Vec::with_capacity(active.len());
+        for record in active {
+            // A spec that does not decode is no reason not to serve: its own tasks say why.
+            if let Ok((spec, window)) = decoded::<K>(p, record) {
+                jobs.push(Job { record: record.clone(), spec, window });
+            }
+        }
+        self.kind.warm_up(p, &jobs).await
     }
 
     fn expected_secs(&self) -> u64 {

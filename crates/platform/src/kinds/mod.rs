@@ -1,15 +1,17 @@
-//! Job kinds behind one trait, one file each, and the registry the roles dispatch through.
+//! Job kinds, a file or a folder each, and the registry the roles dispatch through.
 //!
-//! A job kind says what a job of its kind is: its task kinds ([`TaskKind`]: a queue name and
-//! the role that serves it), how a request is validated into a recorded spec and inputs
-//! ([`JobKind::validate`], in SubmitJob), how the durable `plan` task dispatches the first tasks
-//! ([`JobKind::plan`], on an executor), what a worker does for each of its task kinds
-//! ([`JobKind::work`]), what the executor does with a report ([`JobKind::on_done`]), what the
-//! aggregator does to finish ([`JobKind::finish`]), and which object prefixes hold its
-//! intermediate data ([`JobKind::scratch_prefixes`], deleted with its inputs when the job ends, see [`crate::lifecycle`]).
+//! Every kind implements the typed contract ([`contract::Kind`]: a `Step` enum, a pure
+//! `on_done`, see `contract.rs`); the adaptor [`contract::Typed`] turns it into the role-facing
+//! [`JobKind`] the registry holds, which no kind implements itself. A job kind says what a job
+//! of its kind is: its task kinds ([`TaskKind`]: a queue name and the role that serves it), how
+//! a request is validated into a recorded spec and inputs (in SubmitJob), how the durable
+//! `plan` task dispatches the first tasks (on an executor), what a worker does for each of its
+//! task kinds, what the executor does with a report, what the aggregator does to finish, and
+//! which object prefixes hold its intermediate data (deleted with its inputs when the job
+//! ends, see [`crate::lifecycle`]).
 //!
-//! Adding a kind: a file here implementing [`JobKind`], one line in [`Registry::builtin`], its
-//! [`JobRequest`] variant and its proto message (converted in `grpc.rs`).
+//! Adding a kind: a folder here implementing [`contract::Kind`], one line in
+//! [`Registry::builtin`], and its proto message (see `docs/job-kinds.md`).
 
 pub mod circom;
 pub mod contract;
@@ -17,7 +19,6 @@ pub mod hekaton;
 pub mod noop;
 pub mod pari;
 pub mod reckle;
-pub mod reckle_final;
 pub mod testudo;
 
 use std::collections::BTreeMap;
@@ -55,44 +56,38 @@ pub struct TaskKind {
     pub name: &'static str,
     pub served_by: Served,
     pub deadline: Duration,
+    /// Served only by workers that opt in (`--reckle-wrap-worker`): its task holds a key of
+    /// GBs resident, which other workers are not sized for ([`TaskKind::opt_in`]).
+    pub opt_in: bool,
 }
 
 impl TaskKind {
     pub const fn new(name: &'static str, served_by: Served, deadline_secs: u64) -> Self {
-        Self { name, served_by, deadline: Duration::from_secs(deadline_secs) }
+        Self { name, served_by, deadline: Duration::from_secs(deadline_secs), opt_in: false }
+    }
+
+    /// The kind, served only by workers started to serve it (see [`TaskKind::opt_in`]).
+    pub const fn opt_in(self) -> Self {
+        Self { opt_in: true, ..self }
     }
 }
 
 /// The durable planning step of every job, served by executors (see [`crate::planner`]).
 pub const PLAN: TaskKind = TaskKind::new("plan", Served::Executor, 600);
 
-/// Where a job's leaf values come from.
+/// A job as submitted: its kind and its spec, as JSON (in-process, each kind's `request`
+/// function builds it with [`contract::spec_request`]; over gRPC, the kind's
+/// [`contract::Kind::from_pb`] parses its proto message into it).
 #[derive(Clone, Debug)]
-pub enum Leaves {
-    Inline(Vec<u64>),
-    /// An object in the platform's blob store (`leaves.bin` format).
-    Object(String),
+pub struct Submission {
+    pub kind: &'static str,
+    pub json: String,
 }
 
-/// A job as submitted.
-#[derive(Clone, Debug)]
-pub enum JobRequest {
-    /// `final_proof`: also the job's final proof (`final.bin`, see [`reckle_final`]).
-    ReckleBatch { log_n: u32, log_bucket: u32, batch: Vec<u64>, leaves: Leaves, final_proof: bool },
-    ReckleUpdate { base_job: String, changes: Vec<::reckle::Change>, final_proof: bool },
-    /// A request of a kind on the typed contract ([`contract::Kind`]): its spec, as JSON
-    /// ([`contract::spec_request`] builds it).
-    Spec { kind: &'static str, json: String },
-}
-
-impl JobRequest {
+impl Submission {
     /// The job kind that serves this request.
     pub fn kind(&self) -> &'static str {
-        match self {
-            JobRequest::ReckleBatch { .. } => reckle::JOB_BATCH,
-            JobRequest::ReckleUpdate { .. } => reckle::JOB_UPDATE,
-            JobRequest::Spec { kind, .. } => kind,
-        }
+        self.kind
     }
 }
 
@@ -205,12 +200,12 @@ pub trait JobKind: Send + Sync + 'static {
     fn task_kinds(&self) -> &'static [TaskKind];
     /// The request of a `SubmitJob` whose params are this kind's proto message (`None`: another
     /// kind's, or a kind whose message `grpc.rs` converts).
-    fn from_pb(&self, params: &api::v1::submit_job_request::Params) -> Option<Result<JobRequest, PlatformError>> {
+    fn from_pb(&self, params: &api::v1::submit_job_request::Params) -> Option<Result<Submission, PlatformError>> {
         let _ = params;
         None
     }
     /// Validates `tenant`'s request (SubmitJob): nothing is written for a request refused here.
-    async fn validate(&self, p: &Platform, tenant: &str, request: JobRequest) -> Result<Validated, PlatformError>;
+    async fn validate(&self, p: &Platform, tenant: &str, request: Submission) -> Result<Validated, PlatformError>;
     /// The `plan` task: dispatches the tasks that are ready from the start. May run more than
     /// once for a job (a redelivered plan task), so it dispatches with [`Platform::dispatch`]
     /// (at most once per task id) and writes only fixed keys.
@@ -272,8 +267,8 @@ impl Registry {
     /// Testudo.
     pub fn builtin() -> Self {
         Self::new(vec![
-            Arc::new(reckle::ReckleBatch),
-            Arc::new(reckle::ReckleUpdate),
+            Arc::new(contract::Typed::new(reckle::ReckleBatch::default())),
+            Arc::new(contract::Typed::new(reckle::ReckleUpdate::default())),
             Arc::new(contract::Typed::new(pari::PariBatch)),
             Arc::new(contract::Typed::new(circom::CircuitRegister)),
             Arc::new(contract::Typed::new(circom::PariCircom)),
@@ -295,7 +290,7 @@ impl Registry {
     }
 
     /// The request of a `SubmitJob` whose params a kind on the typed contract parses itself.
-    pub fn from_pb(&self, params: &api::v1::submit_job_request::Params) -> Option<Result<JobRequest, PlatformError>> {
+    pub fn from_pb(&self, params: &api::v1::submit_job_request::Params) -> Option<Result<Submission, PlatformError>> {
         self.kinds.iter().find_map(|k| k.from_pb(params))
     }
 

@@ -14,7 +14,7 @@ use async_trait::async_trait;
 use queue::Lease;
 
 use super::contract::{self, Effect, Job, Kind, Planned, Progress, Report};
-use super::{JobRequest, Pins, Served, TaskKind};
+use super::{Submission, Pins, Served, TaskKind};
 use crate::error::invalid;
 use crate::{Platform, PlatformError};
 
@@ -48,7 +48,7 @@ pub struct NoopSpec {
 }
 
 /// The in-process request for `tasks` no-op tasks.
-pub fn request(tasks: u64) -> JobRequest {
+pub fn request(tasks: u64) -> Submission {
     contract::spec_request::<Noop>(&NoopSpec { tasks })
 }
 

@@ -41,7 +41,7 @@ use queue::Lease;
 use rand::SeedableRng;
 
 use super::contract::{self, Effect, Job, Kind, Planned, Progress, Report};
-use super::{JobRequest, Served, TaskKind};
+use super::{Submission, Served, TaskKind};
 use crate::error::{corrupt, invalid};
 use crate::{layout, Platform, PlatformError};
 
@@ -133,7 +133,7 @@ impl PariJobSpec {
 }
 
 /// The in-process request for a Pari batch job (checked when submitted).
-pub fn request(circuit: CircuitFamily, seed_start: u64, count: u64, per_task: u64, bundle_size: u64) -> JobRequest {
+pub fn request(circuit: CircuitFamily, seed_start: u64, count: u64, per_task: u64, bundle_size: u64) -> Submission {
     contract::spec_request::<PariBatch>(&PariJobSpec::new(circuit, seed_start, count, per_task, bundle_size))
 }
 

@@ -56,7 +56,7 @@ use ::testudo::testudo_comm::{TcCommitterKey, TcVerifierKey, TestudoComm};
 
 use super::circom::{check_circuit_id, check_upload, Curve};
 use super::contract::{self, Effect, Job, Kind, Planned, Progress, Report};
-use super::{InputCopy, JobRequest, Pins, Served, TaskKind};
+use super::{InputCopy, Submission, Pins, Served, TaskKind};
 use crate::error::{corrupt, invalid};
 use crate::{layout, Platform, PlatformError};
 
@@ -111,7 +111,7 @@ impl TestudoSpec {
 }
 
 /// The in-process request.
-pub fn request(spec: &TestudoSpec) -> JobRequest {
+pub fn request(spec: &TestudoSpec) -> Submission {
     contract::spec_request::<Testudo>(spec)
 }
 

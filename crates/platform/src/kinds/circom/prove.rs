@@ -17,7 +17,7 @@ use super::{check_circuit_id, check_upload, Curve, BUNDLE, CIRCUIT_JSON, DONE, J
 use crate::error::{corrupt, invalid};
 use crate::kinds::contract::{self, Effect, Job, Kind, Planned, Progress, Report};
 use crate::kinds::pari::{pari_err, read_proofs};
-use crate::kinds::{InputCopy, JobRequest, Pins, TaskKind};
+use crate::kinds::{InputCopy, Submission, Pins, TaskKind};
 use crate::{layout, Platform, PlatformError};
 
 /// The key a `pari.circom` job proves under, resolved at submission from the registered
@@ -107,7 +107,7 @@ impl CircomJobSpec {
 }
 
 /// The in-process request for a `pari.circom` job.
-pub fn request(circuit_id: &str, witnesses: Vec<String>, per_task: u64, bundle_size: u64) -> JobRequest {
+pub fn request(circuit_id: &str, witnesses: Vec<String>, per_task: u64, bundle_size: u64) -> Submission {
     contract::spec_request::<PariCircom>(&CircomJobSpec::request(circuit_id, witnesses, per_task, bundle_size))
 }
 

@@ -15,7 +15,7 @@ use super::{check_circuit_id, check_upload, r1cs_head, shape_of, CircuitInfo, Cu
 use crate::error::{corrupt, invalid};
 use crate::kinds::contract::{self, Effect, Job, Kind, Planned, Progress, Report};
 use crate::kinds::pari::pari_err;
-use crate::kinds::{InputCopy, JobRequest, Pins, TaskKind};
+use crate::kinds::{InputCopy, Submission, Pins, TaskKind};
 use crate::{layout, Platform, PlatformError};
 
 /// A registered circuit's charge besides its `.r1cs` and keys: its `circuit.json`.
@@ -40,7 +40,7 @@ pub struct RegisterSpec {
 }
 
 /// The in-process request that registers the upload `r1cs_object`, whose digest is `circuit_id`.
-pub fn request(circuit_id: &str, r1cs_object: &str) -> JobRequest {
+pub fn request(circuit_id: &str, r1cs_object: &str) -> Submission {
     contract::spec_request::<CircuitRegister>(&RegisterSpec { circuit_id: circuit_id.to_string(), r1cs_object: r1cs_object.to_string(), curve: None, max_circuit_bytes: None })
 }
 

@@ -80,7 +80,7 @@ impl Platform {
         while let Some(at) = offset {
             let (recs, next) = if tenant.is_empty() { store.list(at, PAGE).await } else { store.list_tenant(tenant, at, PAGE).await }.map_err(PlatformError::from)?;
             for r in recs {
-                if r.state.is_terminal() || !matches!(r.kind.as_str(), "pari.circom" | "circuit.register" | "testudo") {
+                if r.state.is_terminal() || ![super::JOB, super::REGISTER_JOB, crate::kinds::testudo::JOB].contains(&r.kind.as_str()) {
                     continue;
                 }
                 let spec: serde_json::Value = serde_json::from_str(&r.spec).map_err(|e| corrupt(format!("job {} spec: {e}", r.id)))?;

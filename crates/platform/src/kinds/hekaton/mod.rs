@@ -68,7 +68,7 @@ use hekaton::spec::CircuitSpec;
 use queue::Lease;
 
 use super::contract::{self, Effect, Job, Kind, Planned, Progress, Report};
-use super::{JobRequest, Pins, Served, TaskKind};
+use super::{Submission, Pins, Served, TaskKind};
 use crate::error::{corrupt, invalid};
 use crate::{layout, Platform, PlatformError};
 
@@ -145,7 +145,7 @@ impl HekatonJobSpec {
 }
 
 /// An in-process request for a Hekaton job (what the `hekaton` message gives over gRPC).
-pub fn request(circuit: CircuitSpec, seed: u64, final_proof: bool) -> JobRequest {
+pub fn request(circuit: CircuitSpec, seed: u64, final_proof: bool) -> Submission {
     contract::spec_request::<Hekaton>(&HekatonJobSpec::new(circuit, seed, final_proof))
 }
 

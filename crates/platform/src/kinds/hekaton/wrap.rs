@@ -1,7 +1,7 @@
 //! Final proofs of Hekaton jobs (issue 35): the depth-1 wrap ([`hekaton::wrap`]: one Pari proof
 //! on BW6-767 of the whole k-proof Hekaton proof), made by a worker, checked by the aggregator
 //! before it publishes `final.bin` beside `proof.bin`. The same split as Reckle's
-//! ([`crate::kinds::reckle_final`]): the heavy proof on a worker, the check where the proof is
+//! ([`crate::kinds::reckle::wrap`]): the heavy proof on a worker, the check where the proof is
 //! published.
 //!
 //! A `--final` job's DAG is the Hekaton DAG with one more task between the subcircuit proofs and

@@ -7,7 +7,7 @@
 //! task between the root and `reckle.finish`:
 //!
 //! ```text
-//! … reckle.node (root) ──▶ reckle.wrap (worker, task id "wrap") ──▶ reckle.finish (aggregator)
+//! … reckle.node (root) ──▶ reckle.wrap (worker) ──▶ reckle.finish (aggregator)
 //! ```
 //!
 //! * `reckle.wrap` ([`wrap`]) runs only on workers started with `--reckle-wrap-worker` (the key
@@ -16,7 +16,7 @@
 //!   wrap circuit with Pari, and writes `wrap-final.bin` among the job's node objects (scratch).
 //!   The blocking work checks the task's cancel flag between its steps, and the Pari prove
 //!   reads it between its own ([`crate::work::Cancel::with_interrupt`]).
-//! * `reckle.finish` ([`check_final`], called from `reckle::finish`) verifies the root proof as
+//! * `reckle.finish` ([`check_final`], called from [`super::publish`]) verifies the root proof as
 //!   before, then the final proof: its public values against the tree it built itself (`C`,
 //!   and `d`, sum, count of the statement), its circuit id against the normalize circuit it
 //!   derives from the root key, and the Pari proof under the pinned wrap key, through the
@@ -41,18 +41,16 @@ use blobstore::BlobError;
 use bytes::Bytes;
 use plonky2_r1cs::shrink::{NormalizeCircuit, ShrinkCircuit};
 use plonky2_r1cs::wrap::{self, FinalProof, WRAP_VERSION};
-use queue::Lease;
 use reckle::{Digest, NodeId, NodeProof, Params, RootKey, Statement};
 
-use super::reckle::{ReckleJobSpec, DONE};
-use super::{Served, TaskKind};
+use super::ReckleJobSpec;
+use crate::kinds::{Served, TaskKind};
 use crate::error::corrupt;
 use crate::{layout, Platform, PlatformError};
 
 /// The wrap of a job's root proof: the heaviest task of a Reckle job, on wrap workers only.
-pub const WRAP: TaskKind = TaskKind::new("reckle.wrap", Served::Worker, 3600);
-/// The task id of a job's one wrap task (node task ids are `level-index`).
-pub const WRAP_TASK_ID: &str = "wrap";
+/// Served only by workers started with `--reckle-wrap-worker` ([`TaskKind::opt_in`]).
+pub const WRAP: TaskKind = TaskKind::new("reckle.wrap", Served::Worker, 3600).opt_in();
 /// The published final proof (`FinalProof::to_bytes`: the Pari proof and its public values).
 pub const FINAL_FILE: &str = "final.bin";
 /// The published wrap verifying key (its digest is the manifest's `wrap_vk_digest`).
@@ -256,13 +254,7 @@ async fn circuit_id(p: &Platform, key: &RootKey) -> Result<Digest, PlatformError
 }
 
 /// Worker: the final proof of the job's root proof (see the module doc).
-pub(crate) async fn wrap(p: &Platform, lease: &Lease) -> Result<(), PlatformError> {
-    let job = &lease.task.job_id;
-    if p.ended(job).await? {
-        tracing::info!("job has ended; task dropped");
-        return Ok(());
-    }
-    let spec: ReckleJobSpec = serde_json::from_str(&p.record(job).await?.spec).map_err(|e| corrupt(format!("job {job} spec: {e}")))?;
+pub(crate) async fn wrap(p: &Platform, job: &str, spec: &ReckleJobSpec) -> Result<(), PlatformError> {
     let digest = spec.wrap_vk_digest.clone().ok_or_else(|| corrupt(format!("job {job} asked for no final proof")))?;
     let params = spec.params()?;
     let w = prover(p, &digest).await?;
@@ -289,7 +281,7 @@ pub(crate) async fn wrap(p: &Platform, lease: &Lease) -> Result<(), PlatformErro
     ::metrics::histogram!("prover_reckle_wrap_seconds").record(started.elapsed().as_secs_f64());
     tracing::info!(job, took = ?started.elapsed(), "final proof made");
     p.blobs().put(&final_scratch(job), Bytes::from(final_proof.to_bytes())).await?;
-    p.report(lease, DONE).await
+    Ok(())
 }
 
 /// The final proof of a finishing job, checked (see the module doc): `Ok(Ok((final.bin,
