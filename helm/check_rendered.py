@@ -55,6 +55,15 @@ def check_minio_setup(name, by_kind, statefulsets, setup_jobs):
 
 def check_operator(name, by_kind, operators, workers, config):
     pools = by_kind.get("ProverPool", {})
+    if name == "existing-secret-values":
+        # The operator's token from a Secret outside the chart (operator.existingTokenSecret):
+        # none rendered, so every render is the same.
+        expect(len(operators) == 1, "one operator Deployment")
+        for dname, d in operators.items():
+            ref = env_of(d["spec"]["template"]["spec"]["containers"][0]).get("PROVER_TOKEN", {}).get("valueFrom", {}).get("secretKeyRef", {})
+            expect(ref == {"name": "prover-operator-token-external", "key": "operator"}, f"{dname}: PROVER_TOKEN from operator.existingTokenSecret, not {ref}")
+        expect(not pools, "no ProverPool unless a pool has queueScaling")
+        return
     if name != "operator-values":
         expect(not operators, "no operator unless operator.enabled")
         expect(not pools, "no ProverPool unless a pool has queueScaling")
@@ -589,7 +598,7 @@ def main():
                 expect(env.get("PROVER_NO_AUTH", {}).get("value") == "true" and "tokens" not in vols, f"{dname}: auth.enabled false sets PROVER_NO_AUTH")
             else:
                 expect("PROVER_NO_AUTH" not in env, f"{dname}: authentication on by default")
-            expected = {"operator-values": ["prover-operator-token"], "existing-secret-values": ["prover-api-tokens"]}.get(name, [])
+            expected = {"operator-values": ["prover-operator-token"], "existing-secret-values": ["prover-operator-token-external", "prover-api-tokens"]}.get(name, [])
             expect(sources == expected, f"{dname}: tokens from {sources}, expected {expected}")
             if expected:
                 expect(env.get("PROVER_TOKENS_DIR", {}).get("value") == "/etc/prover/tokens", f"{dname}: PROVER_TOKENS_DIR")

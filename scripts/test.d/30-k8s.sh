@@ -120,6 +120,15 @@ for k8s_f in "$K8S_CHART"/ci/*.yaml; do
   k8s_ok "helm template -f $k8s_f | kubernetes-validate --strict, check_rendered.py ($(grep -c '^kind:' "$k8s_out") resources)"
 done
 
+# With credentials.generate false (every credential from Secrets outside the chart), two
+# renders are the same: a tool that renders without cluster access (Argo CD) leaves the
+# credentials as they are, instead of drawing new ones that pods restarted later cannot use.
+helm template prover "$K8S_CHART" --namespace prover --kube-version 1.31.0 -f "$K8S_CHART/ci/existing-secret-values.yaml" >"$K8S_TMP/again.yaml" \
+  || k8s_fail "helm template -f existing-secret-values.yaml (again)"
+cmp -s "$K8S_TMP/existing-secret-values.yaml" "$K8S_TMP/again.yaml" \
+  || { diff "$K8S_TMP/existing-secret-values.yaml" "$K8S_TMP/again.yaml" >&2; k8s_fail "two renders of existing-secret-values.yaml differ"; }
+k8s_ok "helm template -f existing-secret-values.yaml twice: the same output (credentials.generate false)"
+
 # The operator's CRDs (generated from services/operator/src/crd.rs; a cargo test keeps the
 # copies in deploy/crds and helm/prover/crds equal to the types) validate, and Helm ships them.
 for k8s_f in deploy/crds/*.yaml; do

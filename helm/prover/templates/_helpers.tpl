@@ -78,6 +78,21 @@ credentials then stay with MinIO and that Job.
 {{- if and (include "prover.minioBundled" .) (not .Values.credentials.existingSecret) }}true{{ end }}
 {{- end }}
 
+{{/* The Secret holding the operator's API token (key `operator`). */}}
+{{- define "prover.operatorTokenSecret" -}}
+{{- default (printf "%s-operator-token" (include "prover.fullname" .)) .Values.operator.existingTokenSecret }}
+{{- end }}
+
+{{/*
+Fails the render when a credential would be generated with credentials.generate false. Call
+with (dict "root" $ "what" DESCRIPTION "set" VALUE-TO-SET).
+*/}}
+{{- define "prover.mustGenerate" -}}
+{{- if not .root.Values.credentials.generate }}
+{{- fail (printf "credentials.generate is false, and %s would be generated: set %s" .what .set) }}
+{{- end }}
+{{- end }}
+
 {{- define "prover.secretName" -}}
 {{- default (printf "%s-credentials" (include "prover.fullname" .)) .Values.credentials.existingSecret }}
 {{- end }}
@@ -364,7 +379,7 @@ spec:
         sources:
           {{- if $root.Values.operator.enabled }}
           - secret:
-              name: {{ include "prover.fullname" $root }}-operator-token
+              name: {{ include "prover.operatorTokenSecret" $root }}
               items:
                 - key: operator
                   path: operator
