@@ -38,6 +38,8 @@ pub(crate) struct CircuitSets {
 pub(crate) struct BuiltSets {
     chains: std::collections::HashMap<u32, Chain>,
     tick: u64,
+    /// The most bytes held at the end of a build: the chains kept beside it and the set built.
+    peak: u64,
 }
 
 /// The longest set built for one `q`, and the sets of smaller `ℓ` handed out from it (its
@@ -79,12 +81,33 @@ impl BuiltSets {
         self.chains.values().map(|c| c.bytes).sum()
     }
 
+    /// Bytes of the chains of other bucket heights than `q`.
+    fn bytes_besides(&self, q: u32) -> u64 {
+        self.chains.iter().filter(|(k, _)| **k != q).map(|(_, c)| c.bytes).sum()
+    }
+
+    /// Before building `params`' set (about `estimate` bytes, its `q`'s shorter chain included):
+    /// drops the least recently used chains of other heights until the kept ones and the new
+    /// set fit in `budget` together, so that the build's peak stays within it. A set over the
+    /// whole budget is built alone. (A task still holding a dropped set keeps it alive until
+    /// it ends; no new task gets it.)
+    fn make_room(&mut self, params: Params, estimate: u64, budget: u64) {
+        let q = params.log_bucket;
+        while self.bytes_besides(q) > 0 && self.bytes_besides(q) + estimate > budget {
+            let lru = *self.chains.iter().filter(|(k, _)| **k != q).min_by_key(|(_, c)| c.used).map(|(k, _)| k).expect("another chain");
+            let dropped = self.chains.remove(&lru).expect("present").set.params();
+            tracing::info!(log_n = dropped.log_n, log_bucket = dropped.log_bucket, "circuit set dropped before a build, to stay within --circuit-bytes");
+        }
+        ::metrics::gauge!("prover_circuit_bytes").set(self.bytes() as f64);
+    }
+
     /// Keeps `c` (`bytes`) as its `q`'s chain (replacing a shorter one, whose circuits it
     /// shares), dropping the least recently used other chains until all fit in `budget`; a
     /// chain over the whole budget is kept alone (its tasks need it anyway, and the next set
     /// needed replaces it).
     fn put(&mut self, c: Arc<Circuits>, bytes: u64, budget: u64) {
         let q = c.params().log_bucket;
+        self.peak = self.peak.max(self.bytes_besides(q) + bytes);
         self.chains.remove(&q);
         while !self.chains.is_empty() && self.bytes() + bytes > budget {
             let lru = *self.chains.iter().min_by_key(|(_, c)| c.used).map(|(q, _)| q).expect("not empty");
@@ -116,8 +139,16 @@ impl Platform {
         self.circuits.built.lock().expect("mutex").bytes()
     }
 
+    /// The most bytes of circuit sets this process held at the end of a build (the sets kept
+    /// beside it and the set built): within [`crate::PlatformConfig::circuit_bytes`] unless one
+    /// set alone is larger, since sets are dropped before a build to make room for it.
+    pub fn circuit_peak_bytes(&self) -> u64 {
+        self.circuits.built.lock().expect("mutex").peak
+    }
+
     /// Circuit data per `(ℓ, q)`, built once per process and kept within
-    /// [`crate::PlatformConfig::circuit_bytes`], least recently used sets dropped first. The
+    /// [`crate::PlatformConfig::circuit_bytes`], at its peak too (least recently used sets of
+    /// other bucket heights are dropped before a build, by the set's estimate). The
     /// sets of one `q` share one chain of circuits: a set of smaller `ℓ` than one built is its
     /// prefix (nothing built, no bytes added), and one of larger `ℓ` builds only the levels
     /// above. The build runs detached: a task abandoned while it waits (deadline, lost lease)
@@ -135,7 +166,11 @@ impl Platform {
                 return Ok(c);
             }
             let started = std::time::Instant::now();
-            let shorter = cache.lock().expect("mutex").chain(params.log_bucket);
+            let shorter = {
+                let mut sets = cache.lock().expect("mutex");
+                sets.make_room(params, circuit_set_estimate(params.log_n, params.log_bucket), budget);
+                sets.chain(params.log_bucket)
+            };
             let from = shorter.as_ref().map_or(0, |c| c.params().log_n);
             let built = Arc::new(
                 tokio::task::spawn_blocking(move || match shorter {
