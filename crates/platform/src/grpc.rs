@@ -44,41 +44,52 @@ pub struct JobServiceImpl {
     tokens: Option<Arc<dyn auth::TokenStore>>,
     delegation: crate::grpc_auth::Delegation,
     /// Open WatchJob streams per tenant.
-    watches: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+    watches: OpenStreams,
+    /// Open GetProof streams per tenant.
+    proofs: OpenStreams,
     /// What requests being received may hold ([`crate::budget`]).
     budget: Arc<crate::budget::RequestBudget>,
 }
 
 /// Most WatchJob streams one tenant holds open at once (each polls its job's record).
 pub const MAX_WATCHES_PER_TENANT: usize = 64;
+/// Most GetProof streams one tenant holds open at once: each holds up to [`PROOF_CHUNKS_AHEAD`]
+/// chunks of [`CHUNK`] bytes read ahead of its client, and the one in hand (about 3 MiB), so
+/// a tenant's streams that read nothing hold at most ~50 MiB of the planner.
+pub const MAX_PROOF_STREAMS_PER_TENANT: usize = 16;
+/// Chunks a GetProof stream reads ahead of its client.
+const PROOF_CHUNKS_AHEAD: usize = 2;
 
-/// One open WatchJob stream, counted against its tenant until dropped.
-struct WatchSlot {
+/// Streams of one RPC open per tenant.
+type OpenStreams = Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>;
+
+/// One open stream (WatchJob, GetProof), counted against its tenant until dropped.
+struct StreamSlot {
     tenant: String,
-    watches: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+    open: OpenStreams,
 }
 
-impl WatchSlot {
-    fn take(watches: &Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>, tenant: &str) -> Result<Self, Status> {
-        let mut open = watches.lock().expect("watches");
-        let n = open.entry(tenant.to_string()).or_default();
-        if *n >= MAX_WATCHES_PER_TENANT {
-            return Err(Status::resource_exhausted(format!(
-                "tenant limit reached: WatchJob streams open at once (at most {MAX_WATCHES_PER_TENANT}): close some first"
-            )));
+impl StreamSlot {
+    /// A place among `tenant`'s open `rpc` streams, at most `max`: RESOURCE_EXHAUSTED naming
+    /// the RPC and the limit when they are taken.
+    fn take(open: &OpenStreams, tenant: &str, max: usize, rpc: &str) -> Result<Self, Status> {
+        let mut counts = open.lock().expect("open streams");
+        let n = counts.entry(tenant.to_string()).or_default();
+        if *n >= max {
+            return Err(Status::resource_exhausted(format!("tenant limit reached: {rpc} streams open at once (at most {max}): close some first")));
         }
         *n += 1;
-        Ok(Self { tenant: tenant.to_string(), watches: watches.clone() })
+        Ok(Self { tenant: tenant.to_string(), open: open.clone() })
     }
 }
 
-impl Drop for WatchSlot {
+impl Drop for StreamSlot {
     fn drop(&mut self) {
-        let mut open = self.watches.lock().expect("watches");
-        if let Some(n) = open.get_mut(&self.tenant) {
+        let mut counts = self.open.lock().expect("open streams");
+        if let Some(n) = counts.get_mut(&self.tenant) {
             *n -= 1;
             if *n == 0 {
-                open.remove(&self.tenant);
+                counts.remove(&self.tenant);
             }
         }
     }
@@ -154,7 +165,7 @@ impl JobServiceImpl {
     /// An open API: no authentication, every job visible to every caller.
     pub fn new(platform: Arc<Platform>) -> Self {
         let budget = crate::budget::RequestBudget::new(platform.config().request_budget_bytes);
-        Self { platform, poll: Duration::from_millis(100), tokens: None, delegation: Default::default(), watches: Default::default(), budget }
+        Self { platform, poll: Duration::from_millis(100), tokens: None, delegation: Default::default(), watches: Default::default(), proofs: Default::default(), budget }
     }
 
     /// The request budget its calls share ([`crate::budget`]).
@@ -423,7 +434,7 @@ impl JobService for JobServiceImpl {
         let tenant = self.tenant(&request).await?;
         let id = request.into_inner().job_id;
         let first = self.owned(&tenant, &id).await?;
-        let slot = WatchSlot::take(&self.watches, &tenant)?;
+        let slot = StreamSlot::take(&self.watches, &tenant, MAX_WATCHES_PER_TENANT, "WatchJob")?;
         let (tx, rx) = tokio::sync::mpsc::channel(16);
         let platform = self.platform.clone();
         let poll = self.poll;
@@ -499,7 +510,8 @@ impl JobService for JobServiceImpl {
         if rec.state != JobState::Done {
             return Err(Status::failed_precondition(format!("job {id} is {}, not done", rec.state.as_str())));
         }
-        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        let slot = StreamSlot::take(&self.proofs, &tenant, MAX_PROOF_STREAMS_PER_TENANT, "GetProof")?;
+        let (tx, rx) = tokio::sync::mpsc::channel(PROOF_CHUNKS_AHEAD);
         let blobs = self.platform.blobs().clone();
         let prefix = proof_prefix(&id);
         let names: Vec<String> = blobs
@@ -511,9 +523,11 @@ impl JobService for JobServiceImpl {
             .filter(|n| !n.contains('/'))
             .collect();
         // Each file is read in ranges of one chunk as the client takes them (the channel holds
-        // 4): the planner's memory does not grow with the proof (a `lambda.bin` of thousands of
-        // node proofs, or 1 GiB of leaves).
+        // PROOF_CHUNKS_AHEAD): the planner's memory does not grow with the proof (a `lambda.bin`
+        // of thousands of node proofs, or 1 GiB of leaves). The stream holds its tenant's place
+        // until it ends or its client goes away.
         tokio::spawn(async move {
+            let _slot = slot;
             for name in names {
                 let key = format!("{prefix}{name}");
                 let size = match blobs.size(&key).await {

@@ -72,6 +72,7 @@ pub fn request_limits() -> Vec<Limit> {
         Limit::new("request", "page_size", crate::grpc::MAX_PAGE_SIZE as u64, "count", "jobs of one ListJobs page"),
         Limit::new("request", "job_ids", crate::kinds::circom::MAX_BUNDLE_JOBS as u64, "count", "jobs of one GetBundle call"),
         Limit::new("request", "watches", crate::grpc::MAX_WATCHES_PER_TENANT as u64, "count", "WatchJob streams open at once per tenant"),
+        Limit::new("request", "proof_streams", crate::grpc::MAX_PROOF_STREAMS_PER_TENANT as u64, "count", "GetProof streams open at once per tenant"),
     ]
 }
 

@@ -472,6 +472,81 @@ async fn watch_streams_end_with_their_clients_and_are_capped() {
     assert!(reopened.is_some(), "the pollers of dropped streams kept their places");
 }
 
+/// Issue 58 N5: a tenant holds at most `MAX_PROOF_STREAMS_PER_TENANT` GetProof streams at once
+/// (the next is RESOURCE_EXHAUSTED, naming the limit); each reads its files ahead of its client
+/// by a few chunks only. Before, a tenant could open any number of streams that read nothing,
+/// each holding ~5 MiB of the planner (250 of them: over a GiB). Dropped streams give their
+/// places back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proof_streams_are_capped_per_tenant() {
+    let Some((q, blobs, jobs, _dir)) = common::backends_in_db(false, QueueConfig::default(), 2).await else { return };
+    let platform = Platform::new(q, blobs, jobs);
+    let store = tokens(false).await;
+    let (a, b) = (store.create("a").await.unwrap(), store.create("b").await.unwrap());
+    let endpoint = serve(platform.clone(), store).await;
+    let mut c = JobServiceClient::connect(endpoint.clone()).await.unwrap();
+    // A done job of a's, with a proof file larger than what a stream reads ahead.
+    let noop = pb::SubmitJobRequest { idempotency_key: String::new(), params: Some(pb::submit_job_request::Params::Noop(pb::NoopParams { tasks: 1 })) };
+    let job = c.submit_job(req(noop, Some(&a.secret))).await.unwrap().into_inner().job_id;
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(platform.clone().run_executor("proofs-executor".into(), rx.clone()));
+    tokio::spawn(platform.clone().run_worker("proofs-worker".into(), rx));
+    assert_eq!(platform.wait(&job, |_| {}).await, platform::JobOutcome::Done);
+    let _ = tx.send(true);
+    platform.blobs().put(&platform::layout::proof_file(&job, "big.bin"), bytes::Bytes::from(vec![7u8; 16 << 20])).await.unwrap();
+    let proof = |token: String| {
+        let (mut c, job) = (c.clone(), job.clone());
+        async move { c.get_proof(req(pb::GetProofRequest { job_id: job }, Some(&token))).await.map(|r| r.into_inner()) }
+    };
+    let mut open = Vec::new();
+    for _ in 0..platform::grpc::MAX_PROOF_STREAMS_PER_TENANT {
+        open.push(proof(a.secret.clone()).await.unwrap());
+    }
+    let e = proof(a.secret.clone()).await.unwrap_err();
+    assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
+    assert!(e.message().contains("GetProof"), "{e:?}");
+    // Tenant b owns no such job: NOT_FOUND, not the limit of a's streams.
+    assert_eq!(proof(b.secret.clone()).await.unwrap_err().code(), Code::NotFound);
+    // One stream dropped: its place comes back, and a new stream reads every byte (on a
+    // connection of its own: the streams left unread hold their connection's flow-control
+    // window).
+    drop(open.pop());
+    let fresh = JobServiceClient::connect(endpoint).await.unwrap();
+    let mut whole = None;
+    for _ in 0..600 {
+        let (mut c, job) = (fresh.clone(), job.clone());
+        match c.get_proof(req(pb::GetProofRequest { job_id: job }, Some(&a.secret))).await.map(|r| r.into_inner()) {
+            Ok(s) => {
+                whole = Some(s);
+                break;
+            }
+            Err(e) if e.code() == Code::ResourceExhausted => tokio::time::sleep(Duration::from_millis(100)).await,
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+    let mut whole = whole.expect("the dropped stream kept its place");
+    let mut got = 0usize;
+    while let Some(chunk) = whole.message().await.unwrap() {
+        if chunk.file == "big.bin" {
+            got += chunk.data.len();
+        }
+    }
+    assert_eq!(got, 16 << 20);
+    drop(open);
+    let mut reopened = None;
+    for _ in 0..600 {
+        match proof(a.secret.clone()).await {
+            Ok(s) => {
+                reopened = Some(s);
+                break;
+            }
+            Err(e) if e.code() == Code::ResourceExhausted => tokio::time::sleep(Duration::from_millis(100)).await,
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+    assert!(reopened.is_some(), "the streams of dropped clients kept their places");
+}
+
 /// Issue 32 (review M10): the operator acts for each namespace as a tenant of its own. The
 /// delegating tenant names the namespace in `x-prover-tenant`; a ProofJob in namespace A then
 /// cannot read, cancel or build an update on namespace B's job (with one operator tenant for
