@@ -152,6 +152,36 @@ pub async fn list_pages_newest_first(s: &dyn JobStore, p: &str) {
     assert_eq!(s.list(0, 0).await.unwrap().0.len(), 0);
 }
 
+/// A brief listing (ListJobs's) has every record's fields but its spec, left empty: the
+/// specs (up to 256 KiB each, a thousand to a page) are not read.
+pub async fn brief_listings_leave_the_specs(s: &dyn JobStore, p: &str) {
+    let base = crate::now_ms();
+    let tenant = format!("{p}-t");
+    let spec = format!(r#"{{"pad":"{}"}}"#, "x".repeat(100_000));
+    for i in 0..3u64 {
+        let mut r = JobRecord::new(format!("{p}-b{i}"), "reckle.batch", spec.clone()).with_tenant(tenant.clone());
+        r.created_ms = base + i;
+        r.tasks = BTreeMap::from([("leaf".to_string(), TaskCounts { total: 2, done: 0 })]);
+        let (key, fingerprint) = (format!("key-{i}"), format!("fp-{i}"));
+        s.create(&r, Some((key.as_str(), fingerprint.as_str()))).await.unwrap();
+    }
+    s.task_done(&format!("{p}-b1"), "leaf", "leaf:0").await.unwrap();
+    s.transition(&format!("{p}-b2"), JobState::Running, "planned").await.unwrap();
+    // (The tenant's own listing: the store is shared with the other cases.)
+    for listed in [s.list_brief(Some(&tenant), 0, 10).await.unwrap()] {
+        let (page, _) = listed;
+        let ids: Vec<String> = page.iter().map(|r| r.id.clone()).collect();
+        assert_eq!(ids, vec![format!("{p}-b2"), format!("{p}-b1"), format!("{p}-b0")]);
+        for r in page {
+            let mut whole = s.get(&r.id).await.unwrap().expect("stored");
+            assert_eq!(whole.spec, spec, "the record keeps its spec");
+            assert!(r.spec.is_empty(), "a brief listing carried the spec of {}", r.id);
+            whole.spec = String::new();
+            assert_eq!(r, whole, "a brief record differs from the record but for its spec");
+        }
+    }
+}
+
 /// Jobs not yet ended are listed oldest first; a terminal transition or a deletion takes a job
 /// off the list.
 pub async fn active_jobs_are_listed(s: &dyn JobStore, p: &str) {

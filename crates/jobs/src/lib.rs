@@ -420,6 +420,20 @@ pub trait JobStore: Send + Sync {
     async fn list(&self, offset: u64, limit: u64) -> Result<(Vec<JobRecord>, Option<u64>), JobError>;
     /// Like [`JobStore::list`], only the jobs of `tenant`.
     async fn list_tenant(&self, tenant: &str, offset: u64, limit: u64) -> Result<(Vec<JobRecord>, Option<u64>), JobError>;
+    /// [`JobStore::list`] (`tenant` `None`) or [`JobStore::list_tenant`], each record without
+    /// its spec (left empty): what a listing shows (ListJobs sends no spec), without reading the
+    /// specs, up to [`MAX_SPEC_BYTES`] each, of a page of up to a thousand jobs (Redis drops
+    /// them on the server's side).
+    async fn list_brief(&self, tenant: Option<&str>, offset: u64, limit: u64) -> Result<(Vec<JobRecord>, Option<u64>), JobError> {
+        let (mut recs, next) = match tenant {
+            Some(t) => self.list_tenant(t, offset, limit).await?,
+            None => self.list(offset, limit).await?,
+        };
+        for r in &mut recs {
+            r.spec = String::new();
+        }
+        Ok((recs, next))
+    }
     /// Moves a job to `to` with `message`. Returns false (and changes nothing) if the job is
     /// already in a terminal state.
     /// A move to a terminal state also lists the job as ended and not cleaned

@@ -192,6 +192,20 @@ fn transition_script() -> String {
 /// KEYS: job hash, set. ARGV: member, counter field ('' for none), now, the task state's
 /// retention ms. A set made after the job's retention was set (a late report of an ended job)
 /// expires with the record, or after the task state's retention if that is sooner.
+/// A job record's fields but its spec (HGETALL on the server, the spec left there): what a
+/// listing reads, without up to `MAX_SPEC_BYTES` a job crossing the wire.
+const BRIEF: &str = r#"
+local h = redis.call('HGETALL', KEYS[1])
+local out = {}
+for i = 1, #h, 2 do
+  if h[i] ~= 'spec' then
+    out[#out + 1] = h[i]
+    out[#out + 1] = h[i + 1]
+  end
+end
+return out
+"#;
+
 const ADD_TASK: &str = r#"
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 0 end
@@ -275,6 +289,8 @@ pub struct RedisJobStore {
     /// Waits for Redis's AOF before a write is acknowledged ([`JobStore::make_durable`]); none:
     /// nothing to wait for, or nothing asked.
     ack: Option<std::sync::Arc<queue::durable::AckGate>>,
+    /// A record without its spec ([`BRIEF`]).
+    brief: Script,
     create: Script,
     transition: Script,
     add_task: Script,
@@ -325,6 +341,7 @@ impl RedisJobStore {
             conn,
             bulk,
             ack: None,
+            brief: Script::new(BRIEF),
             create: Script::new(&format!("{USAGE_LIB}{CREATE}")),
             transition: Script::new(&format!("{USAGE_LIB}{}", transition_script())),
             add_task: Script::new(ADD_TASK),
@@ -362,6 +379,12 @@ impl RedisJobStore {
     /// A page of the jobs in sorted set `index`, newest first; ids whose record expired are
     /// dropped from the index on the way.
     async fn list_index(&self, index: &str, offset: u64, limit: u64) -> Result<(Vec<JobRecord>, Option<u64>), JobError> {
+        self.list_index_with(index, offset, limit, true).await
+    }
+
+    /// A page of `index`, the records with their specs or (`with_spec` false) with the spec
+    /// left on the server ([`BRIEF`]) and empty here.
+    async fn list_index_with(&self, index: &str, offset: u64, limit: u64, with_spec: bool) -> Result<(Vec<JobRecord>, Option<u64>), JobError> {
         let mut conn = self.bulk.clone();
         if limit == 0 {
             return Ok((Vec::new(), None));
@@ -370,7 +393,8 @@ impl RedisJobStore {
         let total: u64 = conn.zcard(index).await.map_err(err)?;
         let mut out = Vec::with_capacity(ids.len());
         for id in &ids {
-            match self.get_on(&self.bulk, id).await? {
+            let got = if with_spec { self.get_on(&self.bulk, id).await? } else { self.get_brief(id).await? };
+            match got {
                 Some(r) => out.push(r),
                 // Expired: forget it here too.
                 None => {
@@ -380,6 +404,20 @@ impl RedisJobStore {
         }
         let next = offset + ids.len() as u64;
         Ok((out, (next < total).then_some(next)))
+    }
+
+    /// The record of `id` without its spec (empty), on the bulk connection.
+    async fn get_brief(&self, id: &str) -> Result<Option<JobRecord>, JobError> {
+        if crate::check_id(id).is_err() {
+            return Ok(None);
+        }
+        let pairs: Vec<String> = self.brief.key(job_key(id)).invoke_async(&mut self.bulk.clone()).await.map_err(err)?;
+        if pairs.is_empty() {
+            return Ok(None);
+        }
+        let mut h: HashMap<String, String> = pairs.chunks_exact(2).map(|kv| (kv[0].clone(), kv[1].clone())).collect();
+        h.insert("spec".into(), String::new());
+        Self::parse(id, h)
     }
 
     /// The record of `id`, read on `conn`.
@@ -535,6 +573,11 @@ impl JobStore for RedisJobStore {
 
     async fn list_tenant(&self, tenant: &str, offset: u64, limit: u64) -> Result<(Vec<JobRecord>, Option<u64>), JobError> {
         self.list_index(&tenant_key(tenant), offset, limit).await
+    }
+
+    async fn list_brief(&self, tenant: Option<&str>, offset: u64, limit: u64) -> Result<(Vec<JobRecord>, Option<u64>), JobError> {
+        let index = tenant.map_or_else(|| JOBS.to_string(), tenant_key);
+        self.list_index_with(&index, offset, limit, false).await
     }
 
 

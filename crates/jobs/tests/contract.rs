@@ -54,6 +54,7 @@ contract_case!(moves_follow_the_table);
 contract_case!(task_state_is_counted_once);
 contract_case!(concurrent_reports);
 contract_case!(list_pages_newest_first);
+contract_case!(brief_listings_leave_the_specs);
 contract_case!(active_jobs_are_listed);
 contract_case!(finished_jobs_expire);
 contract_case!(tenants_are_separate);
