@@ -458,18 +458,24 @@ async fn watch_streams_end_with_their_clients_and_are_capped() {
     // Tenant b owns no such job: NOT_FOUND, not the limit of a's streams.
     assert_eq!(watch(b.secret.clone()).await.unwrap_err().code(), Code::NotFound);
     drop(open);
-    let mut reopened = None;
+    assert!(once_a_place_frees(|| watch(a.secret.clone())).await.is_some(), "the pollers of dropped streams kept their places");
+}
+
+/// `open()`, again while it is refused for a tenant limit (a place frees once the server side of
+/// a dropped stream notices its client left), at most a minute: the stream, or `None`.
+async fn once_a_place_frees<T, F, Fut>(mut open: F) -> Option<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, tonic::Status>>,
+{
     for _ in 0..600 {
-        match watch(a.secret.clone()).await {
-            Ok(s) => {
-                reopened = Some(s);
-                break;
-            }
+        match open().await {
+            Ok(s) => return Some(s),
             Err(e) if e.code() == Code::ResourceExhausted => tokio::time::sleep(Duration::from_millis(100)).await,
             Err(e) => panic!("{e:?}"),
         }
     }
-    assert!(reopened.is_some(), "the pollers of dropped streams kept their places");
+    None
 }
 
 /// Issue 58 N5: a tenant holds at most `MAX_PROOF_STREAMS_PER_TENANT` GetProof streams at once
@@ -512,19 +518,11 @@ async fn proof_streams_are_capped_per_tenant() {
     // window).
     drop(open.pop());
     let fresh = JobServiceClient::connect(endpoint).await.unwrap();
-    let mut whole = None;
-    for _ in 0..600 {
-        let (mut c, job) = (fresh.clone(), job.clone());
-        match c.get_proof(req(pb::GetProofRequest { job_id: job }, Some(&a.secret))).await.map(|r| r.into_inner()) {
-            Ok(s) => {
-                whole = Some(s);
-                break;
-            }
-            Err(e) if e.code() == Code::ResourceExhausted => tokio::time::sleep(Duration::from_millis(100)).await,
-            Err(e) => panic!("{e:?}"),
-        }
-    }
-    let mut whole = whole.expect("the dropped stream kept its place");
+    let fresh_proof = || {
+        let (mut c, job, token) = (fresh.clone(), job.clone(), a.secret.clone());
+        async move { c.get_proof(req(pb::GetProofRequest { job_id: job }, Some(&token))).await.map(|r| r.into_inner()) }
+    };
+    let mut whole = once_a_place_frees(fresh_proof).await.expect("the dropped stream kept its place");
     let mut got = 0usize;
     while let Some(chunk) = whole.message().await.unwrap() {
         if chunk.file == "big.bin" {
@@ -533,18 +531,7 @@ async fn proof_streams_are_capped_per_tenant() {
     }
     assert_eq!(got, 16 << 20);
     drop(open);
-    let mut reopened = None;
-    for _ in 0..600 {
-        match proof(a.secret.clone()).await {
-            Ok(s) => {
-                reopened = Some(s);
-                break;
-            }
-            Err(e) if e.code() == Code::ResourceExhausted => tokio::time::sleep(Duration::from_millis(100)).await,
-            Err(e) => panic!("{e:?}"),
-        }
-    }
-    assert!(reopened.is_some(), "the streams of dropped clients kept their places");
+    assert!(once_a_place_frees(|| proof(a.secret.clone())).await.is_some(), "the streams of dropped clients kept their places");
 }
 
 /// Issue 32 (review M10): the operator acts for each namespace as a tenant of its own. The
