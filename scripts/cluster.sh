@@ -457,14 +457,14 @@ proofjob_done() { # NAME SPEC_YAML (indented under spec:)
   kc -n "$NS" get proofjob "$name" -o jsonpath='{.status.jobId}'
 }
 
-# A token of the namespace's tenant. The operator submits each ProofJob as the tenant named
-# after its namespace (docs/security.md: the planner's delegating tenant), so the ProofJobs'
+# A token of the namespace's tenant. The operator submits each ProofJob as the namespace's
+# tenant, ns-<namespace> (docs/security.md: the planner's delegating tenant), so the ProofJobs'
 # jobs, the circuits they prove and the witnesses they name are that tenant's.
 ns_token() {
   local t
-  t="$(kc -n "$NS" exec "deploy/$RELEASE-planner" -- prover admin token create --tenant "$NS" \
+  t="$(kc -n "$NS" exec "deploy/$RELEASE-planner" -- prover admin token create --tenant "ns-$NS" \
     2>>"$LOGS/cluster-token.log" | grep -o 'prv_[A-Za-z0-9_-]*' | head -1)"
-  [ -n "$t" ] || die "no API token for tenant $NS from prover admin token create"
+  [ -n "$t" ] || die "no API token for tenant ns-$NS from prover admin token create"
   echo "$t"
 }
 

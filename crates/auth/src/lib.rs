@@ -61,17 +61,20 @@ pub struct NewToken {
     pub info: TokenInfo,
 }
 
-/// Tenant names: 1–63 lowercase letters, digits or '-', starting with a letter or digit (they
+/// Most characters of a tenant name: a Kubernetes namespace's 63 and the `ns-` of its tenant.
+pub const MAX_TENANT_LEN: usize = 66;
+
+/// Tenant names: 1–66 lowercase letters, digits or '-', starting with a letter or digit (they
 /// appear in object keys and Redis keys).
 pub fn check_tenant(tenant: &str) -> Result<(), AuthError> {
     let ok = !tenant.is_empty()
-        && tenant.len() <= 63
+        && tenant.len() <= MAX_TENANT_LEN
         && tenant.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && !tenant.starts_with('-');
     if ok {
         Ok(())
     } else {
-        Err(AuthError::Invalid { field: "tenant", reason: format!("{tenant:?}: 1–63 lowercase letters, digits or '-', not starting with '-'") })
+        Err(AuthError::Invalid { field: "tenant", reason: format!("{tenant:?}: 1–{MAX_TENANT_LEN} lowercase letters, digits or '-', not starting with '-'") })
     }
 }
 

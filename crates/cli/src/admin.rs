@@ -81,7 +81,8 @@ pub struct RedisUrl {
 pub enum TokenCommand {
     /// Create a token for a tenant: prints the token (shown this once) and its id.
     Create {
-        /// The tenant (1–63 lowercase letters, digits or '-').
+        /// The tenant (1–66 lowercase letters, digits or '-'; `ns-NAMESPACE` is the tenant the
+        /// operator acts for in a namespace).
         #[arg(long)]
         tenant: String,
         #[command(flatten)]

@@ -68,8 +68,22 @@ pub(crate) async fn resolve(
         )));
     }
     let other = other.to_str().map_err(|_| Status::invalid_argument(format!("{ON_BEHALF_OF}: not printable ASCII")))?;
-    auth::check_tenant(other).map_err(|e| Status::invalid_argument(format!("{ON_BEHALF_OF}: {e}")))?;
-    Ok(other.to_string())
+    delegated_tenant(other).map_err(|e| Status::invalid_argument(format!("{ON_BEHALF_OF}: {e}")))
+}
+
+/// What a delegated tenant's name starts with: the tenant of namespace `X` is `ns-X`.
+pub const DELEGATED_PREFIX: &str = "ns-";
+
+/// The tenant the delegating tenant acts for when it names `namespace` (a Kubernetes namespace):
+/// `ns-<namespace>`, in a name space of its own. Named verbatim, namespace `acme` was API
+/// tenant `acme` (its quota, uploads, circuits and jobs, both ways), and namespace `operator`
+/// the delegator itself. An API tenant is never named `ns-…` unless an administrator makes a
+/// token for one on purpose (to read that namespace's outputs over the API).
+pub fn delegated_tenant(namespace: &str) -> Result<String, auth::AuthError> {
+    auth::check_tenant(namespace)?;
+    let tenant = format!("{DELEGATED_PREFIX}{namespace}");
+    auth::check_tenant(&tenant)?;
+    Ok(tenant)
 }
 
 /// A gRPC service whose calls are authenticated before their bodies are read (see the module

@@ -73,10 +73,11 @@ pub struct ServiceConfig {
     pub tokens_dir: Option<PathBuf>,
     /// The tenant that may act for others through `x-prover-tenant` (the operator's).
     ///
-    /// The one tenant that may act for other tenants by naming them in the `x-prover-tenant`
-    /// header (planner role): the operator, so that each namespace's ProofJobs are a tenant of
-    /// their own. Unset: no tenant may. Whoever holds this tenant's token can act as any
-    /// tenant: give it to the operator alone.
+    /// The one tenant that may act for a namespace's tenant, `ns-<namespace>`, by naming the
+    /// namespace in the `x-prover-tenant` header (planner role): the operator, so that each
+    /// namespace's ProofJobs are a tenant of their own, apart from the API's tenants. Unset: no
+    /// tenant may. Whoever holds this tenant's token can act as any namespace's tenant: give it
+    /// to the operator alone.
     #[arg(help_heading = "Planner API", long, env = "PROVER_DELEGATING_TENANT")]
     pub delegating_tenant: Option<String>,
     /// Bytes the requests being received and decoded may hold at once (planner role).

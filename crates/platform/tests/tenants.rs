@@ -556,7 +556,7 @@ async fn the_operator_acts_for_each_namespace_as_its_own_tenant() {
         r
     }
     let job = c.submit_job(as_ns(pari("same-key"), &op.secret, "ns-a")).await.unwrap().into_inner().job_id;
-    assert!(job.starts_with("ns-a."), "the namespace's job is the namespace tenant's: {job}");
+    assert!(job.starts_with("ns-ns-a."), "the namespace's job is the namespace tenant's (ns-<namespace>): {job}");
     assert_eq!(c.get_job(as_ns(pb::GetJobRequest { job_id: job.clone() }, &op.secret, "ns-a")).await.unwrap().into_inner().job_id, job);
     // Namespace B, through the same operator token: A's job does not exist for it.
     let nf = |r: Result<(), tonic::Status>, what: &str| assert_eq!(r.unwrap_err().code(), Code::NotFound, "{what}");
@@ -569,7 +569,7 @@ async fn the_operator_acts_for_each_namespace_as_its_own_tenant() {
     nf(c.submit_job(as_ns(update, &op.secret, "ns-b")).await.map(drop), "update on A's job");
     // Idempotency keys are per namespace: B's submission with A's key is a job of B's.
     let b_job = c.submit_job(as_ns(pari("same-key"), &op.secret, "ns-b")).await.unwrap().into_inner().job_id;
-    assert!(b_job.starts_with("ns-b.") && b_job != job, "{b_job}");
+    assert!(b_job.starts_with("ns-ns-b.") && b_job != job, "{b_job}");
     // Only the delegating tenant may name another tenant; a bad name is refused by name.
     let e = c.get_job(as_ns(pb::GetJobRequest { job_id: job.clone() }, &acme.secret, "ns-a")).await.unwrap_err();
     assert_eq!(e.code(), Code::PermissionDenied, "{e:?}");
@@ -578,6 +578,22 @@ async fn the_operator_acts_for_each_namespace_as_its_own_tenant() {
     assert!(e.message().contains("x-prover-tenant"), "{e:?}");
     // Without the header the operator is its own tenant, which does not own A's job either.
     nf(c.get_job(req(pb::GetJobRequest { job_id: job.clone() }, Some(&op.secret))).await.map(drop), "the operator's own tenant");
+    // Issue 58 N7: a namespace named like an API tenant is not that tenant, either way: acme's
+    // job does not exist for namespace acme's ProofJobs (nor can they update it), the
+    // namespace's job does not exist for acme's token, and namespace `operator` is not the
+    // delegator's own tenant. Before, the namespace was the tenant of the same name.
+    let acme_job = c.submit_job(req(pari("acme-key"), Some(&acme.secret))).await.unwrap().into_inner().job_id;
+    nf(c.get_job(as_ns(pb::GetJobRequest { job_id: acme_job.clone() }, &op.secret, "acme")).await.map(drop), "namespace acme reading acme's job");
+    let update = pb::SubmitJobRequest {
+        idempotency_key: String::new(),
+        params: Some(pb::submit_job_request::Params::ReckleUpdate(pb::ReckleUpdateParams { base_job_id: acme_job.clone(), changes: vec![], final_proof: false })),
+    };
+    nf(c.submit_job(as_ns(update, &op.secret, "acme")).await.map(drop), "namespace acme updating acme's job");
+    let ns_job = c.submit_job(as_ns(pari("ns-key"), &op.secret, "acme")).await.unwrap().into_inner().job_id;
+    assert!(ns_job.starts_with("ns-acme."), "{ns_job}");
+    nf(c.get_job(req(pb::GetJobRequest { job_id: ns_job }, Some(&acme.secret))).await.map(drop), "acme's token reading namespace acme's job");
+    let own = c.submit_job(req(pari("own-key"), Some(&op.secret))).await.unwrap().into_inner().job_id;
+    nf(c.get_job(as_ns(pb::GetJobRequest { job_id: own }, &op.secret, "operator")).await.map(drop), "namespace operator reading the operator's own job");
 }
 
 /// Issue 32 item 4: every call's messages are reserved against one request budget before they

@@ -2,8 +2,9 @@
 //! mirrors `GetJob` into the status until the job ends; deleting a ProofJob whose job is still
 //! running cancels it (finalizer).
 //!
-//! Each namespace is a tenant of its own: every call names the ProofJob's namespace in the
-//! `x-prover-tenant` header, which the planner honours for the operator's tenant alone
+//! Each namespace is a tenant of its own (`ns-<namespace>`, the planner's naming): every call
+//! names the ProofJob's namespace in the `x-prover-tenant` header, which the planner honours for
+//! the operator's tenant alone
 //! (`--delegating-tenant`). So namespaces have their own quotas, idempotency keys, base jobs and
 //! circuits, and a ProofJob whose `status.jobId` was edited to another namespace's job reaches
 //! nothing there (its GetJob and CancelJob are NOT_FOUND).

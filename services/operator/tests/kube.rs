@@ -226,7 +226,7 @@ async fn proofjob_is_submitted_mirrored_and_failed_on_invalid_spec() {
     assert!(done.finalizers().iter().any(|f| f == proofjob::FINALIZER), "finalizer added");
     // The platform agrees, and the job is the namespace's tenant's (issue 32): the operator
     // reaches it only by acting for that namespace, not as its own tenant.
-    assert!(job_id.starts_with(&format!("{ns}.")), "{job_id}");
+    assert!(job_id.starts_with(&format!("ns-{ns}.")), "the namespace's tenant is ns-<namespace>: {job_id}");
     let for_ns = |job_id: &str| proofjob::for_namespace(api::v1::GetJobRequest { job_id: job_id.into() }, &ns).unwrap();
     let job = job_client_as(&endpoint, Some(&token)).get_job(for_ns(&job_id)).await.unwrap().into_inner();
     assert_eq!(job.state, api::v1::JobState::Done as i32);
