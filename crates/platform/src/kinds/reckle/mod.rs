@@ -254,16 +254,6 @@ impl ReckleJobSpec {
     pub fn params(&self) -> Result<Params, PlatformError> {
         Params::new(self.log_n, self.log_bucket).map_err(|e| invalid("log_n", e.to_string()))
     }
-
-    /// Nodes of `T'_I` (the whole proof structure).
-    pub fn plan(&self) -> Result<BTreeSet<NodeId>, PlatformError> {
-        Ok(self.derived()?.plan.clone())
-    }
-
-    /// Nodes this job proves: all of `T'_I` for a batch job, the affected paths for an update.
-    pub fn todo(&self) -> Result<BTreeSet<NodeId>, PlatformError> {
-        Ok(self.derived()?.todo.clone())
-    }
 }
 
 /// The task index of inner node `id` (`reckle.node`): `level << 32 | index` (an index is below

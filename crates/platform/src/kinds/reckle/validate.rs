@@ -51,7 +51,9 @@ impl Mode for Batch {
         if spec.update.is_some() {
             return Err(invalid("update", "a batch request names no base job"));
         }
-        reckle::plan_batch(params, &spec.batch).map_err(|e| invalid("batch", e.to_string()))?;
+        // The plan, kept in the spec: a batch the tree does not hold is refused here, naming
+        // `batch`, and the kind's validation and check reuse it.
+        spec.derived()?;
         spec.wrap_vk_digest = super::wrap::wrap_request(p, spec.final_proof).await?;
         let expected = 8 * params.num_leaves();
         match &spec.leaves {
