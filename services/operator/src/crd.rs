@@ -174,9 +174,11 @@ pub struct ReckleBatch {
     pub log_bucket: u32,
     /// Indices of the leaves proved.
     pub batch: Vec<u64>,
-    /// All 2^logN leaf values, inline (small trees only: the resource must stay under etcd's
-    /// object size limit). Give this or leavesObjectKey.
+    /// All 2^logN leaf values, inline: at most 4096 (trees up to logN = 12), so that a
+    /// ProofJob stays small in etcd and in the operator's cache. Larger trees: upload the
+    /// leaves (`prover upload`) and give leavesObjectKey.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 4096))]
     pub leaves: Option<Vec<u64>>,
     /// Object key in the platform's blob store holding the leaf values (8-byte little-endian each).
     #[serde(default, skip_serializing_if = "Option::is_none")]

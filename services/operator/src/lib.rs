@@ -77,6 +77,9 @@ where
     }
 }
 
+/// ProofJobs the controller reconciles at once.
+pub const PROOFJOB_CONCURRENCY: u16 = 16;
+
 /// Runs the ProofJob controller (all namespaces, or `namespace`) until `shutdown` resolves.
 pub async fn run_proofjobs(
     ctx: Arc<proofjob::JobContext>,
@@ -86,6 +89,8 @@ pub async fn run_proofjobs(
 ) {
     let jobs: Api<crd::ProofJob> = api(ctx.client.clone(), namespace.as_deref());
     Controller::new(jobs, watcher::Config::default())
+        // At most this many ProofJobs reconciled at once (each holds a JobService call).
+        .with_config(kube::runtime::controller::Config::default().concurrency(PROOFJOB_CONCURRENCY))
         .graceful_shutdown_on(shutdown)
         .run(proofjob::reconcile, proofjob::error_policy, ctx)
         .for_each(|r| {

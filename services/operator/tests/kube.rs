@@ -24,7 +24,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::wait::{await_condition, conditions};
 use kube::{Api, Client, CustomResourceExt, ResourceExt};
 use platform::service::{Role, ServiceConfig};
-use prover_operator::crd::{JobKind, PariBatch, Phase, ProofJob, ProofJobSpec, ProverPool, ProverPoolSpec};
+use prover_operator::crd::{JobKind, PariBatch, Phase, ProofJob, ProofJobSpec, ProverPool, ProverPoolSpec, ReckleBatch};
 use prover_operator::{pool, proofjob, Stats};
 use queue::{MemoryQueue, Queue, QueueConfig, TaskMessage};
 use tokio::sync::watch;
@@ -209,6 +209,19 @@ async fn proofjob_is_submitted_mirrored_and_failed_on_invalid_spec() {
     let jobs = &jobs_api;
     let created = jobs.create(&PostParams::default(), &pari_job("tiny", "chain", 8, 4)).await.expect("create ProofJob");
     let bad = jobs.create(&PostParams::default(), &pari_job("bad", "nope", 8, 4)).await.expect("create ProofJob");
+    // S2 of the platform review: inline leaves are bounded by the CRD's schema (the operator
+    // caches every ProofJob whole), so the API server refuses a ProofJob with more; before,
+    // anything up to etcd's object limit (~1.5 MiB) was taken.
+    let big = ProofJob::new(
+        "big-leaves",
+        ProofJobSpec {
+            kind: JobKind::ReckleBatch,
+            reckle_batch: Some(ReckleBatch { log_n: 13, log_bucket: 2, batch: vec![0], leaves: Some(vec![1; 1 << 13]), ..Default::default() }),
+            ..Default::default()
+        },
+    );
+    let refused = jobs.create(&PostParams::default(), &big).await.expect_err("a ProofJob with 8192 inline leaves is refused").to_string();
+    assert!(refused.contains("leaves") && refused.contains("4096"), "{refused}");
 
     let done = eventually(Duration::from_secs(120), "ProofJob tiny Done", move || async move {
         let pj = jobs.get("tiny").await.unwrap();
