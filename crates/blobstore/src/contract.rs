@@ -70,6 +70,28 @@ pub async fn delete_many(s: &dyn BlobStore, prefix: &str) {
     s.delete_prefix(prefix).await.unwrap();
 }
 
+/// The folders right under a prefix are listed once each, sorted, without the objects beside
+/// them or a sibling prefix that shares their start; a folder whose last object is deleted is
+/// gone; more folders than one S3 listing page (1,000) are all listed.
+pub async fn folders(s: &dyn BlobStore, prefix: &str) {
+    for key in ["jobs/b/x", "jobs/a/x", "jobs/a/deep/er/y", "jobs/top", "jobsx/c/d", "other/e/f"] {
+        s.put(&format!("{prefix}{key}"), Bytes::from_static(b"o")).await.unwrap();
+    }
+    assert_eq!(s.list_dirs(&format!("{prefix}jobs/")).await.unwrap(), ["a", "b"]);
+    assert_eq!(s.list_dirs(prefix).await.unwrap(), ["jobs", "jobsx", "other"]);
+    assert_eq!(s.list_dirs(&format!("{prefix}jobs/a/")).await.unwrap(), ["deep"]);
+    assert!(s.list_dirs(&format!("{prefix}nothing/")).await.unwrap().is_empty());
+    s.delete(&format!("{prefix}jobs/b/x")).await.unwrap();
+    assert_eq!(s.list_dirs(&format!("{prefix}jobs/")).await.unwrap(), ["a"]);
+    for i in 0..1001 {
+        s.put(&format!("{prefix}many/{i:04}/o"), Bytes::from_static(b"m")).await.unwrap();
+    }
+    let many = s.list_dirs(&format!("{prefix}many/")).await.unwrap();
+    assert_eq!(many.len(), 1001);
+    assert_eq!((many[0].as_str(), many[1000].as_str()), ("0000", "1000"));
+    s.delete_prefix(prefix).await.unwrap();
+}
+
 /// An object larger than the multipart threshold round-trips intact.
 pub async fn large_object(s: &dyn BlobStore, prefix: &str) {
     let data: Vec<u8> = (0..(20u32 << 20)).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();

@@ -51,6 +51,21 @@ fn walk(dir: &Path, rel: &str, out: &mut Vec<String>) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Whether `dir` holds a file (not a writer's temporary one) at any depth.
+fn holds_a_file(dir: &Path) -> std::io::Result<bool> {
+    for e in std::fs::read_dir(dir)? {
+        let e = e?;
+        if e.file_type()?.is_dir() {
+            if holds_a_file(&e.path())? {
+                return Ok(true);
+            }
+        } else if !e.file_name().to_string_lossy().starts_with(".tmp-") {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 #[async_trait]
 impl BlobStore for FsStore {
     async fn put(&self, key: &str, data: Bytes) -> Result<(), BlobError> {
@@ -142,6 +157,39 @@ impl BlobStore for FsStore {
             out.push(crate::ObjectInfo { key, size: meta.len(), modified_ms: modified });
         }
         Ok(out)
+    }
+
+    /// The directories under `prefix` that hold a file (deleting files leaves directories
+    /// behind; an empty one is no folder, as in S3).
+    async fn list_dirs(&self, prefix: &str) -> Result<Vec<String>, BlobError> {
+        if !prefix.is_empty() && (!prefix.ends_with('/') || check_key(prefix.trim_end_matches('/')).is_err()) {
+            // Not a folder's prefix: fall back on the listing.
+            let mut dirs: Vec<String> = self.list(prefix).await?.iter().filter_map(|k| crate::dir_of(k, prefix)).collect();
+            dirs.dedup();
+            return Ok(dirs);
+        }
+        let dir = self.root.join(prefix.trim_end_matches('/'));
+        let mut dirs = tokio::task::spawn_blocking(move || -> std::io::Result<Vec<String>> {
+            let rd = match std::fs::read_dir(&dir) {
+                Ok(rd) => rd,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+                Err(e) => return Err(e),
+            };
+            let mut out = Vec::new();
+            for e in rd {
+                let e = e?;
+                let name = e.file_name().to_string_lossy().to_string();
+                if e.file_type()?.is_dir() && holds_a_file(&e.path())? {
+                    out.push(name);
+                }
+            }
+            Ok(out)
+        })
+        .await
+        .map_err(|e| BlobError::Backend(e.to_string()))?
+        .map_err(io)?;
+        dirs.sort();
+        Ok(dirs)
     }
 
     async fn delete(&self, key: &str) -> Result<(), BlobError> {

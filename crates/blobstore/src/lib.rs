@@ -96,6 +96,12 @@ pub fn check_range(key: &str, size: u64, start: u64, len: u64) -> Result<std::op
     }
 }
 
+/// The folder right under `prefix` that `key` lies in, if any (see [`BlobStore::list_dirs`]).
+fn dir_of(key: &str, prefix: &str) -> Option<String> {
+    let (dir, _) = key.strip_prefix(prefix)?.split_once('/')?;
+    (!dir.is_empty()).then(|| dir.to_string())
+}
+
 /// Checks a key (see the crate doc).
 pub fn check_key(key: &str) -> Result<(), BlobError> {
     let ok = !key.is_empty()
@@ -149,6 +155,15 @@ pub trait BlobStore: Send + Sync {
     async fn list(&self, prefix: &str) -> Result<Vec<String>, BlobError>;
     /// Like [`BlobStore::list`], each object with its size and when it was last written.
     async fn list_objects(&self, prefix: &str) -> Result<Vec<ObjectInfo>, BlobError>;
+    /// The folders right under `prefix` (a key prefix ending in `/`, or empty): each name `d`
+    /// such that some key starts with `prefix` + `d` + `/`, once, sorted. O(folders), not
+    /// O(objects), where the store can (S3: `ListObjectsV2` with a delimiter); the default
+    /// lists every key under `prefix`.
+    async fn list_dirs(&self, prefix: &str) -> Result<Vec<String>, BlobError> {
+        let mut dirs: Vec<String> = self.list(prefix).await?.iter().filter_map(|k| dir_of(k, prefix)).collect();
+        dirs.dedup();
+        Ok(dirs)
+    }
     /// Copies object `from` to `to`, replacing `to`; `NotFound` if `from` is missing. The S3
     /// store copies on the server (`CopyObject`, objects up to 5 GB), so the bytes never pass
     /// through this process; the default reads and writes them.

@@ -253,6 +253,33 @@ impl BlobStore for S3Store {
         Ok(keys)
     }
 
+    /// `ListObjectsV2` with `Delimiter=/`: one entry per folder (a common prefix), paged.
+    async fn list_dirs(&self, prefix: &str) -> Result<Vec<String>, BlobError> {
+        let mut dirs = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let mut req = self.client.list_objects_v2().bucket(&self.bucket).delimiter("/");
+            if !prefix.is_empty() {
+                req = req.prefix(prefix);
+            }
+            if let Some(t) = &token {
+                req = req.continuation_token(t);
+            }
+            let out = req.send().await.map_err(sdk)?;
+            dirs.extend(out.common_prefixes().iter().filter_map(|c| {
+                let d = c.prefix()?.strip_prefix(prefix)?.strip_suffix('/')?;
+                (!d.is_empty()).then(|| d.to_string())
+            }));
+            match out.next_continuation_token() {
+                Some(t) if out.is_truncated() == Some(true) => token = Some(t.to_string()),
+                _ => break,
+            }
+        }
+        dirs.sort();
+        dirs.dedup();
+        Ok(dirs)
+    }
+
     async fn delete(&self, key: &str) -> Result<(), BlobError> {
         check_key(key)?;
         self.client.delete_object().bucket(&self.bucket).key(key).send().await.map_err(sdk)?;

@@ -38,6 +38,7 @@ async fn fs_round_trip() {
     pieces(&s, &prefix()).await;
     append_copies(&s, &prefix()).await;
     delete_many(&s, &prefix()).await;
+    folders(&s, &prefix()).await;
 }
 
 /// A store with only the required methods: the trait's defaults (copy, size, ranged reads,
@@ -73,6 +74,7 @@ async fn default_methods_round_trip() {
     round_trip(&s, &prefix()).await;
     pieces(&s, &prefix()).await;
     append_copies(&s, &prefix()).await;
+    folders(&s, &prefix()).await;
 }
 
 #[tokio::test]
@@ -86,6 +88,13 @@ async fn s3_round_trip() {
 async fn s3_delete_many() {
     if let Some(s) = s3().await {
         delete_many(&s, &prefix()).await;
+    }
+}
+
+#[tokio::test]
+async fn s3_folders() {
+    if let Some(s) = s3().await {
+        folders(&s, &prefix()).await;
     }
 }
 
