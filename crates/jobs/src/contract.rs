@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::{now_ms, record_charge, Created, JobError, JobRecord, JobState, JobStore, Limits, TaskCounts, Usage, LIMIT_HOURLY_TASKS, LIMIT_RECORD_BYTES, LIMIT_UPLOAD_BYTES};
+use crate::{budget_hour, now_ms, record_charge, Created, JobError, JobRecord, JobState, JobStore, Limits, TaskCounts, Usage, LIMIT_HOURLY_TASKS, LIMIT_RECORD_BYTES, LIMIT_UPLOAD_BYTES};
 
 fn record(id: &str) -> JobRecord {
     let mut r = JobRecord::new(id, "reckle.batch", r#"{"log_n":4}"#);
@@ -320,10 +320,19 @@ pub async fn tenant_hourly_tasks_are_limited(s: &dyn JobStore, p: &str) {
     // record() plans 3 tasks; a budget of 7 admits two jobs.
     let lim = Limits { max_tasks_per_hour: Some(7), ..Limits::default() };
     let spent = Err(JobError::LimitReached { limit: LIMIT_HOURLY_TASKS, max: 7 });
+    let hour = budget_hour(now_ms());
     assert_eq!(s.create_limited(&job("a1", &ta), Some(("k1", "f1")), lim).await.unwrap(), Created::New);
     assert_eq!(s.create_limited(&job("a2", &ta), None, lim).await.unwrap(), Created::New);
     assert_eq!(s.create_limited(&job("a3", &ta), None, lim).await, spent);
     assert_eq!(s.get(&format!("{p}-a3")).await.unwrap(), None, "a refused job left a record");
+    // The cheap read a submission is refused by before its inputs are read; a refused job
+    // charged nothing. (Read in the hour the jobs were charged to, unless it just turned.)
+    let spent_now = s.tenant_hour_tasks(&ta).await.unwrap();
+    if budget_hour(now_ms()) == hour {
+        assert_eq!(spent_now, 6);
+    }
+    assert_eq!(s.tenant_hour_tasks(&format!("{p}-tz")).await.unwrap(), 0);
+    assert_eq!(s.tenant_hour_tasks("").await.unwrap(), 0);
     assert_eq!(s.create_limited(&job("a1-retry", &ta), Some(("k1", "f1")), lim).await.unwrap(), Created::Existing(format!("{p}-a1")));
     s.transition(&format!("{p}-a1"), JobState::Done, "").await.unwrap();
     assert_eq!(s.create_limited(&job("a3", &ta), None, lim).await, spent, "an ended job gave its budget back");

@@ -469,6 +469,11 @@ pub trait JobStore: Send + Sync {
     /// How many jobs of `tenant` have not ended (0 for the empty tenant, whose jobs are never
     /// counted): the divisor of a tenant's fair share.
     async fn tenant_active(&self, tenant: &str) -> Result<u64, JobError>;
+    /// The tasks `tenant`'s jobs planned in this clock hour (UTC): what its hourly work budget
+    /// ([`Limits::max_tasks_per_hour`]) has spent (0 for the empty tenant). A cheap read that
+    /// lets a submission be refused before its inputs are read or stored; the record's
+    /// creation checks the budget again, atomically.
+    async fn tenant_hour_tasks(&self, tenant: &str) -> Result<u64, JobError>;
     /// The job `tenant`'s idempotency key `key` names, while the key is kept: a cheap read that
     /// lets a submission be refused for a quota before its work, while a retry of a job already
     /// recorded is still answered with that job.
@@ -502,7 +507,8 @@ pub trait JobStore: Send + Sync {
     /// Returns once every write this store answered before the call survives the store's
     /// death, as far as the store was set up to make sure of it (Redis: `WAITAOF`, see
     /// [`queue::durable`]); `Err` if that could not be confirmed, so the write must not be
-    /// acknowledged to a user. Called before acknowledging a submit or a cancel. The in-memory
+    /// acknowledged to a user. Called before acknowledging a submit or a cancel, and before an
+    /// ended job's clean-up deletes anything (the platform's `lifecycle`). The in-memory
     /// store has nothing to wait for.
     async fn make_durable(&self) -> Result<(), JobError> {
         Ok(())

@@ -291,6 +291,14 @@ impl JobStore for MemoryJobStore {
         Ok(self.lock().idem.get(&crate::tenant_idempotency_key(tenant, key)).map(|(job, _)| job.clone()))
     }
 
+    async fn tenant_hour_tasks(&self, tenant: &str) -> Result<u64, JobError> {
+        if tenant.is_empty() {
+            return Ok(0);
+        }
+        let hour = budget_hour(now_ms());
+        Ok(self.lock().work.get(&(tenant.to_string(), hour)).copied().unwrap_or(0))
+    }
+
     async fn tenant_active(&self, tenant: &str) -> Result<u64, JobError> {
         if tenant.is_empty() {
             return Ok(0);

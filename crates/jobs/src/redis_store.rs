@@ -34,6 +34,11 @@ fn released_key(id: &str) -> String {
 fn tenant_key(tenant: &str) -> String {
     format!("prover:jobs:tenant:{tenant}")
 }
+/// The tasks `tenant`'s jobs planned in clock hour `hour` ([`budget_hour`]).
+fn tenant_work_key(tenant: &str, hour: u64) -> String {
+    format!("prover:jobs:tenant-work:{tenant}:{hour}")
+}
+
 fn tenant_active_key(tenant: &str) -> String {
     format!("prover:jobs:tenant-active:{tenant}")
 }
@@ -520,7 +525,7 @@ impl JobStore for RedisJobStore {
         inv.key(JOBS).key(idem_key(key)).key(ACTIVE);
         if !rec.tenant.is_empty() {
             inv.key(tenant_key(&rec.tenant)).key(tenant_active_key(&rec.tenant));
-            inv.key(format!("prover:jobs:tenant-work:{}:{}", rec.tenant, budget_hour(now_ms())));
+            inv.key(tenant_work_key(&rec.tenant, budget_hour(now_ms())));
             inv.key(usage_key(&rec.tenant, Usage::Records)).key(usage_expiry_key(&rec.tenant, Usage::Records));
         }
         let cap = |m: Option<u64>| m.map_or(-1, |m| m.min(i64::MAX as u64) as i64);
@@ -655,6 +660,14 @@ impl JobStore for RedisJobStore {
             return Ok(0);
         }
         self.conn.clone().zcard(tenant_active_key(tenant)).await.map_err(err)
+    }
+
+    async fn tenant_hour_tasks(&self, tenant: &str) -> Result<u64, JobError> {
+        if tenant.is_empty() {
+            return Ok(0);
+        }
+        let n: Option<u64> = self.conn.clone().get(tenant_work_key(tenant, budget_hour(now_ms()))).await.map_err(err)?;
+        Ok(n.unwrap_or(0))
     }
 
     async fn idempotent(&self, tenant: &str, key: &str) -> Result<Option<String>, JobError> {
