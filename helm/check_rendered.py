@@ -493,6 +493,16 @@ def check_prometheus_rule(name, by_kind):
     tested = os.path.join(os.path.dirname(os.path.abspath(__file__)), "prover", "files", "prometheus-alerts.yaml")
     with open(tested) as f:
         want = yaml.safe_load(f)
+    # The docs' lists of alerts follow the rules: a row of docs/observability.md's table and a
+    # runbook entry of docs/operations.md for each alert, and none for an alert that is gone.
+    alerts = [r["alert"] for g in want["groups"] for r in g["rules"] if "alert" in r]
+    docs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs")
+    with open(os.path.join(docs, "observability.md")) as f:
+        rows = {m.group(1) for m in re.finditer(r"^\| `(\w+)` \| (?:warning|critical) \|", f.read(), re.M)}
+    with open(os.path.join(docs, "operations.md")) as f:
+        runbooks = {m.group(1) for m in re.finditer(r"^### (\w+) \((?:warning|critical)\)$", f.read(), re.M)}
+    expect(rows == set(alerts), f"docs/observability.md's alert table differs from the rules: missing {sorted(set(alerts) - rows)}, extra {sorted(rows - set(alerts))}")
+    expect(runbooks == set(alerts), f"docs/operations.md's runbooks differ from the rules: missing {sorted(set(alerts) - runbooks)}, extra {sorted(runbooks - set(alerts))}")
     for rname, r in rules.items():
         expect(r["apiVersion"] == "monitoring.coreos.com/v1", f"{rname}: apiVersion {r['apiVersion']}")
         expect(r["spec"] == want, f"{rname}: its spec differs from the tested rules in {tested}")

@@ -161,3 +161,19 @@ fn decoding_any_request_takes_at_most_the_stated_bytes_per_byte_received() {
     // The bound is not loose by more than a factor of two (it sizes the planner's memory).
     assert!(worst * 2.0 > api::MAX_DECODED_PER_ENCODED_BYTE as f64, "worst {worst:.1}: lower the constant");
 }
+
+#[test]
+fn upload_chunks_decode_to_their_size() {
+    for n in [(1usize << 20) + 1, 4 << 20] {
+        let chunk = pb::UploadChunk { name: "leaves.bin".into(), total_size: 1 << 30, data: vec![7u8; n] };
+        let bytes = chunk.encode_to_vec();
+        let (peak, out) = peak_of(|| pb::UploadChunk::decode(bytes.as_slice()));
+        assert_eq!(out.unwrap().data.len(), n);
+        let ratio = peak as f64 / bytes.len() as f64;
+        println!("UploadChunk of {n} bytes: decoded peak {peak}, {ratio:.3} per byte");
+        assert!(
+            ratio <= api::UPLOAD_DECODED_PER_ENCODED_BYTE as f64,
+            "an upload chunk decodes to {ratio:.3} bytes per byte received, over UPLOAD_DECODED_PER_ENCODED_BYTE"
+        );
+    }
+}

@@ -30,13 +30,11 @@ use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
 use crate::{proof_prefix, Submission, Platform, PlatformError};
+pub use crate::bounds::{
+    CHUNK, MAX_MESSAGE_BYTES, MAX_PAGE_SIZE, MAX_PROOF_STREAMS_PER_TENANT, MAX_REQUEST_BYTES, MAX_STREAMS_PER_CONNECTION, MAX_UPLOAD_BYTES, MAX_UPLOAD_NAME,
+    MAX_WATCHES_PER_TENANT, PROOF_CHUNKS_AHEAD, UPLOAD_BUFFER_BYTES,
+};
 
-/// Chunk size of `GetProof`.
-pub const CHUNK: usize = 1 << 20;
-/// Largest request message the server decodes (inline leaves of a 2^19-leaf tree fit).
-pub const MAX_REQUEST_BYTES: usize = api::MAX_REQUEST_BYTES;
-/// Largest response message the server sends.
-pub const MAX_MESSAGE_BYTES: usize = api::MAX_MESSAGE_BYTES;
 
 pub struct JobServiceImpl {
     platform: Arc<Platform>,
@@ -49,16 +47,10 @@ pub struct JobServiceImpl {
     proofs: OpenStreams,
     /// What requests being received may hold ([`crate::budget`]).
     budget: Arc<crate::budget::RequestBudget>,
+    /// What VerifyProof and GetBundle calls may take at once ([`crate::verify_gate`]).
+    verify: Arc<crate::verify_gate::VerifyGate>,
 }
 
-/// Most WatchJob streams one tenant holds open at once (each polls its job's record).
-pub const MAX_WATCHES_PER_TENANT: usize = 64;
-/// Most GetProof streams one tenant holds open at once: each holds up to [`PROOF_CHUNKS_AHEAD`]
-/// chunks of [`CHUNK`] bytes read ahead of its client, and the one in hand (about 3 MiB), so
-/// a tenant's streams that read nothing hold at most ~50 MiB of the planner.
-pub const MAX_PROOF_STREAMS_PER_TENANT: usize = 16;
-/// Chunks a GetProof stream reads ahead of its client.
-const PROOF_CHUNKS_AHEAD: usize = 2;
 
 /// Streams of one RPC open per tenant.
 type OpenStreams = Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>;
@@ -100,13 +92,6 @@ pub fn upload_prefix(tenant: &str) -> String {
     crate::layout::uploads_root(tenant)
 }
 
-/// Largest `UploadInput`: the leaves of the largest tree (8 bytes per value, 2^27 values: 1 GiB).
-pub const MAX_UPLOAD_BYTES: u64 = 8 << crate::MAX_LOG_N;
-
-/// What one `UploadInput` holds besides its current message: the object store's part being
-/// filled (S3 multipart parts of 8 MiB, in a buffer that may double while it fills).
-pub const UPLOAD_BUFFER_BYTES: u64 = 2 * blobstore::MULTIPART_THRESHOLD as u64;
-
 /// An upload's charge against its tenant's quota while its bytes arrive: dropped before the
 /// upload is stored (`store` still set), it puts the name's earlier charge back, in a task of
 /// its own since the call may be gone.
@@ -134,12 +119,6 @@ impl Drop for PendingCharge {
     }
 }
 
-/// Most characters of an upload's name (`UploadChunk.name`).
-pub const MAX_UPLOAD_NAME: usize = 64;
-
-/// Most jobs of one ListJobs page (`ListJobsRequest.page_size`).
-pub const MAX_PAGE_SIZE: u32 = 1000;
-
 /// How long an upload's charge holds before its object is written: longer than any upload
 /// runs, so only a charge a crash left behind expires.
 pub const UPLOAD_CHARGE_HOLD: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
@@ -165,7 +144,20 @@ impl JobServiceImpl {
     /// An open API: no authentication, every job visible to every caller.
     pub fn new(platform: Arc<Platform>) -> Self {
         let budget = crate::budget::RequestBudget::new(platform.config().request_budget_bytes);
-        Self { platform, poll: Duration::from_millis(100), tokens: None, delegation: Default::default(), watches: Default::default(), proofs: Default::default(), budget }
+        Self { platform, poll: Duration::from_millis(100), tokens: None, delegation: Default::default(), watches: Default::default(), proofs: Default::default(), budget, verify: crate::verify_gate::VerifyGate::new() }
+    }
+
+    /// Its VerifyProof calls bounded by `gate` instead of the default one.
+    pub fn with_verify_gate(mut self, gate: Arc<crate::verify_gate::VerifyGate>) -> Self {
+        self.verify = gate;
+        self
+    }
+
+    /// Its calls sharing `budget` instead of one of the configured size (a test's shorter
+    /// stall timeout, [`crate::budget::RequestBudget::with_stall`]).
+    pub fn with_request_budget(mut self, budget: Arc<crate::budget::RequestBudget>) -> Self {
+        self.budget = budget;
+        self
     }
 
     /// The request budget its calls share ([`crate::budget`]).
@@ -289,7 +281,7 @@ impl JobService for JobServiceImpl {
         // time), so a 1 GiB upload costs the planner a part, not a gigabyte; visible only once
         // all the announced bytes have arrived. The part is held against the request budget
         // while the upload runs.
-        let _part = self.budget.reserve(UPLOAD_BUFFER_BYTES.min(total.saturating_mul(2)), "an upload's buffered part")?;
+        let _part = self.budget.reserve(UPLOAD_BUFFER_BYTES.min(total.saturating_mul(2)), "an upload's buffered part", &tenant)?;
         // The tenant's upload quota, charged the announced size before a byte is stored (an
         // upload under a name used before replaces that one's charge). Until the object is
         // written the charge expires after a day, so an upload cut by a crash leaves nothing
@@ -394,6 +386,8 @@ impl JobService for JobServiceImpl {
     async fn get_bundle(&self, request: Request<pb::GetBundleRequest>) -> Result<Response<pb::GetBundleResponse>, Status> {
         let tenant = self.tenant(&request).await?;
         let req = request.into_inner();
+        // Decodes and merges up to 65,536 proofs: bounded as VerifyProof is.
+        let _pass = self.verify.enter(&tenant, "GetBundle").await?;
         let b = self.platform.circuit_bundle(&tenant, &req.circuit_id, &req.job_ids).await.map_err(status)?;
         Ok(Response::new(pb::GetBundleResponse {
             curve: b.curve.as_str().into(),
@@ -566,6 +560,9 @@ impl JobService for JobServiceImpl {
 
     async fn verify_proof(&self, request: Request<pb::VerifyProofRequest>) -> Result<Response<pb::VerifyProofResponse>, Status> {
         let tenant = self.tenant(&request).await?;
+        // Held until the call answers (or its client goes away): at most a few calls per tenant,
+        // one check per core in all.
+        let _pass = self.verify.enter(&tenant, "VerifyProof").await?;
         let request = request.into_inner();
         let expected_root = match request.expected_root.trim() {
             "" => None,

@@ -106,11 +106,11 @@ impl<S> Authenticated<S> {
 
 /// `request` with its body metered; the reservation it holds, kept by the caller until the
 /// call has answered.
-fn metered(request: http::Request<Body>, budget: &Arc<RequestBudget>) -> (http::Request<Body>, Held) {
+fn metered(request: http::Request<Body>, budget: &Arc<RequestBudget>, tenant: &str) -> (http::Request<Body>, Held) {
     let held = Held::default();
     let method = request.uri().path().to_string();
     let (parts, body) = request.into_parts();
-    let body = Body::new(Metered::new(body, budget.clone(), held.clone(), method));
+    let body = Body::new(Metered::new(body, budget.clone(), held.clone(), method, tenant.to_string()));
     (http::Request::from_parts(parts, body), held)
 }
 
@@ -131,10 +131,11 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, mut request: http::Request<Body>) -> Self::Future {
+    fn call(&mut self, request: http::Request<Body>) -> Self::Future {
         let budget = self.budget.clone();
         let Some(tokens) = self.tokens.clone() else {
-            let (request, held) = metered(request, &budget);
+            // An open API: its callers share one tenant's share of the budget.
+            let (request, held) = metered(request, &budget, "");
             let call = self.inner.call(request);
             return Box::pin(async move {
                 let answer = call.await;
@@ -149,8 +150,8 @@ where
         Box::pin(async move {
             match resolve(tokens.as_ref(), &delegation, request.headers()).await {
                 Ok(tenant) => {
+                    let (mut request, held) = metered(request, &budget, &tenant);
                     request.extensions_mut().insert(Tenant(tenant));
-                    let (request, held) = metered(request, &budget);
                     let answer = inner.call(request).await;
                     drop(held);
                     answer

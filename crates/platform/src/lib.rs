@@ -25,6 +25,7 @@
 //! its final state first (so no role dispatches for it any more), then purges its waiting tasks
 //! and deletes its intermediate objects; a late report of a cancelled job deletes them again.
 
+pub mod bounds;
 pub mod budget;
 pub mod cache;
 pub mod error;
@@ -36,6 +37,7 @@ pub mod defaults;
 pub mod kinds;
 pub mod layout;
 pub mod lifecycle;
+pub mod limit;
 pub mod limits;
 pub mod manifest;
 pub mod metrics;
@@ -45,6 +47,7 @@ pub mod roles;
 pub mod service;
 pub mod telemetry;
 pub mod tls;
+pub mod verify_gate;
 pub mod work;
 
 pub use error::PlatformError;

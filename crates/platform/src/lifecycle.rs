@@ -20,6 +20,8 @@
 //! | `reckle.batch`, `reckle.update` | `inputs/leaves.bin`, `nodes/`, `tree/` | a `reckle.update` on this job reads its leaves (applying the changes to them), copies the node proofs it keeps and the tree pieces no change touches (`kinds::reckle`, `plan_update`); Reckle jobs have no secret input |
 //! | every other kind | nothing | its published outputs (`proof/`, registered circuits, Hekaton keys) are written outside the deleted prefixes |
 //!
+//! The clean-up starts only once the ending is durable ([`jobs::JobStore::make_durable`],
+//! `--redis-durability`): a job is never left `running` in Redis with its scratch deleted.
 //! The clean-up is keyed on "ended and not cleaned", not on who won the move: each step is
 //! idempotent and the job leaves the unclean list only when all of them succeeded. A clean-up
 //! cut by an error, a reply timeout or a crash is finished by the next `end` of the job (a
@@ -110,6 +112,15 @@ impl Platform {
         if !rec.state.is_terminal() {
             return Ok(());
         }
+        // The ending is made durable before anything of the job is deleted (S1 of the platform
+        // review): were Redis to lose its last second after the deletes, a done job would come
+        // back `running`, its redelivered last task would find its proofs gone, and the job
+        // would end `failed` with its proof published. Not confirmed: an error, the job stays
+        // unclean and the next `end` or the reconciler's sweep finishes the clean-up.
+        self.job_store()
+            .make_durable()
+            .await
+            .map_err(|e| PlatformError::Jobs(JobError::Backend(format!("job {job} ended, but that is not confirmed durable ({e}): its clean-up waits for a retry"))))?;
         if rec.state != JobState::Done {
             // O(the job's messages): the queue's per-job task index, not a walk of each kind.
             self.queue().purge_all(job).await?;

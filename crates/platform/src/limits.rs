@@ -16,28 +16,8 @@
 //! Wrap pools (`reckle.wrap`, `hekaton.wrap`) are sized separately (docs/job-kinds.md); their
 //! keys are not part of the defaults.
 
+pub use crate::limit::Limit;
 use crate::{PlatformConfig, Quotas};
-
-/// One bound a request can meet.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct Limit {
-    /// A job kind (`reckle.batch`), `request` (every call) or `tenant` (the caller's quotas).
-    pub scope: String,
-    /// The request field (or quota) named when the bound is crossed.
-    pub field: String,
-    /// The largest value accepted.
-    pub max: u64,
-    /// What `max` counts: `count`, `bytes`, `log2` (of a count), `steps`.
-    pub unit: String,
-    /// What is bounded, in words.
-    pub what: String,
-}
-
-impl Limit {
-    pub fn new(scope: &str, field: &str, max: u64, unit: &str, what: &str) -> Self {
-        Self { scope: scope.into(), field: field.into(), max, unit: unit.into(), what: what.into() }
-    }
-}
 
 /// What one role needs in memory, part by part.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -66,13 +46,16 @@ pub const PROVER_PROCESS_BYTES: u64 = 384 << 20;
 /// The bounds of every call.
 pub fn request_limits() -> Vec<Limit> {
     vec![
-        Limit::new("request", "message", crate::grpc::MAX_REQUEST_BYTES as u64, "bytes", "one request message (a response: up to 64 MiB)"),
-        Limit::new("request", "total_size", crate::grpc::MAX_UPLOAD_BYTES, "bytes", "one UploadInput stream (a Reckle job's leaves at the largest log_n)"),
-        Limit::new("request", "name", crate::grpc::MAX_UPLOAD_NAME as u64, "count", "characters of an UploadInput's name"),
-        Limit::new("request", "page_size", crate::grpc::MAX_PAGE_SIZE as u64, "count", "jobs of one ListJobs page"),
+        Limit::new("request", "message", crate::bounds::MAX_REQUEST_BYTES as u64, "bytes", "one request message (a response: up to 64 MiB)"),
+        Limit::new("request", "total_size", crate::bounds::MAX_UPLOAD_BYTES, "bytes", "one UploadInput stream (a Reckle job's leaves at the largest log_n)"),
+        Limit::new("request", "name", crate::bounds::MAX_UPLOAD_NAME as u64, "count", "characters of an UploadInput's name"),
+        Limit::new("request", "page_size", crate::bounds::MAX_PAGE_SIZE as u64, "count", "jobs of one ListJobs page"),
         Limit::new("request", "job_ids", crate::kinds::circom::MAX_BUNDLE_JOBS as u64, "count", "jobs of one GetBundle call"),
-        Limit::new("request", "watches", crate::grpc::MAX_WATCHES_PER_TENANT as u64, "count", "WatchJob streams open at once per tenant"),
-        Limit::new("request", "proof_streams", crate::grpc::MAX_PROOF_STREAMS_PER_TENANT as u64, "count", "GetProof streams open at once per tenant"),
+        Limit::new("request", "watches", crate::bounds::MAX_WATCHES_PER_TENANT as u64, "count", "WatchJob streams open at once per tenant"),
+        Limit::new("request", "proof_streams", crate::bounds::MAX_PROOF_STREAMS_PER_TENANT as u64, "count", "GetProof streams open at once per tenant"),
+        Limit::new("request", "streams_per_connection", crate::bounds::MAX_STREAMS_PER_CONNECTION as u64, "count", "calls one HTTP/2 connection carries at once"),
+        Limit::new("request", "stall_secs", crate::budget::STALL_SECS, "seconds", "a call that sends nothing while it holds request budget fails after this"),
+        Limit::new("request", "verifies", crate::verify_gate::MAX_VERIFIES_PER_TENANT as u64, "count", "VerifyProof and GetBundle calls in flight at once per tenant (run one per core)"),
     ]
 }
 

@@ -238,6 +238,12 @@ impl BlobStore for MeteredStore {
         observe("list", t, &r, 0);
         r
     }
+    async fn list_dirs(&self, prefix: &str) -> Result<Vec<String>, BlobError> {
+        let t = Instant::now();
+        let r = self.timed("list", self.inner.list_dirs(prefix)).await;
+        observe("list", t, &r, 0);
+        r
+    }
     async fn delete(&self, key: &str) -> Result<(), BlobError> {
         let t = Instant::now();
         let r = self.timed("delete", self.inner.delete(key)).await;

@@ -67,19 +67,7 @@ impl Platform {
             jobs::check_idempotency_key(key)?;
         }
         let quotas = if tenant.is_empty() { crate::Quotas::NONE } else { self.config().quotas };
-        // A tenant at its active-job quota is refused before its request is validated (which
-        // reads its inputs: a HEAD and a ranged GET per witness of a pari.circom job) and before
-        // anything is stored (N3 of the platform review); a retry of a job it submitted is still
-        // answered with that job. The record's creation checks the quota again, atomically.
-        if let Some(max) = quotas.max_active_jobs {
-            let retry = match idempotency_key {
-                Some(key) => self.job_store().idempotent(tenant, key).await?.is_some(),
-                None => false,
-            };
-            if !retry && self.job_store().tenant_active(tenant).await? >= max {
-                return Err(jobs::JobError::LimitReached { limit: jobs::LIMIT_ACTIVE, max }.into());
-            }
-        }
+        let headroom = self.headroom(tenant, &quotas, idempotency_key).await?;
         let kind_name = request.kind();
         let kind = self
             .registry()
@@ -104,6 +92,10 @@ impl Platform {
         // A tenant's job id carries the tenant, whose prefix holds the job's objects.
         let job = layout::job_id(tenant, &uuid::Uuid::new_v4().to_string());
         let fingerprint = fingerprint(&v.spec, &v.inputs, &v.copies);
+        let mut rec = JobRecord::new(&job, kind_name, v.spec).with_tenant(tenant);
+        rec.tasks = v.tasks.iter().map(|(k, n)| (k.to_string(), TaskCounts { total: *n, done: 0 })).collect();
+        // The job's record against what the quotas left, still before a byte is stored.
+        headroom.admits(&rec)?;
         for (name, bytes) in v.inputs.iter().chain(&v.secrets) {
             self.blobs().put(&layout::input(&job, name), bytes.clone()).await?;
         }
@@ -124,8 +116,6 @@ impl Platform {
                 return Err(e);
             }
         }
-        let mut rec = JobRecord::new(&job, kind_name, v.spec).with_tenant(tenant);
-        rec.tasks = v.tasks.iter().map(|(k, n)| (k.to_string(), TaskCounts { total: *n, done: 0 })).collect();
         let limits = jobs::Limits { max_active: quotas.max_active_jobs, max_tasks_per_hour: quotas.max_tasks_per_hour, max_record_bytes: quotas.max_record_bytes };
         let created = match self.job_store().create_limited(&rec, idempotency_key.map(|k| (k, fingerprint.as_str())), limits).await {
             Ok(c) => c,
@@ -237,8 +227,10 @@ impl Platform {
     /// Cancels a job: final state first, then its waiting tasks and intermediate objects go.
     /// Returns the record; a job that had already ended is returned unchanged.
     pub async fn cancel(&self, job: &str) -> Result<JobRecord, PlatformError> {
+        // The clean-up in `end` waits for the ending to be durable; the wait below covers a
+        // cancel of a job that had ended before. Acknowledged only once on disk
+        // (`--redis-durability`); a retried cancel is harmless.
         self.end(job, crate::lifecycle::Ending::Cancelled("cancelled by the user")).await?;
-        // Acknowledged only once on disk (`--redis-durability`); a retried cancel is harmless.
         self.job_store()
             .make_durable()
             .await
@@ -292,4 +284,72 @@ fn fingerprint(spec_json: &str, inputs: &[(String, Bytes)], copies: &[crate::kin
         h.update(size.to_le_bytes());
     }
     hex::encode(h.finalize())
+}
+
+/// What a tenant's quotas leave it, read before its request is validated (which reads its
+/// inputs: a HEAD and a ranged GET per witness of a pari.circom job) and before anything is
+/// stored (N3 of the platform review). The record's creation checks each quota again,
+/// atomically; these reads only spare the work of a submission that would be refused.
+struct Headroom {
+    /// Tasks planned this hour and the hourly budget.
+    hour: Option<(u64, u64)>,
+    /// Record bytes held and the record quota.
+    records: Option<(u64, u64)>,
+}
+
+impl Headroom {
+    /// Whether `rec` (the job's record, its tasks counted) fits what is left.
+    fn admits(&self, rec: &JobRecord) -> Result<(), PlatformError> {
+        if let Some((spent, max)) = self.hour.filter(|(spent, max)| spent.saturating_add(rec.progress().total) > *max) {
+            tracing::debug!(tenant = %rec.tenant, spent, "refused for the hourly work budget before storing");
+            return Err(jobs::JobError::LimitReached { limit: jobs::LIMIT_HOURLY_TASKS, max }.into());
+        }
+        if let Some((held, max)) = self.records {
+            let (record, tasks) = jobs::record_charge(rec);
+            if held.saturating_add(record).saturating_add(tasks) > max {
+                return Err(jobs::JobError::LimitReached { limit: jobs::LIMIT_RECORD_BYTES, max }.into());
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Platform {
+    /// `tenant`'s [`Headroom`]: refused at once when it is at its active-job quota, has spent
+    /// its hourly work budget or holds its record quota (a record costs at least
+    /// [`jobs::RECORD_BYTES`]). A retry of a job it submitted (its idempotency key names one)
+    /// is answered with that job whatever the quotas, so it is checked against none.
+    async fn headroom(&self, tenant: &str, quotas: &crate::Quotas, idempotency_key: Option<&str>) -> Result<Headroom, PlatformError> {
+        let none = Headroom { hour: None, records: None };
+        let limited = quotas.max_active_jobs.is_some() || quotas.max_tasks_per_hour.is_some() || quotas.max_record_bytes.is_some();
+        if !limited {
+            return Ok(none);
+        }
+        if let Some(key) = idempotency_key {
+            if self.job_store().idempotent(tenant, key).await?.is_some() {
+                return Ok(none);
+            }
+        }
+        if let Some(max) = quotas.max_active_jobs {
+            if self.job_store().tenant_active(tenant).await? >= max {
+                return Err(jobs::JobError::LimitReached { limit: jobs::LIMIT_ACTIVE, max }.into());
+            }
+        }
+        let mut headroom = none;
+        if let Some(max) = quotas.max_tasks_per_hour {
+            let spent = self.job_store().tenant_hour_tasks(tenant).await?;
+            if spent >= max {
+                return Err(jobs::JobError::LimitReached { limit: jobs::LIMIT_HOURLY_TASKS, max }.into());
+            }
+            headroom.hour = Some((spent, max));
+        }
+        if let Some(max) = quotas.max_record_bytes {
+            let held = self.job_store().usage(tenant, jobs::Usage::Records).await?;
+            if held.saturating_add(jobs::RECORD_BYTES) > max {
+                return Err(jobs::JobError::LimitReached { limit: jobs::LIMIT_RECORD_BYTES, max }.into());
+            }
+            headroom.records = Some((held, max));
+        }
+        Ok(headroom)
+    }
 }

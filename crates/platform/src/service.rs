@@ -84,9 +84,12 @@ pub struct ServiceConfig {
     ///
     /// Bytes that the requests being received and decoded may hold at once, all callers
     /// together (planner role). Each message reserves 37 times its size (its bytes and the most
-    /// its decoding can take) before it is read, and each upload 16 MiB for its buffered part; a
-    /// call the budget cannot cover is answered UNAVAILABLE (retry) without being read, and a
-    /// message over the whole budget RESOURCE_EXHAUSTED. Count it in the planner's memory.
+    /// its decoding can take; an upload chunk three times its size) before it is read, and each upload
+    /// 16 MiB for its buffered part. One tenant's calls hold at most three quarters of it, and
+    /// the last sixteenth is kept for messages of at most 64 KiB; a call that sends nothing for
+    /// 30 s while holding some fails. A call the budget cannot cover is answered UNAVAILABLE
+    /// (retry) without being read, and a message over a tenant's share RESOURCE_EXHAUSTED.
+    /// Count it in the planner's memory.
     #[arg(help_heading = "Planner API", long, env = "PROVER_REQUEST_BUDGET_BYTES", default_value_t = crate::defaults::REQUEST_BUDGET_BYTES)]
     pub request_budget_bytes: u64,
     /// PEM certificate chain for the gRPC port (with --tls-key: TLS).
@@ -665,7 +668,14 @@ pub async fn run(
                     .build_v1()
                     .map_err(|e| ServiceError::Config(format!("reflection: {e}")))?;
                 let mut grpc_stop = stop_rx.clone();
+                // Keepalive finds connections whose peer is gone (their calls' reservations of
+                // the request budget go with them: `crate::budget`); each connection carries a
+                // bounded number of calls at once.
                 let router = tonic::transport::Server::builder()
+                    .http2_keepalive_interval(Some(Duration::from_secs(30)))
+                    .http2_keepalive_timeout(Some(Duration::from_secs(20)))
+                    .tcp_keepalive(Some(Duration::from_secs(60)))
+                    .max_concurrent_streams(Some(grpc::MAX_STREAMS_PER_CONNECTION))
                     .add_service(health)
                     .add_service(reflection)
                     .add_service(match &tokens {

@@ -13,7 +13,7 @@ mod common;
 use jobs::{JobState, JobStore, RedisJobStore};
 use platform::kinds::noop;
 use platform::service::{connect_backends, BackendArgs, ServiceError};
-use platform::{Platform, PlatformConfig};
+use platform::{Ending, Platform, PlatformConfig};
 use queue::durable::{AckGate, Durability};
 use queue::{QueueConfig, RedisQueue};
 
@@ -203,6 +203,43 @@ async fn acknowledged_submits_and_cancels_wait_for_the_aof() {
     assert!(!fresh, "the retry returns the job recorded by the refused submit");
     assert_eq!(reread.list(0, 10).await.unwrap().0.len(), 2);
     assert!(reread.get(&again).await.unwrap().is_some());
+}
+
+/// S1 of the platform review: a job's ending is durable before its clean-up deletes anything.
+/// With AOF off under the running service, ending a job moves it (in Redis's memory) but its
+/// inputs stay and it stays listed as unclean, the call an error; were the deletes done first,
+/// a Redis that lost that second would bring the job back `running` with its inputs gone. Once
+/// AOF is back, the next `end` (a retried report, the reconciler's sweep) finishes the clean-up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn endings_are_durable_before_the_clean_up() {
+    let Some(bin) = server_bin("PROVER_TEST_VALKEY_SERVER", None) else { return };
+    let v = Server::start(&bin, &["--appendonly", "yes", "--appendfsync", "everysec"]).await;
+    let Some(p) = platform_on(&v).await else { return };
+    let reread = RedisJobStore::connect(&v.url()).await.unwrap();
+
+    let (job, _) = p.submit(noop::request(2), None).await.unwrap();
+    let input = platform::layout::input(&job, "witness.bin");
+    p.blobs().put(&input, bytes::Bytes::from_static(b"a witness")).await.unwrap();
+
+    let _: () = redis::cmd("CONFIG").arg("SET").arg("appendonly").arg("no").query_async(&mut v.conn().await).await.unwrap();
+    let e = p.end(&job, Ending::Failed("a task failed")).await.unwrap_err().to_string();
+    assert!(e.contains("not confirmed durable"), "{e}");
+    assert_eq!(reread.get(&job).await.unwrap().unwrap().state, JobState::Failed);
+    assert_eq!(p.blobs().size(&input).await.unwrap(), 9, "an input was deleted before the ending was durable");
+    assert!(reread.is_unclean(&job).await.unwrap());
+
+    let _: () = redis::cmd("CONFIG").arg("SET").arg("appendonly").arg("yes").query_async(&mut v.conn().await).await.unwrap();
+    let deadline = std::time::Instant::now() + BOUND;
+    loop {
+        match p.end(&job, Ending::Failed("a task failed")).await {
+            Ok(moved) => break assert!(!moved, "the job had ended before"),
+            // The rewrite that turns AOF on is still running.
+            Err(e) => assert!(std::time::Instant::now() < deadline, "the clean-up never finished: {e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(matches!(p.blobs().size(&input).await, Err(blobstore::BlobError::NotFound(_))), "the clean-up left the input");
+    assert!(!reread.is_unclean(&job).await.unwrap());
 }
 
 /// What each setting does with servers that cannot make acknowledgements durable, through the

@@ -18,13 +18,17 @@ use tonic::transport::Channel;
 use tonic::{Code, Request};
 
 async fn serve(platform: Arc<Platform>, tokens: Arc<dyn TokenStore>) -> String {
+    serve_service(JobServiceImpl::new(platform).with_tokens(tokens)).await
+}
+
+async fn serve_service(service: JobServiceImpl) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (health_reporter, health) = tonic_health::server::health_reporter();
     health_reporter.set_serving::<pb::job_service_server::JobServiceServer<JobServiceImpl>>().await;
     let server = tonic::transport::Server::builder()
         .add_service(health)
-        .add_service(JobServiceImpl::new(platform).with_tokens(tokens).into_server())
+        .add_service(service.into_server())
         .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener));
     tokio::spawn(server);
     format!("http://{addr}")
@@ -245,7 +249,7 @@ async fn quotas_are_enforced(real: bool) {
             ..Default::default()
         })),
     };
-    let e = c.submit_job(req(circom, ka)).await.unwrap_err();
+    let e = c.submit_job(req(circom.clone(), ka)).await.unwrap_err();
     assert_eq!(e.code(), Code::ResourceExhausted, "validated before the quota was checked: {e:?}");
     let again = c.submit_job(req(pari("again"), ka)).await.expect("a retry at the quota is answered").into_inner();
     assert_eq!((again.job_id, again.created), (j2, false));
@@ -260,6 +264,11 @@ async fn quotas_are_enforced(real: bool) {
     let e = c.submit_job(req(pari(""), ka)).await.unwrap_err();
     assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
     assert!(e.message().contains("tasks per tenant per hour") && e.message().contains("next hour"), "{e:?}");
+    // N3 for the hourly budget: with a place free, a request over it is refused before its
+    // inputs are read (the circuit and the witness do not exist) or anything is stored.
+    let e = c.submit_job(req(circom, ka)).await.unwrap_err();
+    assert_eq!(e.code(), Code::ResourceExhausted, "validated before the hourly budget was checked: {e:?}");
+    assert!(e.message().contains("tasks per tenant per hour"), "{e:?}");
     // 2 proofs per task, 10 proofs: 5 prove tasks and more, over the budget of 4 tasks.
     let mut big = pari("");
     if let Some(pb::submit_job_request::Params::PariBatch(p)) = &mut big.params {
@@ -320,6 +329,19 @@ async fn storage_quotas_are_enforced(real: bool) {
     assert!(e.message().contains("bytes of job records per tenant") && e.message().contains("expire"), "{e:?}");
     assert!(submitted >= 2, "refused after {submitted} jobs");
     assert!(charged(ta.clone(), jobs::Usage::Records).await <= record_quota);
+    // N3 for the record quota: refused before the request's inputs are read (the circuit and
+    // the witness do not exist) or anything is stored.
+    let circom = pb::SubmitJobRequest {
+        idempotency_key: String::new(),
+        params: Some(pb::submit_job_request::Params::PariCircom(pb::PariCircomParams {
+            circuit_id: "ab".repeat(32),
+            witness_object_keys: vec!["nowhere.wtns".into()],
+            ..Default::default()
+        })),
+    };
+    let e = c.submit_job(req(circom, ka)).await.unwrap_err();
+    assert_eq!(e.code(), Code::ResourceExhausted, "validated before the record quota was checked: {e:?}");
+    assert!(e.message().contains("bytes of job records per tenant"), "{e:?}");
     c.submit_job(req(pari(""), kb)).await.expect("another tenant has its own quota");
 
     let upload = |name: &str, total: usize, data: Vec<u8>| tokio_stream::iter(vec![pb::UploadChunk { name: name.into(), total_size: total as u64, data }]);
@@ -596,14 +618,15 @@ async fn the_operator_acts_for_each_namespace_as_its_own_tenant() {
     nf(c.get_job(as_ns(pb::GetJobRequest { job_id: own }, &op.secret, "operator")).await.map(drop), "namespace operator reading the operator's own job");
 }
 
-/// Issue 32 item 4: every call's messages are reserved against one request budget before they
-/// are read, so what a planner holds for requests is bounded whatever the number of callers.
-/// With a budget of 6 MiB: an upload holds its buffered part and its current chunk while its
-/// client is still sending; a submission that the rest cannot cover is answered UNAVAILABLE
-/// (retry), its bytes unread; a message over the whole budget is RESOURCE_EXHAUSTED, naming the
-/// flag; once the upload ends (and once a client drops its stream half-way) the budget is whole
-/// again and the same submission goes through. Real MinIO (the S3 multipart path) when
-/// configured.
+/// Issue 32 item 4 and N1 of the platform review: every call's messages are reserved against
+/// one request budget before they are read, so what a planner holds for requests is bounded
+/// whatever the number of callers, and one tenant holds at most three quarters of it. With a
+/// budget of 6 MiB: an upload holds its buffered part and its current chunk (charged near its
+/// size) while its client is still sending; a submission that its tenant's share cannot cover
+/// beside it is answered UNAVAILABLE (retry), its bytes unread, while another tenant's same
+/// submission is taken; a message over a tenant's share is RESOURCE_EXHAUSTED, naming the flag;
+/// once the upload ends (and once a client drops its stream half-way) the budget is whole again
+/// and the same submission goes through. Real MinIO (the S3 multipart path) when configured.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_share_one_byte_budget() {
     let (q, blobs, jobs, _dir) = match common::backends_in_db(true, QueueConfig::default(), 2).await {
@@ -615,8 +638,10 @@ async fn requests_share_one_byte_budget() {
     let platform = Platform::with_config(q, blobs, jobs, config);
     let store = tokens(false).await;
     let t = store.create("budget").await.unwrap();
+    let u = store.create("budget-other").await.unwrap();
     let svc = JobServiceImpl::new(platform).with_tokens(store);
     let budget = svc.budget();
+    assert_eq!(budget.tenant_share(), total / 4 * 3);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(tonic::transport::Server::builder().add_service(svc.into_server()).serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)));
@@ -626,7 +651,7 @@ async fn requests_share_one_byte_budget() {
     let leaves = |n: usize| pb::SubmitJobRequest {
         idempotency_key: "budget".into(),
         params: Some(pb::submit_job_request::Params::ReckleBatch(pb::ReckleBatchParams {
-            log_n: 12,
+            log_n: n.trailing_zeros(),
             log_bucket: 2,
             batch: vec![0, 1],
             leaves: Some(pb::reckle_batch_params::Leaves::Inline(pb::LeafValues { values: (0..n as u64).map(|v| (1 << 62) | v).collect() })),
@@ -634,28 +659,31 @@ async fn requests_share_one_byte_budget() {
         })),
     };
 
-    // An upload whose client sends its first chunk (128 KiB: ~4.6 MiB reserved, and 0.5 MiB for
+    // An upload whose client sends its first chunk (512 KiB: ~1.5 MiB reserved, and 2 MiB for
     // the part) and then waits.
     let (tx, rx) = tokio::sync::mpsc::channel::<pb::UploadChunk>(4);
-    let chunk = 128usize << 10;
+    let chunk = 512usize << 10;
     tx.send(pb::UploadChunk { name: "leaves.bin".into(), total_size: 2 * chunk as u64, data: vec![1; chunk] }).await.unwrap();
     let mut c2 = c.clone();
     let upload = tokio::spawn({
         let secret = t.secret.clone();
         async move { c2.upload_input(req(tokio_stream::wrappers::ReceiverStream::new(rx), Some(&secret))).await }
     });
-    let held = platform::budget::message_cost(chunk as u64 + 16) + platform::grpc::UPLOAD_BUFFER_BYTES.min(4 * chunk as u64);
+    let held = platform::budget::method_message_cost(platform::budget::UPLOAD_METHOD, chunk as u64 + 16) + platform::grpc::UPLOAD_BUFFER_BYTES.min(4 * chunk as u64);
     while budget.used() < held - 64 {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert!(budget.used() <= total);
+    assert!(budget.used() <= held + 64, "an upload chunk was charged as any message: {} bytes held", budget.used());
+    assert_eq!(budget.used_by("budget"), budget.used());
 
-    // The submission does not fit beside it: UNAVAILABLE, naming the flag.
+    // The submission does not fit beside it in the tenant's share: UNAVAILABLE, naming the
+    // flag; another tenant's is taken.
     let e = c.submit_job(req(leaves(1 << 12), Some(&t.secret))).await.unwrap_err();
     assert_eq!(e.code(), Code::Unavailable, "{e:?}");
-    assert!(e.message().contains(platform::budget::FLAG), "{e:?}");
-    // A message over the whole budget: RESOURCE_EXHAUSTED, naming the flag and the way out.
-    let e = c.submit_job(req(leaves(1 << 16), Some(&t.secret))).await.unwrap_err();
+    assert!(e.message().contains(platform::budget::FLAG) && e.message().contains("your other calls"), "{e:?}");
+    c.submit_job(req(leaves(1 << 12), Some(&u.secret))).await.expect("another tenant's submission is taken");
+    // A message over a tenant's share: RESOURCE_EXHAUSTED, naming the flag and the way out.
+    let e = c.submit_job(req(leaves(1 << 16), Some(&u.secret))).await.unwrap_err();
     assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
     assert!(e.message().contains(platform::budget::FLAG) && e.message().contains("upload"), "{e:?}");
     // Small calls of the same tenant still fit.
@@ -684,4 +712,164 @@ async fn requests_share_one_byte_budget() {
     while budget.used() > 0 {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+/// Issue 58, scenario (a): one tenant holds the front door while another works. Tenant a opens
+/// uploads that send their first chunk and then nothing, and floods WatchJob streams; its calls
+/// are held to its share of the request budget and its stream cap (the refused ones answered at
+/// once), while tenant b's GetJob, ListJobs, small submissions and CancelJob all succeed. Then
+/// a's stalled uploads fail on the stall timeout (1 s here) and give back all they held. Before,
+/// the budget was one pool with no share, upload chunks were charged 37 times their size and a
+/// stalled upload held its reservation until its connection closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_tenant_cannot_hold_the_front_door() {
+    let Some((q, blobs, jobs, _dir)) = common::backends_in_db(false, QueueConfig::default(), 2).await else { return };
+    let total = 13u64 << 20;
+    let platform = Platform::new(q, blobs, jobs);
+    let store = tokens(false).await;
+    let (a, b) = (store.create("door-a").await.unwrap(), store.create("door-b").await.unwrap());
+    // No stall ends a call in this first part, however slow the machine.
+    let budget = platform::budget::RequestBudget::with_stall(total, Duration::from_secs(3600));
+    let endpoint = serve_service(JobServiceImpl::new(platform.clone()).with_tokens(store.clone()).with_request_budget(budget.clone())).await;
+    let mut c = JobServiceClient::connect(endpoint).await.unwrap();
+    let noop = |key: &str| pb::SubmitJobRequest { idempotency_key: key.into(), params: Some(pb::submit_job_request::Params::Noop(pb::NoopParams { tasks: 1 })) };
+    let b_job = c.submit_job(req(noop("b-first"), Some(&b.secret))).await.unwrap().into_inner().job_id;
+    let a_job = c.submit_job(req(noop("a-first"), Some(&a.secret))).await.unwrap().into_inner().job_id;
+
+    // a's uploads, one after the other: each holds ~3.5 MiB (a 512 KiB chunk, charged three
+    // times its size, and a 2 MiB part); its share of 9.75 MiB takes two, the next are refused
+    // at once.
+    let chunk = 512usize << 10;
+    let held = platform::budget::method_message_cost(platform::budget::UPLOAD_METHOD, chunk as u64 + 16) + platform::grpc::UPLOAD_BUFFER_BYTES.min(4 * chunk as u64);
+    let mut senders = Vec::new();
+    let mut uploads = Vec::new();
+    for i in 0..5 {
+        let before = budget.used_by("door-a");
+        let (tx, rx) = tokio::sync::mpsc::channel::<pb::UploadChunk>(4);
+        tx.send(pb::UploadChunk { name: format!("stall-{i}.bin"), total_size: 2 * chunk as u64, data: vec![1; chunk] }).await.unwrap();
+        senders.push(tx);
+        let (mut c, secret) = (c.clone(), a.secret.clone());
+        let upload = tokio::spawn(async move { c.upload_input(req(tokio_stream::wrappers::ReceiverStream::new(rx), Some(&secret))).await });
+        // Until it holds its share, or was refused.
+        while !upload.is_finished() && budget.used_by("door-a") < before + held - 64 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        uploads.push(upload);
+    }
+    let fits = (budget.tenant_share() / held) as usize;
+    assert_eq!(fits, 2);
+    assert_eq!(uploads.iter().filter(|u| u.is_finished()).count(), 5 - fits, "a's share takes {fits} uploads");
+    assert!(budget.used_by("door-a") <= budget.tenant_share());
+    // a's stream flood: capped per tenant.
+    let mut watches = Vec::new();
+    let e = loop {
+        match c.watch_job(req(pb::WatchJobRequest { job_id: a_job.clone() }, Some(&a.secret))).await {
+            Ok(w) => watches.push(w.into_inner()),
+            Err(e) => break e,
+        }
+        assert!(watches.len() <= platform::grpc::MAX_WATCHES_PER_TENANT, "WatchJob streams are not capped");
+    };
+    assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
+
+    // b works as if a were not there.
+    let got = c.get_job(req(pb::GetJobRequest { job_id: b_job.clone() }, Some(&b.secret))).await.expect("b's GetJob").into_inner();
+    assert_eq!(got.job_id, b_job);
+    c.list_jobs(req(pb::ListJobsRequest::default(), Some(&b.secret))).await.expect("b's ListJobs");
+    c.submit_job(req(noop("b-second"), Some(&b.secret))).await.expect("b's small submission");
+    c.watch_job(req(pb::WatchJobRequest { job_id: b_job.clone() }, Some(&b.secret))).await.expect("b's WatchJob");
+    c.cancel_job(req(pb::CancelJobRequest { job_id: b_job }, Some(&b.secret))).await.expect("b's CancelJob");
+
+    // The refused uploads were answered UNAVAILABLE; the held ones end with their streams.
+    let mut held_uploads = Vec::new();
+    for u in uploads {
+        if u.is_finished() {
+            let e = u.await.unwrap().unwrap_err();
+            assert_eq!(e.code(), Code::Unavailable, "{e:?}");
+            assert!(e.message().contains("your other calls"), "{e:?}");
+        } else {
+            held_uploads.push(u);
+        }
+    }
+    drop(senders);
+    for u in held_uploads {
+        assert!(u.await.unwrap().is_err(), "an upload cut short was stored");
+    }
+    while budget.used_by("door-a") > 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+
+    // Stalls: on a service whose calls may send nothing for 1 s while holding budget, a's
+    // uploads that send a first chunk and then nothing end DEADLINE_EXCEEDED (the event waited
+    // for, however long it takes), and everything they held comes back.
+    let budget = platform::budget::RequestBudget::with_stall(total, Duration::from_secs(1));
+    let endpoint = serve_service(JobServiceImpl::new(platform).with_tokens(store).with_request_budget(budget.clone())).await;
+    let c = JobServiceClient::connect(endpoint).await.unwrap();
+    let mut senders = Vec::new();
+    let mut stalled = Vec::new();
+    for i in 0..fits {
+        let (tx, rx) = tokio::sync::mpsc::channel::<pb::UploadChunk>(4);
+        tx.send(pb::UploadChunk { name: format!("quiet-{i}.bin"), total_size: 2 * chunk as u64, data: vec![1; chunk] }).await.unwrap();
+        senders.push(tx);
+        let (mut c, secret) = (c.clone(), a.secret.clone());
+        stalled.push(tokio::spawn(async move { c.upload_input(req(tokio_stream::wrappers::ReceiverStream::new(rx), Some(&secret))).await }));
+    }
+    for u in stalled {
+        let e = u.await.unwrap().unwrap_err();
+        assert_eq!(e.code(), Code::DeadlineExceeded, "{e:?}");
+        assert!(e.message().contains("stalled"), "{e:?}");
+    }
+    assert_eq!(budget.used(), 0, "a stalled call kept its reservation");
+    drop(senders);
+}
+
+/// Issue 58 N5: VerifyProof calls are bounded: a tenant has at most `MAX_VERIFIES_PER_TENANT`
+/// in flight (the next is RESOURCE_EXHAUSTED, naming the limit) while another tenant's call is
+/// still taken in, and the checks themselves wait for a place (here none is open until the test
+/// opens one, which holds the calls in flight without a clock). Before, every call verified at
+/// once on an unbounded blocking pool, holding every decoded bundle of its job.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verify_calls_are_capped_per_tenant() {
+    let Some((q, blobs, jobs, _dir)) = common::backends_in_db(false, QueueConfig::default(), 2).await else { return };
+    let platform = Platform::new(q, blobs, jobs);
+    let store = tokens(false).await;
+    let (a, b) = (store.create("a").await.unwrap(), store.create("b").await.unwrap());
+    let gate = platform::verify_gate::VerifyGate::with_limits(platform::verify_gate::MAX_VERIFIES_PER_TENANT, 0);
+    let endpoint = serve_service(JobServiceImpl::new(platform.clone()).with_tokens(store).with_verify_gate(gate.clone())).await;
+    let mut c = JobServiceClient::connect(endpoint).await.unwrap();
+    let noop = pb::SubmitJobRequest { idempotency_key: String::new(), params: Some(pb::submit_job_request::Params::Noop(pb::NoopParams { tasks: 1 })) };
+    let job = c.submit_job(req(noop, Some(&a.secret))).await.unwrap().into_inner().job_id;
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(platform.clone().run_executor("verify-executor".into(), rx.clone()));
+    tokio::spawn(platform.clone().run_worker("verify-worker".into(), rx));
+    assert_eq!(platform.wait(&job, |_| {}).await, platform::JobOutcome::Done);
+    let _ = tx.send(true);
+    let verify = |token: String| {
+        let (mut c, job) = (c.clone(), job.clone());
+        async move {
+            let target = Some(pb::verify_proof_request::Target::JobId(job));
+            c.verify_proof(req(pb::VerifyProofRequest { target, ..Default::default() }, Some(&token))).await.map(|r| r.into_inner())
+        }
+    };
+    let held: Vec<_> = (0..platform::verify_gate::MAX_VERIFIES_PER_TENANT).map(|_| tokio::spawn(verify(a.secret.clone()))).collect();
+    while gate.in_flight("a") < platform::verify_gate::MAX_VERIFIES_PER_TENANT {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let e = verify(a.secret.clone()).await.unwrap_err();
+    assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
+    assert!(e.message().contains("VerifyProof") && e.message().contains("at most"), "{e:?}");
+    // b's call is taken in (and waits its turn): b owns no such job, NOT_FOUND once it runs.
+    let other = tokio::spawn(verify(b.secret.clone()));
+    while gate.in_flight("b") < 1 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    gate.open_cpu_slots(1);
+    // A noop job publishes no proof: the kind's own answer, once a held call runs.
+    for call in held {
+        let e = call.await.unwrap().unwrap_err();
+        assert_eq!(e.code(), Code::FailedPrecondition, "{e:?}");
+        assert!(e.message().contains("no proof"), "{e:?}");
+    }
+    assert_eq!(other.await.unwrap().unwrap_err().code(), Code::NotFound);
+    assert_eq!((gate.in_flight("a"), gate.in_flight("b")), (0, 0), "answered calls kept their places");
+    assert_eq!(verify(a.secret.clone()).await.unwrap_err().code(), Code::FailedPrecondition);
 }

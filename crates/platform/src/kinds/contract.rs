@@ -248,7 +248,7 @@ pub trait Kind: Send + Sync + Sized + 'static {
         3600
     }
     /// See [`JobKind::limits`].
-    fn limits() -> Vec<crate::limits::Limit> {
+    fn limits() -> Vec<crate::limit::Limit> {
         Vec::new()
     }
     /// Every task kind of the kind: its steps, then [`Kind::REPORT`].
@@ -514,7 +514,7 @@ impl<K: Kind> JobKind for Typed<K> {
         K::expected_secs()
     }
 
-    fn limits(&self) -> Vec<crate::limits::Limit> {
+    fn limits(&self) -> Vec<crate::limit::Limit> {
         K::limits()
     }
 }

@@ -251,7 +251,7 @@ pub trait JobKind: Send + Sync + 'static {
     }
     /// The bounds a request of this kind can meet, each naming the request field its
     /// validation names when the bound is crossed ([`crate::limits`]; `GetLimits`).
-    fn limits(&self) -> Vec<crate::limits::Limit> {
+    fn limits(&self) -> Vec<crate::limit::Limit> {
         Vec::new()
     }
 }

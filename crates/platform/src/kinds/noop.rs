@@ -137,8 +137,8 @@ impl Kind for Noop {
         60
     }
 
-    fn limits() -> Vec<crate::limits::Limit> {
-        vec![crate::limits::Limit::new(JOB, "tasks", MAX_TASKS, "count", "tasks of the job")]
+    fn limits() -> Vec<crate::limit::Limit> {
+        vec![crate::limit::Limit::new(JOB, "tasks", MAX_TASKS, "count", "tasks of the job")]
     }
 }
 

@@ -389,8 +389,8 @@ impl Kind for PariBatch {
         vec![layout::pari_prefix(job), layout::inputs_prefix(job)]
     }
 
-    fn limits() -> Vec<crate::limits::Limit> {
-        use crate::limits::Limit;
+    fn limits() -> Vec<crate::limit::Limit> {
+        use crate::limit::Limit;
         vec![
             Limit::new(JOB, "count", MAX_PROOFS, "count", "proofs of the job"),
             Limit::new(JOB, "proofs_per_task", MAX_PER_TASK, "count", "proofs of one prove task"),
@@ -427,24 +427,24 @@ async fn verify_outputs_on<E: ark_ec::pairing::Pairing>(p: &Platform, job: &str,
     }
     .map_err(|e| format!("vk.bin: {e}"))?;
     let keys = p.blobs().list(&dir).await.map_err(|e| e.to_string())?;
-    let mut bundles = Vec::new();
-    for k in keys.iter().filter(|k| k.rsplit('/').next().is_some_and(|n| n.starts_with("bundle-"))) {
-        let b = p.blobs().get(k).await.map_err(|e| e.to_string())?;
-        bundles.push((k.clone(), Bundle::<E>::from_bytes(&b).map_err(|e| format!("{k}: {e}"))?));
-    }
+    let bundles: Vec<String> = keys.into_iter().filter(|k| k.rsplit('/').next().is_some_and(|n| n.starts_with("bundle-"))).collect();
     if bundles.is_empty() {
         return Err("no bundles".into());
     }
     let vk = Arc::new(vk.prepare().map_err(|e| format!("vk.bin: {e}"))?);
-    tokio::task::spawn_blocking(move || {
-        let mut rng = rand_chacha::ChaCha20Rng::from_entropy();
-        for (k, b) in &bundles {
-            b.verify(&vk, &mut rng).map_err(|e| format!("{k}: {e}"))?;
-        }
-        Ok(against)
-    })
-    .await
-    .map_err(|e| e.to_string())?
+    // One bundle in memory at a time (N5 of the platform review: a job's bundles hold up to
+    // 65,536 proofs), each decoded and checked off the async runtime.
+    for k in bundles {
+        let b = p.blobs().get(&k).await.map_err(|e| e.to_string())?;
+        let vk = vk.clone();
+        tokio::task::spawn_blocking(move || {
+            let bundle = Bundle::<E>::from_bytes(&b).map_err(|e| format!("{k}: {e}"))?;
+            bundle.verify(&vk, &mut rand_chacha::ChaCha20Rng::from_entropy()).map_err(|e| format!("{k}: {e}"))
+        })
+        .await
+        .map_err(|e| e.to_string())??;
+    }
+    Ok(against)
 }
 
 /// The pinned Pari key digest of a `VerifyProof` request, if any.

@@ -415,8 +415,8 @@ impl Kind for Testudo {
         vec![format!("{}testudo/", layout::job_prefix(job)), layout::inputs_prefix(job)]
     }
 
-    fn limits() -> Vec<crate::limits::Limit> {
-        vec![crate::limits::Limit::new(JOB, "witness_object_keys", MAX_WITNESSES, "count", "witnesses of the job")]
+    fn limits() -> Vec<crate::limit::Limit> {
+        vec![crate::limit::Limit::new(JOB, "witness_object_keys", MAX_WITNESSES, "count", "witnesses of the job")]
     }
 }
 

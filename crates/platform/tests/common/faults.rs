@@ -216,6 +216,9 @@ impl BlobStore for SlowStore {
     async fn list_objects(&self, prefix: &str) -> Result<Vec<blobstore::ObjectInfo>, BlobError> {
         self.inner.list_objects(prefix).await
     }
+    async fn list_dirs(&self, prefix: &str) -> Result<Vec<String>, BlobError> {
+        self.inner.list_dirs(prefix).await
+    }
     async fn delete(&self, key: &str) -> Result<(), BlobError> {
         self.inner.delete(key).await
     }
@@ -285,6 +288,10 @@ impl BlobStore for Outage {
         self.down(prefix, false)?;
         self.inner.list_objects(prefix).await
     }
+    async fn list_dirs(&self, prefix: &str) -> Result<Vec<String>, BlobError> {
+        self.down(prefix, false)?;
+        self.inner.list_dirs(prefix).await
+    }
     async fn delete(&self, key: &str) -> Result<(), BlobError> {
         self.down(key, false)?;
         self.inner.delete(key).await
@@ -292,17 +299,22 @@ impl BlobStore for Outage {
 }
 
 /// An object store that counts per key: whole-object reads, bytes read by ranged reads, and
-/// whole-object writes.
+/// whole-object writes; and the entries its listings returned.
 pub struct Reads {
     pub inner: Arc<dyn BlobStore>,
     whole: Mutex<std::collections::BTreeMap<String, u64>>,
     ranged: Mutex<std::collections::BTreeMap<String, u64>>,
     puts: Mutex<std::collections::BTreeMap<String, u64>>,
+    listed: std::sync::atomic::AtomicU64,
 }
 
 impl Reads {
     pub fn new(inner: Arc<dyn BlobStore>) -> Self {
-        Self { inner, whole: Mutex::default(), ranged: Mutex::default(), puts: Mutex::default() }
+        Self { inner, whole: Mutex::default(), ranged: Mutex::default(), puts: Mutex::default(), listed: Default::default() }
+    }
+    /// Entries (keys, objects, folders) listings have returned so far.
+    pub fn listed(&self) -> u64 {
+        self.listed.load(std::sync::atomic::Ordering::SeqCst)
     }
     /// How many times `key` was written whole (`put`, not an upload).
     pub fn puts(&self, key: &str) -> u64 {
@@ -346,10 +358,19 @@ impl BlobStore for Reads {
         self.inner.exists(key).await
     }
     async fn list(&self, prefix: &str) -> Result<Vec<String>, BlobError> {
-        self.inner.list(prefix).await
+        let keys = self.inner.list(prefix).await?;
+        self.listed.fetch_add(keys.len() as u64, std::sync::atomic::Ordering::SeqCst);
+        Ok(keys)
     }
     async fn list_objects(&self, prefix: &str) -> Result<Vec<blobstore::ObjectInfo>, BlobError> {
-        self.inner.list_objects(prefix).await
+        let objects = self.inner.list_objects(prefix).await?;
+        self.listed.fetch_add(objects.len() as u64, std::sync::atomic::Ordering::SeqCst);
+        Ok(objects)
+    }
+    async fn list_dirs(&self, prefix: &str) -> Result<Vec<String>, BlobError> {
+        let dirs = self.inner.list_dirs(prefix).await?;
+        self.listed.fetch_add(dirs.len() as u64, std::sync::atomic::Ordering::SeqCst);
+        Ok(dirs)
     }
     async fn delete(&self, key: &str) -> Result<(), BlobError> {
         self.inner.delete(key).await
@@ -423,6 +444,9 @@ impl JobStore for LostCreateReply {
     }
     async fn tenant_active(&self, tenant: &str) -> Result<u64, JobError> {
         self.inner.tenant_active(tenant).await
+    }
+    async fn tenant_hour_tasks(&self, tenant: &str) -> Result<u64, JobError> {
+        self.inner.tenant_hour_tasks(tenant).await
     }
     async fn idempotent(&self, tenant: &str, key: &str) -> Result<Option<String>, JobError> {
         self.inner.idempotent(tenant, key).await

@@ -265,8 +265,8 @@ impl Kind for PariCircom {
         vec![layout::pari_prefix(job), layout::inputs_prefix(job)]
     }
 
-    fn limits() -> Vec<crate::limits::Limit> {
-        use crate::limits::Limit;
+    fn limits() -> Vec<crate::limit::Limit> {
+        use crate::limit::Limit;
         vec![
             Limit::new(JOB, "witness_object_keys", MAX_WITNESSES, "count", "witnesses of the job"),
             Limit::new(JOB, "bundle_size", MAX_WITNESSES, "count", "proofs of one bundle"),

@@ -149,8 +149,8 @@ impl Kind for CircuitRegister {
         vec![layout::inputs_prefix(job)]
     }
 
-    fn limits() -> Vec<crate::limits::Limit> {
-        vec![crate::limits::Limit::new(REGISTER_JOB, "r1cs_object_key", MAX_CONSTRAINTS as u64, "count", "constraints of a registered circuit")]
+    fn limits() -> Vec<crate::limit::Limit> {
+        vec![crate::limit::Limit::new(REGISTER_JOB, "r1cs_object_key", MAX_CONSTRAINTS as u64, "count", "constraints of a registered circuit")]
     }
 }
 

@@ -14,7 +14,7 @@ use hekaton::mirage;
 use hekaton::workflow::{self, VerifyingKey, VkDigest};
 
 use super::objects::{blocking, cached_key, hek, put};
-use super::{wrap, HekatonJobSpec};
+use super::{wrap_keys, HekatonJobSpec};
 use crate::error::corrupt;
 use crate::{layout, Platform, PlatformError};
 
@@ -150,7 +150,7 @@ pub(super) async fn agg_proving_key(p: &Platform, spec: &HekatonJobSpec, digest:
 /// The keys of the job: those its setup recorded ([`keys_record`]) if a run of it got that
 /// far, else chosen now and recorded: the keys of the spec's structure (reused through the
 /// `current` pointer, or made), unless the job is wrapped the aggregation keys of that key,
-/// and for a `--final` job the wrap keys of that key ([`wrap::wrap_setup`]). Every
+/// and for a `--final` job the wrap keys of that key ([`wrap_keys::wrap_setup`]). Every
 /// key made here is made from the operating system's randomness (`OsRng`), never from
 /// anything stored: a redelivered setup that got no further than making keys makes other
 /// ones (content addressed, so harmless), and the record makes the rest of the job use one.
@@ -203,7 +203,7 @@ pub(super) async fn choose(p: &Platform, job: &str, spec: &HekatonJobSpec) -> Re
     let vk = verifying_key(p, spec, &vk_digest).await?;
     // A wrapped job publishes the k proofs (the wrap circuit verifies that form).
     let agg = if spec.final_proof { String::new() } else { agg_setup(p, job, spec, &vk_digest, &vk).await? };
-    let wrap = if spec.final_proof { wrap::wrap_setup(p, job, spec, &vk_digest, &vk).await? } else { String::new() };
+    let wrap = if spec.final_proof { wrap_keys::wrap_setup(p, job, spec, &vk_digest, &vk).await? } else { String::new() };
     let keys = Keys { vk: digest, agg, wrap };
     p.blobs().put(&keys_record(job), Bytes::from(serde_json::to_vec(&keys).map_err(corrupt)?)).await?;
     Ok(keys)

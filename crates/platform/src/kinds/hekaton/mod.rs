@@ -77,6 +77,7 @@ mod objects;
 mod prove;
 mod publish;
 pub mod wrap;
+mod wrap_keys;
 
 pub use keys::Keys;
 pub use wrap::WRAP;
@@ -260,9 +261,9 @@ impl Kind for Hekaton {
         7200
     }
 
-    fn limits() -> Vec<crate::limits::Limit> {
+    fn limits() -> Vec<crate::limit::Limit> {
         let k = hekaton::spec::MAX_SUBCIRCUITS as u64;
-        vec![crate::limits::Limit::new(JOB, "circuit", k, "count", "subcircuits (for chains: updates × parts); with final_proof too")]
+        vec![crate::limit::Limit::new(JOB, "circuit", k, "count", "subcircuits (for chains: updates × parts); with final_proof too")]
     }
 }
 

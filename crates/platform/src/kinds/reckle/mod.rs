@@ -314,7 +314,7 @@ pub trait Mode: Send + Sync + Default + 'static {
     const NAME: &'static str;
     fn from_pb(params: &pb::submit_job_request::Params) -> Option<Result<ReckleJobSpec, PlatformError>>;
     async fn validate(p: &Platform, tenant: &str, spec: &mut ReckleJobSpec) -> Result<Vec<super::InputCopy>, PlatformError>;
-    fn limits() -> Vec<crate::limits::Limit>;
+    fn limits() -> Vec<crate::limit::Limit>;
 }
 
 /// A Reckle job kind: [`ReckleBatch`] or [`ReckleUpdate`]. Both share their steps and task
@@ -453,7 +453,7 @@ impl<M: Mode> Kind for Reckle<M> {
         vec![layout::reckle_leaves(job), layout::reckle_nodes_prefix(job), layout::reckle_tree_prefix(job)]
     }
 
-    fn limits() -> Vec<crate::limits::Limit> {
+    fn limits() -> Vec<crate::limit::Limit> {
         M::limits()
     }
 }

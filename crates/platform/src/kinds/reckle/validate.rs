@@ -10,7 +10,7 @@ use reckle::{Change, Params};
 use super::{Leaves, Mode, ReckleJobSpec, JOB_BATCH, JOB_UPDATE, MAX_BATCH, MAX_CHANGES, MAX_LOG_N};
 use crate::error::invalid;
 use crate::kinds::InputCopy;
-use crate::limits::Limit;
+use crate::limit::Limit;
 use crate::{layout, Platform, PlatformError};
 
 /// The name of the job's leaves under its inputs ([`layout::reckle_leaves`]).
