@@ -43,6 +43,19 @@ fn req<T>(msg: T, token: Option<&str>) -> Request<T> {
     r
 }
 
+/// A pari.circom request naming a circuit and a witness that do not exist: refused for its
+/// inputs once validated, so a refusal for a quota shows the quota was checked first.
+fn missing_inputs() -> pb::SubmitJobRequest {
+    pb::SubmitJobRequest {
+        idempotency_key: String::new(),
+        params: Some(pb::submit_job_request::Params::PariCircom(pb::PariCircomParams {
+            circuit_id: "ab".repeat(32),
+            witness_object_keys: vec!["nowhere.wtns".into()],
+            ..Default::default()
+        })),
+    }
+}
+
 fn pari(key: &str) -> pb::SubmitJobRequest {
     pb::SubmitJobRequest {
         idempotency_key: key.into(),
@@ -241,14 +254,7 @@ async fn quotas_are_enforced(real: bool) {
     // before anything is stored: a request naming a circuit and a witness that do not exist is
     // refused for the quota, not for its inputs. A retry of a job already recorded (its
     // idempotency key) is still answered with that job.
-    let circom = pb::SubmitJobRequest {
-        idempotency_key: String::new(),
-        params: Some(pb::submit_job_request::Params::PariCircom(pb::PariCircomParams {
-            circuit_id: "ab".repeat(32),
-            witness_object_keys: vec!["nowhere.wtns".into()],
-            ..Default::default()
-        })),
-    };
+    let circom = missing_inputs();
     let e = c.submit_job(req(circom.clone(), ka)).await.unwrap_err();
     assert_eq!(e.code(), Code::ResourceExhausted, "validated before the quota was checked: {e:?}");
     let again = c.submit_job(req(pari("again"), ka)).await.expect("a retry at the quota is answered").into_inner();
@@ -331,14 +337,7 @@ async fn storage_quotas_are_enforced(real: bool) {
     assert!(charged(ta.clone(), jobs::Usage::Records).await <= record_quota);
     // N3 for the record quota: refused before the request's inputs are read (the circuit and
     // the witness do not exist) or anything is stored.
-    let circom = pb::SubmitJobRequest {
-        idempotency_key: String::new(),
-        params: Some(pb::submit_job_request::Params::PariCircom(pb::PariCircomParams {
-            circuit_id: "ab".repeat(32),
-            witness_object_keys: vec!["nowhere.wtns".into()],
-            ..Default::default()
-        })),
-    };
+    let circom = missing_inputs();
     let e = c.submit_job(req(circom, ka)).await.unwrap_err();
     assert_eq!(e.code(), Code::ResourceExhausted, "validated before the record quota was checked: {e:?}");
     assert!(e.message().contains("bytes of job records per tenant"), "{e:?}");
@@ -500,6 +499,19 @@ where
     None
 }
 
+/// A noop job of one task, submitted with `token` and run to its end by an executor and a
+/// worker of `platform` that stop once it is done.
+async fn done_noop_job(platform: &Arc<Platform>, c: &mut JobServiceClient<Channel>, token: &str) -> String {
+    let noop = pb::SubmitJobRequest { idempotency_key: String::new(), params: Some(pb::submit_job_request::Params::Noop(pb::NoopParams { tasks: 1 })) };
+    let job = c.submit_job(req(noop, Some(token))).await.unwrap().into_inner().job_id;
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(platform.clone().run_executor("noop-executor".into(), rx.clone()));
+    tokio::spawn(platform.clone().run_worker("noop-worker".into(), rx));
+    assert_eq!(platform.wait(&job, |_| {}).await, platform::JobOutcome::Done);
+    let _ = tx.send(true);
+    job
+}
+
 /// Issue 58 N5: a tenant holds at most `MAX_PROOF_STREAMS_PER_TENANT` GetProof streams at once
 /// (the next is RESOURCE_EXHAUSTED, naming the limit); each reads its files ahead of its client
 /// by a few chunks only. Before, a tenant could open any number of streams that read nothing,
@@ -514,13 +526,7 @@ async fn proof_streams_are_capped_per_tenant() {
     let endpoint = serve(platform.clone(), store).await;
     let mut c = JobServiceClient::connect(endpoint.clone()).await.unwrap();
     // A done job of a's, with a proof file larger than what a stream reads ahead.
-    let noop = pb::SubmitJobRequest { idempotency_key: String::new(), params: Some(pb::submit_job_request::Params::Noop(pb::NoopParams { tasks: 1 })) };
-    let job = c.submit_job(req(noop, Some(&a.secret))).await.unwrap().into_inner().job_id;
-    let (tx, rx) = tokio::sync::watch::channel(false);
-    tokio::spawn(platform.clone().run_executor("proofs-executor".into(), rx.clone()));
-    tokio::spawn(platform.clone().run_worker("proofs-worker".into(), rx));
-    assert_eq!(platform.wait(&job, |_| {}).await, platform::JobOutcome::Done);
-    let _ = tx.send(true);
+    let job = done_noop_job(&platform, &mut c, &a.secret).await;
     platform.blobs().put(&platform::layout::proof_file(&job, "big.bin"), bytes::Bytes::from(vec![7u8; 16 << 20])).await.unwrap();
     let proof = |token: String| {
         let (mut c, job) = (c.clone(), job.clone());
@@ -836,13 +842,7 @@ async fn verify_calls_are_capped_per_tenant() {
     let gate = platform::verify_gate::VerifyGate::with_limits(platform::verify_gate::MAX_VERIFIES_PER_TENANT, 0);
     let endpoint = serve_service(JobServiceImpl::new(platform.clone()).with_tokens(store).with_verify_gate(gate.clone())).await;
     let mut c = JobServiceClient::connect(endpoint).await.unwrap();
-    let noop = pb::SubmitJobRequest { idempotency_key: String::new(), params: Some(pb::submit_job_request::Params::Noop(pb::NoopParams { tasks: 1 })) };
-    let job = c.submit_job(req(noop, Some(&a.secret))).await.unwrap().into_inner().job_id;
-    let (tx, rx) = tokio::sync::watch::channel(false);
-    tokio::spawn(platform.clone().run_executor("verify-executor".into(), rx.clone()));
-    tokio::spawn(platform.clone().run_worker("verify-worker".into(), rx));
-    assert_eq!(platform.wait(&job, |_| {}).await, platform::JobOutcome::Done);
-    let _ = tx.send(true);
+    let job = done_noop_job(&platform, &mut c, &a.secret).await;
     let verify = |token: String| {
         let (mut c, job) = (c.clone(), job.clone());
         async move {
