@@ -35,7 +35,6 @@ pub use crate::bounds::{
     MAX_WATCHES_PER_TENANT, PROOF_CHUNKS_AHEAD, UPLOAD_BUFFER_BYTES,
 };
 
-
 pub struct JobServiceImpl {
     platform: Arc<Platform>,
     poll: Duration,
@@ -50,7 +49,6 @@ pub struct JobServiceImpl {
     /// What VerifyProof and GetBundle calls may take at once ([`crate::verify_gate`]).
     verify: Arc<crate::verify_gate::VerifyGate>,
 }
-
 
 /// Streams of one RPC open per tenant.
 type OpenStreams = Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>;
