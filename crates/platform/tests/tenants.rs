@@ -2,6 +2,13 @@
 //! real Redis and MinIO (`PROVER_TEST_*`; in-process stores without them). The attacks: no
 //! token, a forged token, tenant B reading, watching, fetching, verifying, cancelling, listing or
 //! building on tenant A's job, or pointing an input at A's objects; a token revoked while in use.
+//! Then what tenants share: quotas, the request budget, stream and verification caps.
+//!
+//! Past 700 lines, and kept whole for now: every test here serves the real gRPC service with
+//! tokens through the same helpers (`serve`, `req`, `tokens`, `done_noop_job`). The cut owed is
+//! the shared resources (the budget, stream and verification caps: from
+//! `unauthenticated_bodies_are_never_decoded` on) into a file of their own, with those helpers
+//! in `common/`.
 
 mod common;
 
